@@ -1,0 +1,37 @@
+# Every target creates the virtual environment first if it is missing, so a fresh
+# clone needs nothing but Python 3.11 and make.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+STUB_ARGS ?=
+TARGET_ARGS ?=
+
+.PHONY: venv test lint stub target seed demo
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	touch $(STAMP)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: lint
+	$(PY) -m pytest
+
+stub: venv
+	$(PY) -m stub $(STUB_ARGS)
+
+target: venv
+	$(PY) -m target $(TARGET_ARGS)
+
+seed: venv
+	$(PY) -m workloads.seed $(SEED_ARGS)
+
+demo: venv
+	@echo "make demo: not yet; it arrives with the demo issue. Run 'make test' meanwhile."
