@@ -1,0 +1,1 @@
+"""What the system under test was doing while the load ran: CPU, memory, DB, /metrics."""

@@ -1,0 +1,1 @@
+"""When load is offered: the four phases, a constant rate, the capacity sweep."""

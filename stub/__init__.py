@@ -1,0 +1,1 @@
+"""The fake model provider: OpenAI-compatible, slow on purpose and by a stated amount."""

@@ -1,0 +1,76 @@
+"""The run's fixture: which agent, collection and trigger on which deployment.
+
+Seeding writes it once and every run reads it. It holds ids and URLs only: the
+run signs in for itself, and the webhook secret is derived from the password
+rather than stored, so nothing in the file grants access to anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+DEFAULT_PATH = Path("fixture.json")
+
+# The seeded defaults: the reference target's first admin (see target/README.md).
+DEFAULT_EMAIL = "admin@loadkit.local"
+PASSWORD_ENV = "LOAD_PASSWORD"
+
+
+class FixtureError(ValueError):
+    """The fixture file is missing or does not describe a deployment; says how to seed."""
+
+
+@dataclass(frozen=True)
+class Fixture:
+    api_url: str
+    org_id: str
+    agent_id: str
+    model_profile_id: str
+    stub_url: str
+    collection_name: str
+    documents: int
+    trigger_id: str | None
+    trigger_source: str = "webhook"
+
+    def save(self, path: str | Path = DEFAULT_PATH) -> None:
+        """Write the fixture readable by its owner only."""
+        path = Path(path)
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n")
+        os.chmod(path, 0o600)
+
+
+def load_fixture(path: str | Path = DEFAULT_PATH) -> Fixture:
+    """The fixture in ``path``, or FixtureError telling the operator to seed."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+        return Fixture(**data)
+    except FileNotFoundError:
+        raise FixtureError(f"fixture: {path} does not exist; run `make seed` first") from None
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise FixtureError(
+            f"fixture: {path} is not a seeded fixture ({exc}); run `make seed`"
+        ) from None
+
+
+def webhook_secret(password: str, agent_id: str) -> str:
+    """The trigger's signing secret, derived so that seed and run agree without storing it."""
+    digest = hmac.new(
+        password.encode(), f"agent-loadkit webhook {agent_id}".encode(), hashlib.sha256
+    )
+    return digest.hexdigest()[:48]
+
+
+def password_from_env() -> str:
+    """The run's password from LOAD_PASSWORD: never a command-line argument ``ps`` would show."""
+    password = os.environ.get(PASSWORD_ENV)
+    if not password:
+        raise FixtureError(
+            f"{PASSWORD_ENV}: not set; export {PASSWORD_ENV} with the user's password"
+        )
+    return password
