@@ -1,1 +1,11 @@
-"""What the system under test was doing while the load ran: CPU, memory, DB, /metrics."""
+"""What the system under test was doing while the load ran: CPU, memory, DB, /metrics, stub.
+
+Probes run on the master only, every couple of seconds, and write the long-format
+``probes.csv`` described in reports/README.md. Each probe is optional: one that
+was not given or that fails is named with its reason, never printed as zero.
+"""
+
+from probes.readings import ProbeCsv, Reading
+from probes.sampler import ProbeOptions, ProbeRun, start_probes
+
+__all__ = ["ProbeCsv", "ProbeOptions", "ProbeRun", "Reading", "start_probes"]

@@ -1,0 +1,99 @@
+"""Probes read real processes and endpoints, and name what they could not read."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+import time
+
+import gevent
+import pytest
+
+from probes import ProbeOptions, start_probes
+from tests.servers import free_port, running, stop
+
+# A bounded CPU burner: it stops by itself even if the test dies.
+BURN = "import time\nend = time.time() + 30\nwhile time.time() < end: pass\n"
+EXPORTER = (
+    "import sys, time\n"
+    "from prometheus_client import Counter, Gauge, start_http_server\n"
+    "Gauge('pool_checked_out', 'x').set(7)\n"
+    "Counter('http_requests', 'x', ['status']).labels('200').inc(3)\n"
+    "start_http_server(int(sys.argv[1]), addr='127.0.0.1')\n"
+    "time.sleep(60)\n"
+)
+
+
+def rows_of(path, probe):
+    with path.open() as f:
+        return [r for r in csv.DictReader(f) if r["probe"] == probe]
+
+
+def wait_for_rows(path, probe, count, timeout=20.0):
+    """Yield to the sampler greenlet until ``count`` readings of ``probe`` exist."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = rows_of(path, probe) if path.exists() else []
+        if len({r["t_s"] for r in rows}) >= count:
+            return rows
+        gevent.sleep(0.05)
+    raise AssertionError(f"fewer than {count} {probe} readings after {timeout} s")
+
+
+@pytest.fixture
+def busy_process():
+    proc = subprocess.Popen([sys.executable, "-c", BURN])
+    yield proc
+    stop(proc)
+
+
+def test_api_probe_measures_cpu_over_each_interval_and_memory(tmp_path, busy_process):
+    path = tmp_path / "probes.csv"
+    run = start_probes(ProbeOptions(api_pid=busy_process.pid), path, time.time(), interval_s=0.5)
+    wait_for_rows(path, "api", 4)
+    result = run.stop()
+    assert result["taken"] == ["api"]
+    assert set(result["missing"]) == {"db", "metrics", "stub"}
+    assert result["missing"]["db"] == "--database-url not given"
+    rows = rows_of(path, "api")
+    cpu = [float(r["value"]) for r in rows if r["metric"] == "cpu_percent"][1:]
+    # A busy loop on a shared 2-core machine gets well over a fifth of a core.
+    assert cpu and min(cpu) > 20
+    assert all(float(r["value"]) > 0 for r in rows if r["metric"] == "rss_bytes")
+    assert all(float(r["value"]) > 0 for r in rows if r["metric"] == "private_dirty_bytes")
+
+
+def test_prometheus_probe_keeps_every_gauge_and_counter_with_labels(tmp_path):
+    port = free_port()
+    with running(["-c", EXPORTER, str(port)], "/metrics", port, tmp_path / "exp.log") as exp:
+        path = tmp_path / "probes.csv"
+        options = ProbeOptions(metrics_url=exp.url + "/metrics")
+        run = start_probes(options, path, time.time(), interval_s=0.5)
+        rows = wait_for_rows(path, "metrics", 2)
+        result = run.stop()
+    values = {r["metric"]: float(r["value"]) for r in rows}
+    assert values["pool_checked_out"] == 7
+    assert values['http_requests_total{status="200"}'] == 3
+    assert result["taken"] == ["metrics"]
+
+
+def test_probes_that_cannot_answer_are_named_and_write_no_rows(tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    options = ProbeOptions(
+        api_pid=gone.pid,
+        database_url="postgresql://u:secret@127.0.0.1:1/db",
+        metrics_url=f"http://127.0.0.1:{free_port()}/metrics",
+        stub_url=f"http://127.0.0.1:{free_port()}",
+    )
+    path = tmp_path / "probes.csv"
+    run = start_probes(options, path, time.time(), interval_s=0.2)
+    result = run.stop()  # stop() always takes one last reading, so each probe was tried
+    assert result["taken"] == []
+    assert result["missing"]["api"].startswith("--api-pid: NoSuchProcess")
+    assert result["missing"]["db"].startswith("--database-url: ")
+    assert "secret" not in result["missing"]["db"]
+    assert result["missing"]["metrics"].startswith("never answered: ConnectionError")
+    assert result["missing"]["stub"].startswith("never answered: ConnectionError")
+    assert rows_of(path, "api") == rows_of(path, "metrics") == []
