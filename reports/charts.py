@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from dataclasses import dataclass
 
 import matplotlib
@@ -229,10 +230,17 @@ def _finish(ax: Axes, run: Run, unit: str, clock: str) -> None:
         ax.legend(fontsize=7, loc="upper left")
 
 
-def _svg(fig: Figure, salt: str) -> str:
-    """The figure as an inline <svg> element, with ids unique to this chart."""
+def _svg(fig: Figure, chart_id: str) -> str:
+    """The figure as an inline <svg> element whose ids (and references to them) are its own.
+
+    Matplotlib names groups ``axes_1``, ``line2d_1`` ... in every figure; inlined
+    side by side those would clash, so each id is prefixed with the chart's.
+    A fixed hash salt keeps the output identical for identical input.
+    """
     out = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "reports"}):
         fig.savefig(out, format="svg", metadata=NO_METADATA)
     text = out.getvalue()
-    return text[text.index("<svg") :]
+    text = text[text.index("<svg") :]
+    text = re.sub(r'\bid="', f'id="{chart_id}-', text)
+    return re.sub(r'(url\(#|href="#)', rf"\g<1>{chart_id}-", text)

@@ -128,6 +128,11 @@ def _slices(side: Side) -> dict[str, SliceStats]:
     return {p.name: p.by_offer for p in side.stats.phases} | {WHOLE_RUN: side.stats.whole}
 
 
+def _completions(side: Side) -> dict[str, SliceStats]:
+    """Requests completed inside each phase's window, then the whole run, by name."""
+    return {p.name: p.by_completion for p in side.stats.phases} | {WHOLE_RUN: side.stats.whole}
+
+
 def _workload(part: SliceStats | None, name: str) -> WorkloadStats | None:
     if part is None:
         return None
@@ -245,8 +250,7 @@ def _phases_section(c: Comparison) -> Section:
         )
     ]
     base_slices, run_slices = _slices(c.base), _slices(c.run)
-    base_done = {p.name: p.by_completion for p in c.base.stats.phases}
-    run_done = {p.name: p.by_completion for p in c.run.stats.phases}
+    base_done, run_done = _completions(c.base), _completions(c.run)
     for where, part in run_slices.items():
         rows = []
         for now in part.workloads:

@@ -252,11 +252,20 @@ def _read_samples(
     return samples
 
 
-def _refuse_first(file: Path, bad: pd.Series, line_of: np.ndarray, problem: str) -> None:
-    """RunDirError at the first row where ``bad`` holds, naming its line."""
+def _refuse_first(
+    file: Path, bad: pd.Series, line_of: np.ndarray, problem: str, shown: pd.Series | None = None
+) -> None:
+    """RunDirError at the first row where ``bad`` holds, naming its line (and value, if shown)."""
     if bad.any():
         at = int(np.argmax(bad.to_numpy()))
-        raise RunDirError(f"{file}: line {line_of[at]}: {problem}")
+        value = "" if shown is None else f"{shown.name} {_as_written(shown.iloc[at])!r} "
+        raise RunDirError(f"{file}: line {line_of[at]}: {value}{problem}")
+
+
+def _as_written(value: object) -> object:
+    """A cell as the file most likely spelled it: 3, not np.float64(3.0)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _check_values(
@@ -270,23 +279,36 @@ def _check_values(
     """Refuse values the contract does not allow, so statistics never guess."""
     run_id = str(meta["run_id"])
     _refuse_first(
-        file, frame["run_id"] != run_id, line_of, f"run_id differs from run.json's {run_id!r}"
+        file,
+        frame["run_id"] != run_id,
+        line_of,
+        f"differs from run.json's {run_id!r}",
+        frame["run_id"],
     )
     workloads = {w.name for w in scenario.workloads}
     _refuse_first(
         file,
         ~frame["workload"].isin(workloads),
         line_of,
-        f"workload is not in the scenario's mix {sorted(workloads)}",
+        f"is not in the scenario's mix {sorted(workloads)}",
+        frame["workload"],
     )
     names = [p.name for p in phases]
     _refuse_first(
-        file, ~frame["phase"].isin(names), line_of, f"phase is not one of run.json's {names}"
+        file,
+        ~frame["phase"].isin(names),
+        line_of,
+        f"is not one of run.json's {names}",
+        frame["phase"],
     )
     _refuse_first(
-        file, ~frame["outcome"].isin(OUTCOMES), line_of, f"outcome is not one of {OUTCOMES}"
+        file,
+        ~frame["outcome"].isin(OUTCOMES),
+        line_of,
+        f"is not one of {OUTCOMES}",
+        frame["outcome"],
     )
-    _refuse_first(file, ~frame["ok"].isin((0, 1)), line_of, "ok must be 0 or 1")
+    _refuse_first(file, ~frame["ok"].isin((0, 1)), line_of, "must be 0 or 1", frame["ok"])
     ok_outcome = frame["outcome"].isin(OK_OUTCOMES)
     _refuse_first(
         file,
@@ -300,7 +322,9 @@ def _check_values(
         line_of,
         "a successful sample has no latency_ms",
     )
-    _refuse_first(file, frame["index"].duplicated(), line_of, "index repeats an earlier row's")
+    _refuse_first(
+        file, frame["index"].duplicated(), line_of, "repeats an earlier row's", frame["index"]
+    )
 
 
 def _read_probes(file: Path) -> pd.DataFrame | None:

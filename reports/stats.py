@@ -230,9 +230,14 @@ def run_stats(run: Run) -> RunStats:
     )
 
 
+def send_lateness_ms(samples: pd.DataFrame) -> pd.Series:
+    """``sent_s - due_s`` in ms, rounded to the microsecond so 0.1 s reads as 100, not 100.00001."""
+    return ((samples["sent_s"] - samples["due_s"]) * 1000.0).round(3)
+
+
 def late_mask(samples: pd.DataFrame, late_after_ms: float) -> np.ndarray:
     """True for arrivals sent more than ``late_after_ms`` after due, or never sent."""
-    lateness_ms = (samples["sent_s"] - samples["due_s"]).to_numpy() * 1000.0
+    lateness_ms = send_lateness_ms(samples).to_numpy()
     return np.isnan(lateness_ms) | (lateness_ms > late_after_ms)
 
 
@@ -242,7 +247,7 @@ def lateness_stats(samples: pd.DataFrame, late: np.ndarray) -> LatenessStats:
         recorded=len(samples),
         late=int(late.sum()),
         never_sent=int(samples["sent_s"].isna().sum()),
-        lateness_ms=percentiles_of((samples["sent_s"] - samples["due_s"]) * 1000.0),
+        lateness_ms=percentiles_of(send_lateness_ms(samples)),
     )
 
 

@@ -8,6 +8,7 @@ latencies drawn from a seeded generator, and whatever damage a test injects.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,9 @@ import pandas as pd
 
 from reports.rundir import PROBE_COLUMNS, SAMPLE_COLUMNS
 from scenario import Scenario, load_scenario
+
+# A 32-arrival run built by hand; tests/test_reports_golden.py works its numbers out.
+GOLDEN = Path(__file__).parent / "data" / "reports_golden"
 
 # Typical service times per workload (ms), so charts and percentiles look like a run.
 BASE_LATENCY_MS = {
@@ -140,9 +144,9 @@ def write_run_dir(
 ) -> Path:
     """A run directory at ``path``; offered counts come from the samples unless given in meta."""
     scenario = scenario or load_scenario().scaled(0.05)
-    run_id = str(meta.pop("run_id", "synthetic"))
     if samples is None:
-        samples = synthetic_samples(scenario, run_id)
+        samples = synthetic_samples(scenario, str(meta.pop("run_id", "synthetic")))
+    run_id = str(samples["run_id"].iloc[0]) if len(samples) else str(meta.pop("run_id", "empty"))
     phases = schedule(scenario)
     for phase in phases:
         mine = samples[samples["phase"] == phase["name"]]
@@ -173,3 +177,19 @@ def write_run_dir(
     if probes is not None:
         probes[list(PROBE_COLUMNS)].to_csv(path / "probes.csv", index=False)
     return path
+
+
+def golden_copy(path: Path) -> Path:
+    """A writable copy of the hand-built golden run directory at ``path``."""
+    shutil.copytree(GOLDEN, path)
+    return path
+
+
+def edit_run_json(path: Path, **changes: object) -> None:
+    """Change top-level keys of a run directory's run.json (``scenario`` merged one level)."""
+    run = json.loads((path / "run.json").read_text())
+    scenario = changes.pop("scenario", None)
+    if isinstance(scenario, dict):
+        run["scenario"].update(scenario)
+    run.update(changes)
+    (path / "run.json").write_text(json.dumps(run))
