@@ -58,7 +58,8 @@ NOTES = (
     "(a stream's whole-turn latency over completed turns only), measured from send; "
     "'timed (n)' is the count they are taken over. 'p95 from due' measures from the "
     "scheduled time instead, which includes any driver lateness. Error rate counts failed, "
-    "timed-out and abandoned requests{shed} over calls."
+    "timed-out and abandoned requests{shed} over calls. The 'all workloads' row has no "
+    "percentiles: one latency over a mix of different requests describes none of them."
 )
 
 
@@ -97,7 +98,10 @@ def _machine(machine: object) -> str:
         parts.append(f"{machine['cpus']} CPUs")
     if "memory_gb" in machine:
         parts.append(f"{machine['memory_gb']} GB")
-    parts += [str(machine[k]) for k in ("os", "python") if k in machine]
+    if "os" in machine:
+        parts.append(str(machine["os"]))
+    if "python" in machine:
+        parts.append(f"Python {machine['python']}")
     return ", ".join(parts)
 
 
@@ -222,18 +226,13 @@ def _lateness_text(run: Run, stats: RunStats) -> str:
 def _generator_text(system: SystemStats) -> str:
     if not system.generators:
         return "The generator did not probe itself: nothing says whether it kept up."
-    parts = []
-    for g in system.generators:
-        load = (
-            f"{g.probe}: CPU peak {fmt.probe_value('cpu_percent', g.peak_cpu_percent)}, "
-            f"loop lag peak {fmt.probe_value('loop_lag_ms', g.peak_loop_lag_ms)}"
-        )
-        parts.append(
-            f"{load}; the driver may have been the bottleneck ({g.why})"
-            if g.busy
-            else f"{load}; it kept up"
-        )
-    return "Generator: " + ". ".join(parts) + "."
+    parts = [
+        f"{g.probe} peaked at {fmt.probe_value('cpu_percent', g.peak_cpu_percent)} CPU and "
+        f"{fmt.probe_value('loop_lag_ms', g.peak_loop_lag_ms)} loop lag, so "
+        + (f"it may have been the bottleneck ({g.why})" if g.busy else "it kept up")
+        for g in system.generators
+    ]
+    return "The generator's own load: " + "; ".join(parts) + "."
 
 
 def _shed_note(run: Run) -> str:
@@ -273,7 +272,7 @@ def _workload_table(part: SliceStats) -> Table:
             fmt.count(total.timeouts),
             fmt.count(total.abandoned),
             fmt.rate(total.error_rate),
-            *(["(not pooled across workloads)"] + [""] * 5),
+            *[fmt.ABSENT] * 6,
         )
     )
     return Table(WORKLOAD_HEADERS, tuple(rows))

@@ -184,3 +184,13 @@ def test_a_workload_with_no_samples_is_not_measured(tmp_path):
     assert chat and all(t.status == NOT_MEASURED for t in chat)
     assert any(t.metric == "samples" for t in chat)
     assert verdict.exit_code != 0
+
+
+def test_header_only_samples_is_an_invalid_run_that_still_gets_a_report(tmp_path):
+    path = golden_copy(tmp_path / "run")
+    header = (path / "samples.csv").read_text().splitlines()[0]
+    (path / "samples.csv").write_text(header + "\n")
+    assert build_report(path) == 2
+    markdown = (path / "report.md").read_text()
+    assert "recorded 0 samples but run.json says 32 arrivals were offered" in markdown
+    assert "No data: No samples were recorded." in markdown
