@@ -21,7 +21,7 @@ from reports.document import (
     Table,
 )
 from reports.rundir import Run
-from reports.stats import PhaseStats, RunStats, SliceStats
+from reports.stats import Counts, PhaseStats, RunStats, SliceStats
 from reports.system import SystemStats
 from reports.verdict import (
     BASELINE_PHASE,
@@ -35,15 +35,12 @@ from reports.verdict import (
     Verdict,
 )
 
+# How arrivals ended (Counts fields), in the order every table prints them.
+OUTCOME_HEADERS = ("ok", "failed", "shed", "cancelled", "timeouts", "abandoned")
 WORKLOAD_HEADERS = (
     "workload",
     "calls",
-    "ok",
-    "failed",
-    "shed",
-    "cancelled",
-    "timeouts",
-    "abandoned",
+    *OUTCOME_HEADERS,
     "error rate",
     "timed (n)",
     "p50 ms",
@@ -190,20 +187,18 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
     return Section("what-was-run", "What was run", tuple(blocks))
 
 
+def _outcome_cells(counts: Counts) -> tuple[str, ...]:
+    return tuple(fmt.count(getattr(counts, name)) for name in OUTCOME_HEADERS)
+
+
 def _counts_table(run: Run, stats: RunStats) -> Table:
-    total = stats.whole.total
     return Table(
-        ("offered", "recorded", "ok", "failed", "shed", "cancelled", "timeouts", "abandoned"),
+        ("offered", "recorded", *OUTCOME_HEADERS),
         (
             (
                 fmt.count(run.offered),
                 fmt.count(stats.lateness.recorded),
-                fmt.count(total.ok),
-                fmt.count(total.failed),
-                fmt.count(total.shed),
-                fmt.count(total.cancelled),
-                fmt.count(total.timeouts),
-                fmt.count(total.abandoned),
+                *_outcome_cells(stats.whole.total),
             ),
         ),
     )
@@ -244,12 +239,7 @@ def _workload_table(part: SliceStats) -> Table:
         (
             w.workload,
             fmt.count(w.counts.calls),
-            fmt.count(w.counts.ok),
-            fmt.count(w.counts.failed),
-            fmt.count(w.counts.shed),
-            fmt.count(w.counts.cancelled),
-            fmt.count(w.counts.timeouts),
-            fmt.count(w.counts.abandoned),
+            *_outcome_cells(w.counts),
             fmt.rate(w.counts.error_rate),
             fmt.count(w.latency.count),
             fmt.ms(w.latency.p50),
@@ -265,12 +255,7 @@ def _workload_table(part: SliceStats) -> Table:
         (
             "all workloads",
             fmt.count(total.calls),
-            fmt.count(total.ok),
-            fmt.count(total.failed),
-            fmt.count(total.shed),
-            fmt.count(total.cancelled),
-            fmt.count(total.timeouts),
-            fmt.count(total.abandoned),
+            *_outcome_cells(total),
             fmt.rate(total.error_rate),
             *[fmt.ABSENT] * 6,
         )

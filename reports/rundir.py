@@ -150,6 +150,8 @@ def _read_run_json(file: Path) -> tuple[dict, Scenario, tuple[PhaseWindow, ...]]
         raise RunDirError(f"{file}: scenario.{exc}") from None
     if not isinstance(meta["offered"], int) or isinstance(meta["offered"], bool):
         raise RunDirError(f"{file}: offered is {meta['offered']!r}; expected a whole number")
+    if not isinstance(meta["duration_s"], int | float) or isinstance(meta["duration_s"], bool):
+        raise RunDirError(f"{file}: duration_s is {meta['duration_s']!r}; expected seconds")
     phases = _phase_windows(file, meta["phases"])
     expected = [p.name for p in scenario.phases]
     if [p.name for p in phases] != expected:
