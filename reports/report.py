@@ -162,14 +162,14 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
             tuple(
                 (
                     p.name,
-                    f"{p.start_s:g}–{p.end_s:g}",
-                    fmt.per_s(p.rate),
+                    f"{p.window.start_s:g}–{p.window.end_s:g}",
+                    fmt.per_s(p.window.rate),
                     fmt.count(p.offered),
                     fmt.count(p.recorded),
                     fmt.count(p.lateness.late),
                     fmt.ms(p.lateness.lateness_ms.max),
                     fmt.ms(p.lateness.lateness_ms.p99),
-                    p.reason,
+                    p.window.reason,
                 )
                 for p in stats.phases
             ),
@@ -305,12 +305,13 @@ def _slice_blocks(part: SliceStats, what: str) -> list[Block]:
 
 
 def _phase_section(phase: PhaseStats, stats: RunStats, verdict: Verdict, run: Run) -> Section:
-    offered_rate = phase.offered / phase.duration_s
+    window = phase.window
+    offered_rate = phase.offered / window.duration_s
     done = phase.by_completion
     blocks: list[Block] = [
         Paragraph(
-            f"{phase.reason + '. ' if phase.reason else ''}Scheduled at {fmt.per_s(phase.rate)} "
-            f"from {phase.start_s:g} s to {phase.end_s:g} s ({fmt.seconds(phase.duration_s)})."
+            f"{window.reason + '. ' if window.reason else ''}Scheduled at {fmt.per_s(window.rate)} "
+            f"from {window.start_s:g} s to {window.end_s:g} s ({fmt.seconds(window.duration_s)})."
         ),
         Paragraph(
             f"Throughput: offered {fmt.count(phase.offered)} ({fmt.per_s(offered_rate)}); "
@@ -321,8 +322,8 @@ def _phase_section(phase: PhaseStats, stats: RunStats, verdict: Verdict, run: Ru
         *_slice_blocks(phase.by_offer, f"requests offered in {phase.name}"),
         Heading(f"Per workload: requests completed inside the {phase.name} window"),
         Paragraph(
-            f"Requests whose outcome was known between {phase.start_s:g} s and {phase.end_s:g} s, "
-            "whenever they were offered."
+            f"Requests whose outcome was known between {window.start_s:g} s and "
+            f"{window.end_s:g} s, whenever they were offered."
         ),
         _workload_table(done),
     ]
