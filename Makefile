@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 STUB_ARGS ?=
 TARGET_ARGS ?=
 
-.PHONY: venv test lint stub target seed demo
+.PHONY: venv test lint stub target seed report demo
 
 venv: $(STAMP)
 
@@ -32,6 +32,10 @@ target: venv
 
 seed: venv
 	$(PY) -m workloads.seed $(SEED_ARGS)
+
+report: venv
+	@test -n "$(RUN)" || { echo "make report: give the run directory, e.g. make report RUN=runs/20261129T142300Z"; exit 2; }
+	$(PY) -m reports build $(RUN)
 
 demo: venv
 	@echo "make demo: not yet; it arrives with the demo issue. Run 'make test' meanwhile."
