@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import multiprocessing
 import os
 import signal
 import socket
@@ -33,6 +32,7 @@ except ImportError:  # uvloop is Linux/macOS only; the stub still runs, just slo
 BACKLOG = 4096
 # Held (timeout-fault) requests would otherwise keep a stopping stub alive for a minute.
 SHUTDOWN_TIMEOUT_S = 2.0
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 def bind_sockets(config: StubConfig) -> list[socket.socket]:
@@ -88,39 +88,39 @@ def serve(config: StubConfig) -> int:
     if config.processes == 1:
         _run_process(config, sockets[0], Stats(memory, lock, 0), 0)
         return 0
-    ctx = multiprocessing.get_context("fork")
-    children = []
+    # Stop signals wait until each process has its handlers, so none dies half set up.
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    children = set()
     for index, sock in enumerate(sockets):
-        child = ctx.Process(target=_child, args=(config, sock, memory, lock, index), daemon=False)
-        child.start()
-        children.append(child)
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                _run_process(config, sock, Stats(memory, lock, index), index)
+                status = 0
+            finally:
+                os._exit(status)
+        children.add(pid)
     for sock in sockets:
         sock.close()
     return _supervise(children)
 
 
-def _child(config: StubConfig, sock: socket.socket, memory, lock, index: int) -> None:
-    _run_process(config, sock, Stats(memory, lock, index), index)
-
-
-def _supervise(children: list) -> int:
+def _supervise(children: set[int]) -> int:
     """Forward stop signals to the children; if one dies, stop the rest and report it."""
 
     def forward(signum: int, _frame: object) -> None:
-        for child in children:
-            if child.is_alive():
-                os.kill(child.pid, signum)
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
 
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
+    for signum in _STOP_SIGNALS:
+        signal.signal(signum, forward)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     status = 0
-    remaining = list(children)
-    while remaining:
+    while children:
         pid, code = os.wait()
-        for child in remaining:
-            if child.pid == pid:
-                remaining.remove(child)
-                break
+        children.discard(pid)
         exit_code = os.waitstatus_to_exitcode(code)
         if exit_code != 0 and status == 0:
             status = 1
@@ -141,8 +141,9 @@ def _run_process(config: StubConfig, sock: socket.socket, stats: Stats, index: i
 async def _serve_socket(config: StubConfig, sock: socket.socket, stats: Stats, index: int) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in _STOP_SIGNALS:
         loop.add_signal_handler(signum, stop.set)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     runner = web.AppRunner(
         build_app(config, stats, index),
         access_log=None,
