@@ -67,7 +67,8 @@ _R_SIZE = _R_LATENESS + len(LATENESS_KINDS) * _L_SIZE
 _NO_WORST = -(2**62)
 
 
-def _bin_of(us: int) -> int:
+def bin_of(us: int) -> int:
+    """The histogram bin holding a lateness of us microseconds."""
     if us < _EARLY_US:
         return 0
     if us < _FINE_END_US:
@@ -187,7 +188,7 @@ class Stats:
         mem[at + _L_COUNT] += 1
         if us > mem[at + _L_WORST]:
             mem[at + _L_WORST] = us
-        mem[at + _L_BINS + _bin_of(us)] += 1
+        mem[at + _L_BINS + bin_of(us)] += 1
 
     def reset(self) -> None:
         """Start counting afresh in every process; requests in flight stay in flight."""
