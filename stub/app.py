@@ -111,7 +111,11 @@ class _Stub:
             prompt_tokens = count_prompt_tokens(body.get("messages"))
             if not body.get("stream"):
                 answered = first + sum(paces)
-                await self._until(answered)
+                try:
+                    await self._until(answered)
+                except asyncio.CancelledError:
+                    self.stats.abandoned()
+                    raise
                 self.stats.late(_FIRST, time.monotonic() - answered)
                 answer = completion_body(
                     completion_id, int(time.time()), model, n_tokens, finish, prompt_tokens
