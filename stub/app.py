@@ -168,9 +168,12 @@ class _Stub:
                 await middle.done
             await response.write_eof(payloads[-1])
             self.stats.late(_FIRST if n_tokens == 1 else _TOKEN, time.monotonic() - last)
-        except (asyncio.CancelledError, ConnectionError):
+        except asyncio.CancelledError:
             self.stats.abandoned()
             raise
+        except ConnectionError:
+            # The client left between frames; aiohttp closes quietly when the end cannot be sent.
+            self.stats.abandoned()
         return response
 
     async def embeddings(self, request: web.Request) -> web.Response:

@@ -163,6 +163,7 @@ def test_client_leaving_mid_stream_leaves_flight(paced):
         assert stats["abandoned"] == before + 1
 
     asyncio.run(leave_after_first_token())
+    assert "Traceback" not in paced.output()
 
 
 @pytest.mark.parametrize("processes", [1, 2])
@@ -219,6 +220,7 @@ def test_abandoned_held_requests_leave_flight(tmp_path):
             return held, left
 
         held, left = asyncio.run(abandon())
+        assert "Traceback" not in server.output()
         assert held["faults"]["timeouts"] == 20
         assert left["max_in_flight"] == 20
         assert left["in_flight"] == 0
