@@ -17,6 +17,7 @@ import os
 import signal
 import socket
 import sys
+import traceback
 
 from aiohttp import web
 
@@ -100,12 +101,16 @@ def serve(config: StubConfig) -> int:
     for index, sock in enumerate(sockets):
         pid = os.fork()
         if pid == 0:
-            status = 1
+            # A socket held open by a process that never accepts on it would swallow connections.
+            for other in sockets:
+                if other is not sock:
+                    other.close()
             try:
                 _run_process(config, sock, Stats(memory, lock, index), index)
-                status = 0
-            finally:
-                os._exit(status)
+            except BaseException:
+                traceback.print_exc()
+                os._exit(1)
+            os._exit(0)
         children.add(pid)
     for sock in sockets:
         sock.close()
@@ -162,5 +167,4 @@ async def _serve_socket(config: StubConfig, sock: socket.socket, stats: Stats, i
     try:
         await stop.wait()
     finally:
-        with contextlib.suppress(Exception):
-            await runner.cleanup()
+        await runner.cleanup()
