@@ -9,6 +9,7 @@ import time
 
 import gevent
 import pytest
+import requests
 
 from probes import ProbeOptions, start_probes
 from tests.servers import free_port, running, stop
@@ -97,3 +98,22 @@ def test_probes_that_cannot_answer_are_named_and_write_no_rows(tmp_path):
     assert result["missing"]["metrics"].startswith("never answered: ConnectionError")
     assert result["missing"]["stub"].startswith("never answered: ConnectionError")
     assert rows_of(path, "api") == rows_of(path, "metrics") == []
+
+
+def test_stub_probe_reports_the_stubs_own_numbers(tmp_path):
+    port = free_port()
+    args = ["-m", "stub", "--port", str(port), "--first-token-ms", "0", "--tokens", "2"]
+    with running(args, "/health", port, tmp_path / "stub.log") as stub:
+        body = {"model": "stub", "messages": [{"role": "user", "content": "hi"}]}
+        assert requests.post(stub.url + "/v1/chat/completions", json=body, timeout=10).ok
+        path = tmp_path / "probes.csv"
+        run = start_probes(ProbeOptions(stub_url=stub.url), path, time.time(), interval_s=0.5)
+        rows = wait_for_rows(path, "stub", 1)
+        result = run.stop()
+    values = {r["metric"]: float(r["value"]) for r in rows}
+    assert values["max_in_flight"] >= 1
+    assert values["requests./v1/chat/completions"] >= 1 or any(
+        k.startswith("requests.") and v >= 1 for k, v in values.items()
+    )
+    assert "lateness.first_token.p99_ms" in values
+    assert result["taken"] == ["stub"]
