@@ -112,8 +112,6 @@ def test_stub_probe_reports_the_stubs_own_numbers(tmp_path):
         result = run.stop()
     values = {r["metric"]: float(r["value"]) for r in rows}
     assert values["max_in_flight"] >= 1
-    assert values["requests./v1/chat/completions"] >= 1 or any(
-        k.startswith("requests.") and v >= 1 for k, v in values.items()
-    )
+    assert values["requests./v1/chat/completions"] >= 1
     assert "lateness.first_token.p99_ms" in values
     assert result["taken"] == ["stub"]
