@@ -38,4 +38,4 @@ report: venv
 	$(PY) -m reports build $(RUN)
 
 demo: venv
-	@echo "make demo: not yet; it arrives with the demo issue. Run 'make test' meanwhile."
+	$(PY) -m stack.demo
