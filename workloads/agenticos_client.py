@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import requests
@@ -31,12 +31,15 @@ class APIUnreachable(Exception):
 class APIError(Exception):
     """The API answered with a status the caller did not expect."""
 
-    def __init__(self, method: str, path: str, status: int, message: str, headers: dict) -> None:
+    def __init__(
+        self, method: str, path: str, status: int, message: str, headers: Mapping[str, str]
+    ) -> None:
         super().__init__(f"{method} {path} answered HTTP {status}: {message}")
         self.method = method
         self.path = path
         self.status = status
         self.message = message
+        # Case-insensitive (requests' own mapping): look up "Retry-After" as spelled.
         self.headers = headers
 
 
@@ -103,7 +106,7 @@ class AgenticOSClient:
             raise APIUnreachable(f"{self.api_url}: {type(exc).__name__}") from exc
         if resp.status_code not in expect:
             raise APIError(
-                method, API_PREFIX + path, resp.status_code, _message(resp), dict(resp.headers)
+                method, API_PREFIX + path, resp.status_code, _message(resp), resp.headers
             )
         return resp
 
