@@ -7,7 +7,9 @@ connection, is held across the model call, as AgenticOS holds it.
 
 from __future__ import annotations
 
-from sqlalchemy import select
+import contextlib
+
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from target.errors import APIError
@@ -88,11 +90,31 @@ async def finish_run(
     await session.commit()
 
 
+async def abandon_run(session: AsyncSession, run_id: str, counts: Counts) -> None:
+    """Best effort when a run is interrupted (cancelled, database error): mark it failed.
+
+    Rolls back first, since the interruption may have broken the transaction,
+    and swallows its own errors so the caller can re-raise the interruption
+    itself; masking a cancellation would keep a worker alive at shutdown.
+    """
+    counts.runs_in_progress -= 1
+    counts.runs["failed"] += 1
+    with contextlib.suppress(Exception):
+        await session.rollback()
+        await session.execute(
+            update(Run)
+            .where(Run.id == run_id)
+            .values(status="failed", error="interrupted", finished_at=utcnow())
+        )
+        await session.commit()
+
+
 async def execute_run(
     session: AsyncSession, provider: Provider, counts: Counts, run: Run, agent: Agent
 ) -> Run:
     """Run the agent once, without streaming; the run row records success or the failure."""
     await start_run(session, run, counts)
+    run_id = run.id
     try:
         target = await model_target(session, agent)
         messages = await prompt_messages(session, agent, run.prompt, run.conversation_id)
@@ -101,7 +123,7 @@ async def execute_run(
         await finish_run(session, run, counts, "failed", error=str(exc))
         return run
     except BaseException:
-        await finish_run(session, run, counts, "failed", error="interrupted")
+        await abandon_run(session, run_id, counts)
         raise
     await finish_run(session, run, counts, "completed", completion)
     return run

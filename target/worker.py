@@ -23,6 +23,8 @@ log = logging.getLogger("target")
 # worker alone exhaust the database pool the API also needs.
 INGEST_CONSUMERS = 2
 ROUTINE_CONSUMERS = 4
+# Seconds shutdown waits for cancelled jobs to unwind before leaving them behind.
+STOP_WAIT_S = 5.0
 
 Job = Callable[[str], Awaitable[None]]
 
@@ -35,6 +37,7 @@ class BackgroundWorker:
         self.jobs = {"ingest": index_document, "routine": execute_routine}
         self.queues: dict[str, asyncio.Queue[str]] = {name: asyncio.Queue() for name in self.jobs}
         self._tasks: list[asyncio.Task] = []
+        self._stopping = False
 
     def enqueue(self, queue: str, row_id: str) -> None:
         """Queue the job for a committed row."""
@@ -59,7 +62,7 @@ class BackgroundWorker:
 
     async def _consume(self, name: str) -> None:
         queue, job = self.queues[name], self.jobs[name]
-        while True:
+        while not self._stopping:
             row_id = await queue.get()
             try:
                 await job(row_id)
@@ -69,7 +72,10 @@ class BackgroundWorker:
                 queue.task_done()
 
     async def stop(self) -> None:
-        """Cancel the consumers; unfinished rows are picked up again at the next start."""
+        """Cancel the consumers, waiting a bounded time; unfinished rows resume at next start."""
+        self._stopping = True
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        _done, lingering = await asyncio.wait(self._tasks, timeout=STOP_WAIT_S)
+        if lingering:
+            log.warning("%d background jobs still unwinding at shutdown", len(lingering))

@@ -24,7 +24,14 @@ from target.deps import resolve_caller
 from target.errors import APIError, error_response
 from target.models import Agent, Conversation, Message, Run, utcnow
 from target.provider import Completion, ModelTarget, ProviderError
-from target.runs import agent_in_org, finish_run, model_target, prompt_messages, start_run
+from target.runs import (
+    abandon_run,
+    agent_in_org,
+    finish_run,
+    model_target,
+    prompt_messages,
+    start_run,
+)
 from target.state import AppState
 
 log = logging.getLogger("target")
@@ -149,15 +156,16 @@ class ChatSocket:
                 prompt=request.message,
             )
             await start_run(session, run, state.counts)
+            run_id = run.id
             try:
                 target = await model_target(session, agent)
-                await self.send("model_request_start", run_id=run.id)
+                await self.send("model_request_start", run_id=run_id)
                 completion, stopped = await self._stream(target, messages)
             except ProviderError as exc:
                 await finish_run(session, run, state.counts, "failed", error=str(exc))
                 raise TurnFailed(str(exc)) from None
             except BaseException:
-                await finish_run(session, run, state.counts, "failed", error="interrupted")
+                await abandon_run(session, run_id, state.counts)
                 raise
             usage = {
                 "input_tokens": completion.input_tokens,
