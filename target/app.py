@@ -8,7 +8,8 @@ loop) and closed when it ends.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from fastapi import FastAPI
 
@@ -38,6 +39,8 @@ from target.state import AppState
 from target.worker import BackgroundWorker
 
 API_PREFIX = "/api/v1"
+
+log = logging.getLogger("target")
 
 
 class CountRequests:
@@ -69,6 +72,15 @@ class CountRequests:
             counts.in_flight -= 1
 
 
+async def _close_all(*parts: tuple[str, Callable[[], Awaitable[object]]]) -> None:
+    """Close each part in order; a failure is one logged line and never stops the rest."""
+    for name, close in parts:
+        try:
+            await close()
+        except Exception as exc:
+            log.error("shutdown: closing the %s failed: %s: %s", name, type(exc).__name__, exc)
+
+
 def create_app(settings: Settings) -> FastAPI:
     """The target's app for ``settings`` (the database must already be prepared)."""
     counts = Counts()
@@ -94,9 +106,11 @@ def create_app(settings: Settings) -> FastAPI:
         try:
             yield
         finally:
-            await state.worker.stop()
-            await state.provider.close()
-            await db.engine.dispose()
+            await _close_all(
+                ("background worker", state.worker.stop),
+                ("model provider client", state.provider.close),
+                ("database pool", db.engine.dispose),
+            )
 
     app = FastAPI(
         title="agent-loadkit reference target",

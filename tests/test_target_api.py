@@ -137,7 +137,7 @@ def test_lists_read_rows_and_bound_the_page(platform):
 def test_limit_above_100_names_the_field(platform):
     resp = requests.get(
         platform.target.url + "/api/v1/runs?limit=101",
-        headers={"Authorization": f"Bearer {platform.client._token}"},
+        headers={"Authorization": f"Bearer {platform.client.token}"},
         timeout=5,
     )
     assert resp.status_code == 422

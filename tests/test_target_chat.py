@@ -66,7 +66,7 @@ def chat(tmp_path_factory) -> Chat:
 
 def connect(chat: Chat, token: str | None = None) -> websocket.WebSocket:
     url = chat.target.url.replace("http://", "ws://") + "/api/v1/ws/agent"
-    protocols = ["chat", f"access_token.{token or chat.client._token}"]
+    protocols = ["chat", f"access_token.{token or chat.client.token}"]
     return websocket.create_connection(
         f"{url}?organization_id={chat.org_id}", subprotocols=protocols, timeout=FRAME_TIMEOUT_S
     )

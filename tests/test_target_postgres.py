@@ -59,9 +59,7 @@ def test_runs_beyond_the_pool_wait_the_timeout_then_fail_with_500(tmp_path):
         _, agent_id = make_agent(client, stub.url + "/v1")
         waiting_seen, checked_out_seen = 0.0, 0.0
         with ThreadPoolExecutor(3) as pool:
-            futures = [
-                pool.submit(timed_run, target.url, client._token, agent_id) for _ in range(3)
-            ]
+            futures = [pool.submit(timed_run, target.url, client.token, agent_id) for _ in range(3)]
             while not all(f.done() for f in futures):
                 metrics = requests.get(target.url + "/metrics", timeout=5).text
                 waiting_seen = max(waiting_seen, gauge(metrics, "pool_waiting"))

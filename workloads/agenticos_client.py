@@ -71,6 +71,11 @@ class AgenticOSClient:
         self._http = requests.Session()
         self._token: str | None = None
 
+    @property
+    def token(self) -> str | None:
+        """The access token, for the chat WebSocket, which carries it as a subprotocol."""
+        return self._token
+
     def close(self) -> None:
         """Drop pooled connections."""
         self._http.close()
