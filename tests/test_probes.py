@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from probes import ProbeOptions, start_probes
-from tests.servers import free_port, running, stop
+from stack.processes import free_port, running, stop
 
 # A bounded CPU burner: it stops by itself even if the test dies.
 BURN = "import time\nend = time.time() + 30\nwhile time.time() < end: pass\n"
