@@ -26,8 +26,15 @@ DEFAULT_SCALE = 0.1
 NOT_RUN = 2
 
 
-def locust_command(stack: LocalStack, run_dir: Path, scale: float) -> list[str]:
+# The target's pool knobs; when set they are passed on and named in the topology line.
+POOL_KNOBS = ("DB_POOL_SIZE", "DB_MAX_OVERFLOW", "DB_POOL_TIMEOUT")
+
+
+def locust_command(
+    stack: LocalStack, run_dir: Path, scale: float, database_url: str | None
+) -> list[str]:
     """The headless four-phase run against the local stack, with every probe it can take."""
+    probe_db = ["--database-url", database_url] if database_url else []
     return [
         sys.executable,
         "-m",
@@ -53,6 +60,7 @@ def locust_command(stack: LocalStack, run_dir: Path, scale: float) -> list[str]:
         stack.stub.url,
         "--topology",
         stack.topology,
+        *probe_db,
     ]
 
 
@@ -101,13 +109,18 @@ def main(argv: list[str]) -> int:
         return NOT_RUN
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     run_dir = (args.run_dir or ROOT / "runs" / f"demo-{stamp}").resolve()
-    options = StackOptions(workdir=run_dir / "stack", database_url=args.database_url)
+    pool = {knob: os.environ[knob] for knob in POOL_KNOBS if knob in os.environ}
+    options = StackOptions(
+        workdir=run_dir / "stack", database_url=args.database_url, target_env=pool
+    )
     print(f"demo: starting stub and reference target, seeding ({run_dir / 'stack'})", flush=True)
     try:
         with local_stack(options) as stack:
             print(f"demo: load at scale {args.scale}; Locust's progress follows", flush=True)
             code = subprocess.call(
-                locust_command(stack, run_dir, args.scale), cwd=ROOT, env=child_env()
+                locust_command(stack, run_dir, args.scale, args.database_url),
+                cwd=ROOT,
+                env=child_env(),
             )
     except (RuntimeError, TimeoutError) as exc:
         print(f"demo: {exc}; logs are in {run_dir / 'stack'}", file=sys.stderr)
