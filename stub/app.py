@@ -1,0 +1,292 @@
+"""The stub's HTTP endpoints: OpenAI chat and embeddings, Ollama embeddings, stats.
+
+Every delay is a deadline counted from the request's arrival (first token at
+arrival + first-token delay, token k at the first token's deadline + k paces),
+so a late wake-up never pushes later frames back and delays never accumulate.
+How late each frame actually left is recorded, so a run can show the stub kept
+its promises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+
+from aiohttp import web
+
+from stub.config import StubConfig
+from stub.faults import Fault, FaultPlan
+from stub.stats import ENDPOINTS, FAULTS, Stats
+from stub.vectors import as_base64, embed
+from stub.wire import (
+    StreamFrames,
+    completion_body,
+    count_prompt_tokens,
+    ollama_error,
+    openai_error,
+)
+
+# The model id /v1/models lists; requests may name any model and get it echoed back.
+MODEL_ID = "stub"
+# Seconds a rate-limited client is told to wait: short, so a shed request retries soon.
+RETRY_AFTER_S = 1
+# Injected faults must reach the caller: the official SDKs honour this and do not retry.
+NO_RETRY = {"x-should-retry": "false"}
+ERROR_MESSAGE = "The stub model injected a server error (--error-rate)."
+RATE_LIMIT_MESSAGE = "The stub model injected a rate limit (--rate-limit-rate)."
+_JSON = "application/json"
+_SSE_HEADERS = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
+
+_CHAT, _EMBEDDINGS, _EMBED, _OLLAMA_EMBEDDINGS, _MODELS, _HEALTH = range(len(ENDPOINTS))
+_ERRORS, _TIMEOUTS, _RATE_LIMITED = range(len(FAULTS))
+_FIRST, _TOKEN = 0, 1
+
+
+class _Stub:
+    """The handlers of one stub process, sharing its config, fault plan and stats."""
+
+    def __init__(self, config: StubConfig, stats: Stats, stream: int) -> None:
+        self.config = config
+        self.stats = stats
+        self.plan = FaultPlan(config, stream)
+        self.first_s = config.first_token_ms / 1000.0
+        self.pace_s = config.token_ms / 1000.0
+        self.ids = itertools.count(1)
+        self.id_prefix = f"chatcmpl-stub{stream}x"
+
+    async def _until(self, deadline: float, kind: int) -> None:
+        """Sleep until time.monotonic() reaches deadline, then record how late the wake-up was.
+
+        The precise clock, not the loop's: uvloop's loop clock is cached per iteration in
+        whole milliseconds, which would hide up to a millisecond either way.
+        """
+        delay = deadline - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        self.stats.late(kind, time.monotonic() - deadline)
+
+    async def _fault(self, fault: Fault, ollama: bool) -> web.Response:
+        """Serve an injected fault: 500, 429 with Retry-After, or hold until the client leaves."""
+        if fault is Fault.TIMEOUT:
+            self.stats.fault(_TIMEOUTS)
+            # Cancelled when the client disconnects (handler_cancellation), never resolved.
+            await asyncio.get_running_loop().create_future()
+        if fault is Fault.ERROR:
+            self.stats.fault(_ERRORS)
+            body = (
+                ollama_error(ERROR_MESSAGE)
+                if ollama
+                else openai_error(ERROR_MESSAGE, "server_error", None)
+            )
+            return web.Response(status=500, body=body, content_type=_JSON, headers=NO_RETRY)
+        self.stats.fault(_RATE_LIMITED)
+        body = (
+            ollama_error(RATE_LIMIT_MESSAGE)
+            if ollama
+            else openai_error(RATE_LIMIT_MESSAGE, "requests", "rate_limit_exceeded")
+        )
+        headers = {**NO_RETRY, "Retry-After": str(RETRY_AFTER_S)}
+        return web.Response(status=429, body=body, content_type=_JSON, headers=headers)
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        """POST /v1/chat/completions, streamed as SSE chunks or answered whole."""
+        arrival = time.monotonic()
+        self.stats.begin(_CHAT)
+        try:
+            body = await _json_object(request)
+            if body is None:
+                return _bad_request("The body must be a JSON object.")
+            fault = self.plan.next_fault()
+            if fault is not None:
+                return await self._fault(fault, ollama=False)
+            n_tokens, finish = self._answer_length(body)
+            first = arrival + self.plan.spread(self.first_s)
+            paces = [self.plan.spread(self.pace_s) for _ in range(n_tokens - 1)]
+            completion_id = f"{self.id_prefix}{next(self.ids)}"
+            model = str(body.get("model") or MODEL_ID)
+            prompt_tokens = count_prompt_tokens(body.get("messages"))
+            if not body.get("stream"):
+                await self._until(first + sum(paces), _FIRST)
+                answer = completion_body(
+                    completion_id, int(time.time()), model, n_tokens, finish, prompt_tokens
+                )
+                return web.Response(body=answer, content_type=_JSON)
+            return await self._stream(
+                request, body, completion_id, model, n_tokens, finish, prompt_tokens, first, paces
+            )
+        finally:
+            self.stats.end()
+
+    def _answer_length(self, body: dict) -> tuple[int, str]:
+        """Tokens to send and why the answer ends: ``length`` when max_tokens cuts it."""
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        if isinstance(limit, int) and 0 < limit < self.config.tokens:
+            return limit, "length"
+        return self.config.tokens, "stop"
+
+    async def _stream(
+        self,
+        request: web.Request,
+        body: dict,
+        completion_id: str,
+        model: str,
+        n_tokens: int,
+        finish: str,
+        prompt_tokens: int,
+        first: float,
+        paces: list[float],
+    ) -> web.StreamResponse:
+        options = body.get("stream_options")
+        include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+        frames = StreamFrames.for_stream(completion_id, int(time.time()), model, include_usage)
+        response = web.StreamResponse(headers=_SSE_HEADERS)
+        await response.prepare(request)
+        deadline = first
+        try:
+            await self._until(deadline, _FIRST)
+            payload = frames.first()
+            for k in range(1, n_tokens):
+                await response.write(payload)
+                deadline += paces[k - 1]
+                await self._until(deadline, _TOKEN)
+                payload = frames.token(k)
+            await response.write(payload + frames.last(finish, prompt_tokens, n_tokens))
+        except (asyncio.CancelledError, ConnectionError):
+            self.stats.abandoned()
+            raise
+        await response.write_eof()
+        return response
+
+    async def embeddings(self, request: web.Request) -> web.Response:
+        """POST /v1/embeddings: one unit vector per input, float or base64 encoded."""
+        self.stats.begin(_EMBEDDINGS)
+        try:
+            body = await _json_object(request)
+            if body is None:
+                return _bad_request("The body must be a JSON object.")
+            texts = _texts(body.get("input"))
+            if texts is None:
+                return _bad_request("'input' must be a string or a list of strings.")
+            fault = self.plan.next_fault()
+            if fault is not None:
+                return await self._fault(fault, ollama=False)
+            encode = as_base64 if body.get("encoding_format") == "base64" else list
+            dim = self.config.embedding_dim
+            data = [
+                {"object": "embedding", "index": i, "embedding": encode(embed(text, dim))}
+                for i, text in enumerate(texts)
+            ]
+            words = sum(len(text.split()) for text in texts)
+            answer = {
+                "object": "list",
+                "data": data,
+                "model": str(body.get("model") or MODEL_ID),
+                "usage": {"prompt_tokens": words, "total_tokens": words},
+            }
+            return web.json_response(answer)
+        finally:
+            self.stats.end()
+
+    async def ollama_embed(self, request: web.Request) -> web.Response:
+        """POST /api/embed (Ollama): {"input": str | [str]} -> {"embeddings": [[...]]}."""
+        self.stats.begin(_EMBED)
+        try:
+            body = await _json_object(request)
+            texts = _texts(body.get("input")) if body is not None else None
+            if texts is None:
+                return _ollama_bad_request("'input' must be a string or a list of strings")
+            fault = self.plan.next_fault()
+            if fault is not None:
+                return await self._fault(fault, ollama=True)
+            dim = self.config.embedding_dim
+            answer = {
+                "model": str(body.get("model") or MODEL_ID),
+                "embeddings": [list(embed(text, dim)) for text in texts],
+                "prompt_eval_count": sum(len(text.split()) for text in texts),
+            }
+            return web.json_response(answer)
+        finally:
+            self.stats.end()
+
+    async def ollama_embeddings(self, request: web.Request) -> web.Response:
+        """POST /api/embeddings (Ollama's older path): {"prompt": str} -> {"embedding": [...]}."""
+        self.stats.begin(_OLLAMA_EMBEDDINGS)
+        try:
+            body = await _json_object(request)
+            prompt = body.get("prompt") if body is not None else None
+            if not isinstance(prompt, str):
+                return _ollama_bad_request("'prompt' must be a string")
+            fault = self.plan.next_fault()
+            if fault is not None:
+                return await self._fault(fault, ollama=True)
+            return web.json_response({"embedding": list(embed(prompt, self.config.embedding_dim))})
+        finally:
+            self.stats.end()
+
+    async def models(self, request: web.Request) -> web.Response:
+        """GET /v1/models: the one model the stub is, in OpenAI's list shape."""
+        self.stats.begin(_MODELS)
+        try:
+            model = {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "agent-loadkit"}
+            return web.json_response({"object": "list", "data": [model]})
+        finally:
+            self.stats.end()
+
+    async def health(self, request: web.Request) -> web.Response:
+        """GET /health: answers as soon as the process serves."""
+        self.stats.begin(_HEALTH)
+        try:
+            return web.json_response({"status": "ok"})
+        finally:
+            self.stats.end()
+
+    async def get_stats(self, request: web.Request) -> web.Response:
+        """GET /stats: combined counters of every stub process on this port."""
+        return web.json_response(self.stats.snapshot())
+
+    async def reset_stats(self, request: web.Request) -> web.Response:
+        """POST /stats/reset: counting starts afresh; what is in flight stays in flight."""
+        self.stats.reset()
+        return web.json_response(self.stats.snapshot())
+
+
+async def _json_object(request: web.Request) -> dict | None:
+    try:
+        body = json.loads(await request.read())
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _texts(value: object) -> list[str] | None:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return value
+    return None
+
+
+def _bad_request(message: str) -> web.Response:
+    body = openai_error(message, "invalid_request_error", None)
+    return web.Response(status=400, body=body, content_type=_JSON)
+
+
+def _ollama_bad_request(message: str) -> web.Response:
+    return web.Response(status=400, body=ollama_error(message), content_type=_JSON)
+
+
+def build_app(config: StubConfig, stats: Stats, stream: int = 0) -> web.Application:
+    """The aiohttp application of one stub process; stream numbers its seeded sequences."""
+    stub = _Stub(config, stats, stream)
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", stub.chat)
+    app.router.add_post("/v1/embeddings", stub.embeddings)
+    app.router.add_post("/api/embed", stub.ollama_embed)
+    app.router.add_post("/api/embeddings", stub.ollama_embeddings)
+    app.router.add_get("/v1/models", stub.models)
+    app.router.add_get("/health", stub.health)
+    app.router.add_get("/stats", stub.get_stats)
+    app.router.add_post("/stats/reset", stub.reset_stats)
+    return app

@@ -1,0 +1,160 @@
+"""Binding the port and running one or several stub processes on it.
+
+Several processes share one port through SO_REUSEPORT (the kernel spreads
+connections across their sockets) when one core is not enough. The parent
+binds every socket before forking, so a port in use is one line and a non-zero
+exit before anything serves, and the shared stats memory exists before the
+children do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import signal
+import socket
+import sys
+
+from aiohttp import web
+
+from stub.app import build_app
+from stub.config import ConfigError, StubConfig, describe
+from stub.stats import Stats
+
+try:
+    import uvloop
+except ImportError:  # uvloop is Linux/macOS only; the stub still runs, just slower.
+    uvloop = None
+
+# A whole benchmark's worth of connections may arrive at once; the kernel caps this at somaxconn.
+BACKLOG = 4096
+# Held (timeout-fault) requests would otherwise keep a stopping stub alive for a minute.
+SHUTDOWN_TIMEOUT_S = 2.0
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def bind_sockets(config: StubConfig) -> list[socket.socket]:
+    """One listening socket per process, all on the same port; ConfigError if it is taken."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        probe.bind((config.host, config.port))
+    except OSError as exc:
+        probe.close()
+        raise ConfigError(_bind_problem(config, exc)) from None
+    if config.processes == 1:
+        probe.listen(BACKLOG)
+        return [probe]
+    port = probe.getsockname()[1]
+    probe.close()
+    sockets = []
+    for _ in range(config.processes):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        try:
+            sock.bind((config.host, port))
+        except OSError as exc:
+            sock.close()
+            for opened in sockets:
+                opened.close()
+            raise ConfigError(_bind_problem(config, exc)) from None
+        sock.listen(BACKLOG)
+        sockets.append(sock)
+    return sockets
+
+
+def _bind_problem(config: StubConfig, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"--port {config.port} is in use on {config.host}; "
+            "stop what listens there or pick another port"
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"--host {config.host} is not an address of this machine; use 127.0.0.1 or 0.0.0.0"
+    return f"--host {config.host} --port {config.port} cannot be bound: {exc.strerror}"
+
+
+def serve(config: StubConfig) -> int:
+    """Run the stub until SIGTERM or SIGINT; the exit status of the whole set of processes."""
+    sockets = bind_sockets(config)
+    memory, lock = Stats.shared(config.processes)
+    port = sockets[0].getsockname()[1]
+    print(
+        f"stub: serving http://{config.host}:{port} ({describe(config)}, "
+        f"uvloop={'yes' if uvloop else 'no'})",
+        flush=True,
+    )
+    if config.processes == 1:
+        _run_process(config, sockets[0], Stats(memory, lock, 0), 0)
+        return 0
+    # Stop signals wait until each process has its handlers, so none dies half set up.
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    children = set()
+    for index, sock in enumerate(sockets):
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                _run_process(config, sock, Stats(memory, lock, index), index)
+                status = 0
+            finally:
+                os._exit(status)
+        children.add(pid)
+    for sock in sockets:
+        sock.close()
+    return _supervise(children)
+
+
+def _supervise(children: set[int]) -> int:
+    """Forward stop signals to the children; if one dies, stop the rest and report it."""
+
+    def forward(signum: int, _frame: object) -> None:
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
+    for signum in _STOP_SIGNALS:
+        signal.signal(signum, forward)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    status = 0
+    while children:
+        pid, code = os.wait()
+        children.discard(pid)
+        exit_code = os.waitstatus_to_exitcode(code)
+        if exit_code != 0 and status == 0:
+            status = 1
+            print(
+                f"stub: process {pid} exited with {exit_code}; stopping the others", file=sys.stderr
+            )
+            forward(signal.SIGTERM, None)
+    return status
+
+
+def _run_process(config: StubConfig, sock: socket.socket, stats: Stats, index: int) -> None:
+    """Serve on sock in this process until SIGTERM or SIGINT."""
+    factory = uvloop.new_event_loop if uvloop else None
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(_serve_socket(config, sock, stats, index))
+
+
+async def _serve_socket(config: StubConfig, sock: socket.socket, stats: Stats, index: int) -> None:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in _STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop.set)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    runner = web.AppRunner(
+        build_app(config, stats, index),
+        access_log=None,
+        handler_cancellation=True,
+        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+    )
+    await runner.setup()
+    site = web.SockSite(runner, sock, backlog=BACKLOG, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
+    await site.start()
+    try:
+        await stop.wait()
+    finally:
+        with contextlib.suppress(Exception):
+            await runner.cleanup()

@@ -1,0 +1,33 @@
+"""Deterministic embedding vectors: the same text always maps to the same unit vector.
+
+Retrieval over the stub's vectors must be reproducible between runs and
+between processes, so a vector is derived from a hash of its text, never from
+a random state. Different texts get unrelated directions, which is all a load
+test's vector search needs.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import math
+import struct
+from functools import lru_cache
+
+# A load run embeds the same few queries again and again; this many stay cached.
+CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def embed(text: str, dim: int) -> tuple[float, ...]:
+    """A unit vector of width dim from the SHAKE-256 stream of the text, as float32 values."""
+    raw = struct.unpack(f"<{dim}h", hashlib.shake_256(text.encode()).digest(2 * dim))
+    norm = math.sqrt(sum(v * v for v in raw)) or 1.0
+    # Rounded through float32 so the float and base64 encodings carry the same numbers.
+    packed = struct.pack(f"<{dim}f", *(v / norm for v in raw))
+    return struct.unpack(f"<{dim}f", packed)
+
+
+def as_base64(vector: tuple[float, ...]) -> str:
+    """Little-endian float32 bytes, base64: what OpenAI sends for encoding_format=base64."""
+    return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()

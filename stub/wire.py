@@ -1,0 +1,139 @@
+"""OpenAI's Chat Completions wire format, as pre-serialised byte templates.
+
+Real clients (the official SDK, LangChain, pydantic-ai) parse these frames, so
+the field order and spelling follow what api.openai.com sends. Each stream's
+fixed head is built once and every token frame is that head plus a
+pre-escaped delta plus a fixed tail, so a token costs a byte concatenation,
+never a ``json.dumps``: the stub must not be the bottleneck of a load run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+# A vocabulary of plain words so answers read as text and need no JSON escaping.
+WORDS = (
+    " The", " stub", " answers", " slowly", " on", " purpose", " so", " the",
+    " platform", " holds", " its", " resources", " while", " it", " waits", ".",
+)  # fmt: skip
+_TOKEN_DELTAS = tuple(b'{"content":"' + w.encode() + b'"}' for w in WORDS)
+_ROLE_DELTA = b'{"role":"assistant","content":"","refusal":null}'
+# Stands where a real provider names its backend configuration; SDKs only pass it through.
+SYSTEM_FINGERPRINT = "fp_stub"
+DONE_FRAME = b"data: [DONE]\n\n"
+
+
+def answer_text(n_tokens: int) -> str:
+    """The whole answer of n_tokens tokens, as a non-streaming completion carries it."""
+    return "".join(WORDS[k % len(WORDS)] for k in range(n_tokens))
+
+
+def count_prompt_tokens(messages: object) -> int:
+    """A cheap, deterministic prompt size: whitespace-separated words of string contents."""
+    if not isinstance(messages, list):
+        return 0
+    total = 0
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            total += len(content.split())
+    return total
+
+
+def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+@dataclass(frozen=True)
+class StreamFrames:
+    """The frames of one streamed completion, built from per-stream head and fixed tails."""
+
+    head: bytes
+    tail: bytes
+    usage_head: bytes
+
+    @classmethod
+    def for_stream(
+        cls, completion_id: str, created: int, model: str, include_usage: bool
+    ) -> StreamFrames:
+        """Serialise the parts every frame of this stream shares, once."""
+        common = (
+            b'data: {"id":"'
+            + completion_id.encode()
+            + b'","object":"chat.completion.chunk","created":'
+            + str(created).encode()
+            + b',"model":'
+            + json.dumps(model).encode()
+            + b',"system_fingerprint":"'
+            + SYSTEM_FINGERPRINT.encode()
+            + b'"'
+        )
+        usage_tail = b',"usage":null}\n\n' if include_usage else b"}\n\n"
+        return cls(
+            head=common + b',"choices":[{"index":0,"delta":',
+            tail=b',"logprobs":null,"finish_reason":null}]' + usage_tail,
+            usage_head=common + b',"choices":[],"usage":' if include_usage else b"",
+        )
+
+    def first(self) -> bytes:
+        """The role frame and the first token, sent together at the first-token deadline."""
+        return self.head + _ROLE_DELTA + self.tail + self.token(0)
+
+    def token(self, k: int) -> bytes:
+        """The frame carrying token k of the answer."""
+        return self.head + _TOKEN_DELTAS[k % len(_TOKEN_DELTAS)] + self.tail
+
+    def last(self, finish_reason: str, prompt_tokens: int, completion_tokens: int) -> bytes:
+        """The finish frame, the usage frame when asked for, and [DONE]."""
+        finish = self.tail.replace(
+            b'"finish_reason":null', b'"finish_reason":"' + finish_reason.encode() + b'"', 1
+        )
+        frames = self.head + b"{}" + finish
+        if self.usage_head:
+            usage = json.dumps(_usage(prompt_tokens, completion_tokens), separators=(",", ":"))
+            frames += self.usage_head + usage.encode() + b"}\n\n"
+        return frames + DONE_FRAME
+
+
+def completion_body(
+    completion_id: str,
+    created: int,
+    model: str,
+    n_tokens: int,
+    finish_reason: str,
+    prompt_tokens: int,
+) -> bytes:
+    """A non-streaming ``chat.completion`` object carrying the whole answer and its usage."""
+    body = {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": answer_text(n_tokens), "refusal": None},
+                "logprobs": None,
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": _usage(prompt_tokens, n_tokens),
+        "system_fingerprint": SYSTEM_FINGERPRINT,
+    }
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def openai_error(message: str, kind: str, code: str | None) -> bytes:
+    """The error body OpenAI sends, which the SDK turns into its exception's message."""
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def ollama_error(message: str) -> bytes:
+    """The error body Ollama sends: a bare message under "error"."""
+    return json.dumps({"error": message}).encode()
