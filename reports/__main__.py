@@ -1,0 +1,81 @@
+"""`python -m reports build RUN_DIR` and `python -m reports compare BASE RUN`.
+
+The exit code is the answer: build gives 0 pass, 1 a threshold failed or was not
+measured, 2 the run is invalid or a file is malformed; compare gives 1 when a
+regression is found and 2 when it refuses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from reports import build_report, compare_runs
+from reports.compare import DEFAULT_TOLERANCE
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give e.g. 0.2") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative; give e.g. 0.2 for 20%")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: two subcommands, each documented in its --help."""
+    top = argparse.ArgumentParser(
+        prog="python -m reports",
+        description="Turn a run directory's samples into statistics, a verdict and reports.",
+    )
+    commands = top.add_subparsers(dest="command", required=True)
+    build = commands.add_parser(
+        "build",
+        help="write report.md, report.html and summary.json into a run directory",
+        description=(
+            "Write report.md, report.html and summary.json into RUN_DIR. Exit 0 when every "
+            "threshold is met, 1 when one fails or is not measured, 2 when the run is invalid "
+            "(offered != recorded, late dispatches beyond tolerance, or a malformed file)."
+        ),
+    )
+    build.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (runs/<timestamp>)")
+    comp = commands.add_parser(
+        "compare",
+        help="compare two runs of the same scenario; exit 1 on a regression",
+        description=(
+            "Write compare-<BASE run id>.md and .html into RUN: per phase and workload, the "
+            "change in p95, error rate and throughput, CPU and memory, and the regressions. "
+            "Exit 1 when a regression is found, 2 when either run is invalid or the runs "
+            "ran different scenarios (unless --force)."
+        ),
+    )
+    comp.add_argument("base", metavar="BASE", help="the earlier run directory")
+    comp.add_argument("run", metavar="RUN", help="the run directory to judge against BASE")
+    comp.add_argument("--force", action="store_true", help="compare even when the scenarios differ")
+    comp.add_argument(
+        "--p95-tolerance",
+        type=_fraction,
+        default=DEFAULT_TOLERANCE,
+        help="p95 rise that is a regression, as a fraction (default %(default)s)",
+    )
+    comp.add_argument(
+        "--rss-tolerance",
+        type=_fraction,
+        default=DEFAULT_TOLERANCE,
+        help="peak API RSS rise that is a regression, as a fraction (default %(default)s)",
+    )
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand and return its exit code."""
+    args = parser().parse_args(argv)
+    if args.command == "build":
+        return build_report(args.run_dir)
+    return compare_runs(args.base, args.run, args.force, args.p95_tolerance, args.rss_tolerance)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""`build`: one run directory in, report.md, report.html and summary.json out, an exit code back.
+
+The generator calls ``build_report`` when a headless run ends and exits with its
+code, so a run's process status is its verdict: 0 pass, 1 a threshold failed or
+was not measured, 2 the run is invalid.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from reports import render
+from reports.charts import report_charts
+from reports.report import report_document
+from reports.rundir import RunDirError, load_run
+from reports.stats import run_stats
+from reports.summary import summary
+from reports.system import system_stats
+from reports.verdict import judge
+
+INVALID = 2
+
+
+def build_report(run_dir: str | Path) -> int:
+    """Write the run's report files and return its exit code; a bad file is one line, code 2.
+
+    When a file is missing or malformed no report is written (there is nothing
+    honest to put in it); a run that is merely invalid still gets its report,
+    under a banner saying why it cannot be used.
+    """
+    try:
+        run = load_run(run_dir)
+    except RunDirError as exc:
+        print(f"reports: {exc}", file=sys.stderr)
+        return INVALID
+    stats = run_stats(run)
+    system = system_stats(run)
+    verdict = judge(run, stats, system)
+    document = report_document(run, stats, system, verdict, report_charts(run))
+    (run.path / "report.md").write_text(render.markdown(document))
+    (run.path / "report.html").write_text(render.html(document))
+    (run.path / "summary.json").write_text(
+        json.dumps(summary(run, stats, system, verdict), indent=2) + "\n"
+    )
+    print(
+        f"{verdict.word.upper()} (exit {verdict.exit_code}): {run.path / 'report.md'}, "
+        f"report.html, summary.json"
+    )
+    for reason in verdict.invalid_reasons:
+        print(f"  invalid: {reason}")
+    return verdict.exit_code

@@ -1,0 +1,246 @@
+"""The HTML report's charts, drawn with matplotlib as SVG text to inline in the page.
+
+Every chart shades the phases so a change can be read against the schedule.
+Time series are binned so a chart of a ten-hour run stays a few thousand points,
+and a chart with nothing to draw says what was missing instead of drawing axes.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from dataclasses import dataclass
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from reports.rundir import Run
+from reports.stats import percentile_table, timed_successes
+
+# Most points a time axis gets; longer runs widen the bins instead.
+MAX_POINTS = 1500
+# Latency and time-to-first-token windows, per the issue.
+LATENCY_WINDOW_S = 5.0
+WIDTH_IN = 8.0
+PANEL_HEIGHT_IN = 2.6
+PHASE_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
+# Matplotlib's text becomes SVG <text>, so the page's font is used and glyphs are not paths.
+SVG_STYLE = {"svg.fonttype": "none", "font.size": 9, "axes.titlesize": 10}
+NO_METADATA = {"Creator": None, "Date": None, "Format": None, "Type": None}
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart: its SVG markup, or None and the reason there was nothing to draw."""
+
+    id: str
+    title: str
+    svg: str | None
+    no_data: str = ""
+
+
+def report_charts(run: Run) -> tuple[tuple[Chart, ...], tuple[Chart, ...]]:
+    """The run's charts (requests, latency, errors, first token) and its system charts."""
+    with matplotlib.rc_context(SVG_STYLE):
+        requests = (
+            throughput_chart(run),
+            latency_chart(run),
+            errors_chart(run),
+            ttft_chart(run),
+        )
+        system = (
+            probe_chart(run, "cpu", "CPU over time", "% of one core", {"cpu_percent": 1.0}),
+            probe_chart(
+                run,
+                "memory",
+                "Memory over time",
+                "MiB",
+                {"rss_bytes": 2**-20, "private_dirty_bytes": 2**-20},
+                probes=("api",),
+            ),
+            probe_chart(
+                run,
+                "db",
+                "Database connections over time",
+                "connections",
+                {"connections_total": 1.0, "connections_active": 1.0},
+                probes=("db",),
+            ),
+        )
+    return requests, system
+
+
+def bin_width(run: Run, smallest: float) -> float:
+    """Seconds per point on a time axis: ``smallest``, widened to keep MAX_POINTS."""
+    return max(smallest, math.ceil(run.end_s / MAX_POINTS / smallest) * smallest)
+
+
+def throughput_chart(run: Run) -> Chart:
+    """Arrivals offered (by due time) and completed (by finish time) per second."""
+    title = "Offered and completed requests per second"
+    samples = run.samples
+    if samples.empty:
+        return Chart("throughput", title, None, "No samples were recorded.")
+    width = bin_width(run, 1.0)
+    fig, (ax,) = _figure(1)
+    for column, label in (("due_s", "offered"), ("finished_s", "completed")):
+        t, per_s = _per_second(samples[column], width)
+        ax.step(t, per_s, where="post", label=label, linewidth=1)
+    _finish(
+        ax, run, f"requests/s ({width:g} s bins)", "offered by due time, completed by finish time"
+    )
+    return Chart("throughput", title, _svg(fig, "throughput"))
+
+
+def latency_chart(run: Run) -> Chart:
+    """p50 and p95 latency over successes, per workload, in windows by due time."""
+    title = f"Latency p50/p95 per workload ({LATENCY_WINDOW_S:g}-second windows)"
+    width = bin_width(run, LATENCY_WINDOW_S)
+    timed = run.samples[timed_successes(run.samples)]
+    if timed.empty:
+        return Chart("latency", title, None, "No successful requests to time.")
+    table = percentile_table(
+        timed.assign(window=(timed["due_s"] // width) * width), ["workload", "window"], "latency_ms"
+    ).reset_index()
+    workloads = [w for w in run.scenario.mix if w in set(table["workload"])]
+    rows = math.ceil(len(workloads) / 2)
+    fig, axes = _figure(rows, columns=2)
+    for ax, workload in zip(axes, workloads, strict=False):
+        mine = table[table["workload"] == workload]
+        ax.plot(mine["window"], mine["p50"], label="p50", linewidth=1)
+        ax.plot(mine["window"], mine["p95"], label="p95", linewidth=1)
+        ax.set_title(workload, pad=14)
+        _finish(ax, run, "ms", "by due time")
+    for ax in axes[len(workloads) :]:
+        ax.set_visible(False)
+    return Chart("latency", title, _svg(fig, "latency"))
+
+
+def errors_chart(run: Run) -> Chart:
+    """Failures (failed, timeout, abandoned) and 429s per second, by workload and finish time."""
+    title = "Errors and shed per second by workload"
+    samples = run.samples
+    bad = samples[samples["ok"] == 0]
+    if bad.empty:
+        return Chart("errors", title, None, "No request failed or was shed in this run.")
+    width = bin_width(run, 1.0)
+    fig, (failed_ax, shed_ax) = _figure(2)
+    shed = bad["outcome"] == "shed"
+    for ax, rows, label in ((failed_ax, bad[~shed], "failed"), (shed_ax, bad[shed], "shed")):
+        for workload in run.scenario.mix:
+            mine = rows.loc[rows["workload"] == workload, "finished_s"]
+            if not mine.empty:
+                t, per_s = _per_second(mine, width)
+                ax.step(t, per_s, where="post", label=workload, linewidth=1)
+        ax.set_title(f"{label} per second", pad=14)
+        if rows.empty:
+            ax.text(0.5, 0.5, f"none {label}", transform=ax.transAxes, ha="center")
+        _finish(ax, run, f"requests/s ({width:g} s bins)", "by finish time")
+    return Chart("errors", title, _svg(fig, "errors"))
+
+
+def ttft_chart(run: Run) -> Chart:
+    """p50 and p95 time to first token over successful streams, in windows by due time."""
+    title = f"Time to first token p50/p95 ({LATENCY_WINDOW_S:g}-second windows)"
+    samples = run.samples
+    streams = samples[(samples["ok"] == 1) & samples["ttft_ms"].notna()]
+    if streams.empty:
+        return Chart("ttft", title, None, "No successful stream recorded a first token.")
+    width = bin_width(run, LATENCY_WINDOW_S)
+    table = percentile_table(
+        streams.assign(window=(streams["due_s"] // width) * width), ["window"], "ttft_ms"
+    ).reset_index()
+    fig, (ax,) = _figure(1)
+    ax.plot(table["window"], table["p50"], label="p50", linewidth=1)
+    ax.plot(table["window"], table["p95"], label="p95", linewidth=1)
+    _finish(ax, run, "ms", "by due time")
+    return Chart("ttft", title, _svg(fig, "ttft"))
+
+
+def probe_chart(
+    run: Run,
+    chart_id: str,
+    title: str,
+    unit: str,
+    metrics: dict[str, float],
+    probes: tuple[str, ...] | None = None,
+) -> Chart:
+    """Probe series named in ``metrics`` (scaled by its factor) from ``probes`` (None: any)."""
+    readings = run.probes if run.probes is not None else pd.DataFrame(columns=["probe", "metric"])
+    wanted = readings["metric"].isin(list(metrics))
+    if probes is not None:
+        wanted &= readings["probe"].isin(probes)
+    readings = readings[wanted]
+    if readings.empty:
+        return Chart(chart_id, title, None, _no_probe_reason(run, metrics, probes))
+    fig, (ax,) = _figure(1)
+    for (probe, metric), series in readings.groupby(["probe", "metric"], sort=True):
+        ax.plot(series["t_s"], series["value"] * metrics[metric], label=f"{probe} {metric}")
+    _finish(ax, run, unit, "by reading time")
+    return Chart(chart_id, title, _svg(fig, chart_id))
+
+
+def _no_probe_reason(run: Run, metrics: dict[str, float], probes: tuple[str, ...] | None) -> str:
+    names = ", ".join(metrics)
+    if run.probes is None:
+        return f"No probes.csv in the run directory, so no {names} readings."
+    missing = (run.meta.get("probes") or {}).get("missing", {})
+    why = "; ".join(f"{p}: {missing[p]}" for p in (probes or ()) if p in missing)
+    return f"No {names} readings" + (f" ({why})." if why else ".")
+
+
+def _per_second(times: pd.Series, width: float) -> tuple[np.ndarray, np.ndarray]:
+    """Bin start times and events per second in each bin of ``width`` seconds."""
+    bins = np.floor(times.to_numpy() / width).astype("int64")
+    bins = bins[bins >= 0]
+    counts = np.bincount(bins) if bins.size else np.zeros(1)
+    return np.arange(len(counts)) * width, counts / width
+
+
+def _figure(rows: int, columns: int = 1) -> tuple[Figure, list[Axes]]:
+    fig = Figure(figsize=(WIDTH_IN, PANEL_HEIGHT_IN * rows), layout="constrained")
+    axes = fig.subplots(rows, columns, squeeze=False, sharex=True)
+    return fig, list(axes.flat)
+
+
+def _finish(ax: Axes, run: Run, unit: str, clock: str) -> None:
+    """Phase bands with their names, axis labels, a legend when there is more than one line."""
+    for i, phase in enumerate(run.phases):
+        colour = PHASE_COLOURS[i % len(PHASE_COLOURS)]
+        ax.axvspan(phase.start_s, phase.end_s, color=colour, alpha=0.12, linewidth=0)
+        ax.text(
+            (phase.start_s + phase.end_s) / 2,
+            1.0,
+            phase.name,
+            transform=ax.get_xaxis_transform(),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
+    ax.set_xlim(0, max(run.end_s, ax.get_xlim()[1]))
+    if ax.get_subplotspec().is_last_row():
+        ax.set_xlabel(f"seconds since load started ({clock})")
+    ax.set_ylabel(unit)
+    ax.set_ylim(bottom=0)
+    if len(ax.get_lines()) > 1:
+        ax.legend(fontsize=7, loc="upper left")
+
+
+def _svg(fig: Figure, chart_id: str) -> str:
+    """The figure as an inline <svg> element whose ids (and references to them) are its own.
+
+    Matplotlib names groups ``axes_1``, ``line2d_1`` ... in every figure; inlined
+    side by side those would clash, so each id is prefixed with the chart's.
+    A fixed hash salt keeps the output identical for identical input.
+    """
+    out = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "reports"}):
+        fig.savefig(out, format="svg", metadata=NO_METADATA)
+    text = out.getvalue()
+    text = text[text.index("<svg") :]
+    text = re.sub(r'\bid="', f'id="{chart_id}-', text)
+    return re.sub(r'(url\(#|href="#)', rf"\g<1>{chart_id}-", text)

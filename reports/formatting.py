@@ -1,0 +1,66 @@
+"""How numbers are written in reports: one place, so Markdown, HTML and compare agree.
+
+Absent values are written as a dash, never as zero: a percentile over no
+samples did not happen.
+"""
+
+from __future__ import annotations
+
+ABSENT = "–"
+
+
+def ms(value: float | None) -> str:
+    """Milliseconds with one decimal."""
+    return ABSENT if value is None else f"{value:,.1f}"
+
+
+def rate(value: float | None) -> str:
+    """A fraction as a percentage with two decimals."""
+    return ABSENT if value is None else f"{value:.2%}"
+
+
+def per_s(value: float | None) -> str:
+    """Requests per second with one decimal."""
+    return ABSENT if value is None else f"{value:,.1f}/s"
+
+
+def seconds(value: float | None) -> str:
+    return ABSENT if value is None else f"{value:,.1f} s"
+
+
+def count(value: int | None) -> str:
+    return ABSENT if value is None else f"{value:,}"
+
+
+def change(before: float | None, after: float | None) -> str:
+    """Relative change from ``before`` to ``after``, signed, or a dash when undefined."""
+    if before is None or after is None or before == 0:
+        return ABSENT
+    return f"{(after - before) / before:+.1%}"
+
+
+def points(before: float | None, after: float | None) -> str:
+    """Difference of two rates in percentage points, signed."""
+    if before is None or after is None:
+        return ABSENT
+    return f"{(after - before) * 100:+.2f} pt"
+
+
+def metric(name: str, value: float | None) -> str:
+    """A threshold metric's value in its unit: error rates as %, the rest in ms."""
+    if name == "error_rate":
+        return rate(value)
+    return ABSENT if value is None else f"{ms(value)} ms"
+
+
+def probe_value(metric_name: str, value: float | None) -> str:
+    """A probe reading in a readable unit: bytes as MiB, CPU as %, the rest as recorded."""
+    if value is None:
+        return ABSENT
+    if metric_name.endswith("_bytes"):
+        return f"{value / 2**20:,.1f} MiB"
+    if metric_name.endswith("_percent"):
+        return f"{value:.0f}%"
+    if metric_name.endswith("_ms"):
+        return f"{ms(value)} ms"
+    return f"{value:,.6g}"

@@ -1,0 +1,509 @@
+"""The run report as a Document, in the order the questions get asked, verdict last.
+
+What was run, then each phase (offered and completed), the whole run, the
+system under test, and the verdict. The verdict is last on purpose: the sample
+counts above it say whether a tail is a finding or three requests.
+"""
+
+from __future__ import annotations
+
+from reports import formatting as fmt
+from reports.charts import Chart
+from reports.document import (
+    Banner,
+    Block,
+    Bullets,
+    Document,
+    Figure,
+    Heading,
+    Paragraph,
+    Section,
+    Table,
+)
+from reports.rundir import Run
+from reports.stats import PhaseStats, RunStats, SliceStats
+from reports.system import SystemStats
+from reports.verdict import (
+    BASELINE_PHASE,
+    FAIL,
+    JUMP_RULE,
+    NOT_MEASURED,
+    PASS,
+    RECOVERY_PHASE,
+    RECOVERY_RULE,
+    Recovery,
+    Verdict,
+)
+
+WORKLOAD_HEADERS = (
+    "workload",
+    "calls",
+    "ok",
+    "failed",
+    "shed",
+    "cancelled",
+    "timeouts",
+    "abandoned",
+    "error rate",
+    "timed (n)",
+    "p50 ms",
+    "p95 ms",
+    "p99 ms",
+    "worst ms",
+    "p95 from due ms",
+)
+PERCENTILE_HEADERS = ("workload", "n", "p50 ms", "p95 ms", "p99 ms", "worst ms")
+NOTES = (
+    "How to read the tables below: percentiles are nearest-rank over successful requests "
+    "(a stream's whole-turn latency over completed turns only), measured from send; "
+    "'timed (n)' is the count they are taken over. 'p95 from due' measures from the "
+    "scheduled time instead, which includes any driver lateness. Error rate counts failed, "
+    "timed-out and abandoned requests{shed} over calls."
+)
+
+
+def report_document(
+    run: Run,
+    stats: RunStats,
+    system: SystemStats,
+    verdict: Verdict,
+    charts: tuple[tuple[Chart, ...], tuple[Chart, ...]],
+) -> Document:
+    """Every section of the report, in the issue's order, with the verdict last."""
+    request_charts, system_charts = charts
+    phase_sections = tuple(_phase_section(p, stats, verdict, run) for p in stats.phases)
+    return Document(
+        title=f"Load test: {run.scenario.name}, run {run.run_id}",
+        subtitle=(
+            f"Started {run.meta.get('started_at') or 'at an unrecorded time'} on "
+            f"{_machine(run.meta.get('machine'))}. The verdict is the last section, "
+            "under the numbers it rests on."
+        ),
+        sections=(
+            _what_was_run(run, stats, system, verdict),
+            *phase_sections,
+            _whole_run(run, stats, request_charts),
+            _system_section(run, system, system_charts),
+            _verdict_section(verdict),
+        ),
+    )
+
+
+def _machine(machine: object) -> str:
+    if not isinstance(machine, dict) or not machine:
+        return "an unrecorded machine"
+    parts = [str(machine.get("hostname", "unnamed host"))]
+    if "cpus" in machine:
+        parts.append(f"{machine['cpus']} CPUs")
+    if "memory_gb" in machine:
+        parts.append(f"{machine['memory_gb']} GB")
+    parts += [str(machine[k]) for k in ("os", "python") if k in machine]
+    return ", ".join(parts)
+
+
+def _meta(run: Run, key: str) -> str:
+    value = run.meta.get(key)
+    return "not recorded" if value is None or value == "" else str(value)
+
+
+def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) -> Section:
+    blocks: list[Block] = []
+    if verdict.invalid_reasons:
+        blocks.append(
+            Banner(
+                "UNUSABLE RUN: these numbers cannot be used as a result, because",
+                "bad",
+                verdict.invalid_reasons,
+            )
+        )
+    if verdict.warnings:
+        blocks.append(Banner("Read with care:", "warn", verdict.warnings))
+    blocks.append(
+        Table(
+            ("what", "as recorded in run.json"),
+            (
+                ("scenario", run.scenario.name),
+                ("started", _meta(run, "started_at")),
+                ("ended", _meta(run, "ended_at")),
+                ("stopped", _meta(run, "stopped")),
+                ("machine", _machine(run.meta.get("machine"))),
+                ("topology", _meta(run, "topology")),
+                ("host", _meta(run, "host")),
+                ("duration", fmt.seconds(float(run.meta["duration_s"]))),
+                ("scale", _meta(run, "scale")),
+                ("workers", _meta(run, "workers")),
+                ("connections (driver bound)", _meta(run, "connections")),
+            ),
+        )
+    )
+    blocks += [
+        Heading("Mix (normalised shares)"),
+        Table(
+            ("workload", "share", "what one request is"),
+            tuple(
+                (w.name, f"{run.scenario.mix[w.name]:.1%}", w.description)
+                for w in run.scenario.workloads
+            ),
+        ),
+        Heading("Phases"),
+        Table(
+            (
+                "phase",
+                "window s",
+                "rate",
+                "offered",
+                "recorded",
+                "late",
+                "worst late ms",
+                "p99 late ms",
+                "why",
+            ),
+            tuple(
+                (
+                    p.name,
+                    f"{p.start_s:g}–{p.end_s:g}",
+                    fmt.per_s(p.rate),
+                    fmt.count(p.offered),
+                    fmt.count(p.recorded),
+                    fmt.count(p.lateness.late),
+                    fmt.ms(p.lateness.lateness_ms.max),
+                    fmt.ms(p.lateness.lateness_ms.p99),
+                    p.reason,
+                )
+                for p in stats.phases
+            ),
+        ),
+        Heading("Requests"),
+        _counts_table(run, stats),
+        Paragraph(NOTES.format(shed=_shed_note(run))),
+        Paragraph(_lateness_text(run, stats)),
+        Paragraph(_generator_text(system)),
+        Heading("Probes not taken"),
+        Bullets(tuple(f"{probe}: {why}" for probe, why in system.missing.items()))
+        if system.missing
+        else Paragraph("Every probe the run asked for was taken."),
+    ]
+    return Section("what-was-run", "What was run", tuple(blocks))
+
+
+def _counts_table(run: Run, stats: RunStats) -> Table:
+    total = stats.whole.total
+    return Table(
+        ("offered", "recorded", "ok", "failed", "shed", "cancelled", "timeouts", "abandoned"),
+        (
+            (
+                fmt.count(run.offered),
+                fmt.count(stats.lateness.recorded),
+                fmt.count(total.ok),
+                fmt.count(total.failed),
+                fmt.count(total.shed),
+                fmt.count(total.cancelled),
+                fmt.count(total.timeouts),
+                fmt.count(total.abandoned),
+            ),
+        ),
+    )
+
+
+def _lateness_text(run: Run, stats: RunStats) -> str:
+    late = stats.lateness
+    rule = run.scenario.lateness
+    return (
+        f"Driver lateness: {fmt.count(late.late)} of {fmt.count(late.recorded)} dispatches late "
+        f"(sent more than {rule.late_after_ms:g} ms after due, or never sent; "
+        f"{fmt.count(late.never_sent)} never sent), {fmt.rate(late.fraction)} against a "
+        f"tolerance of {fmt.rate(rule.max_late_fraction)}. Over the "
+        f"{fmt.count(late.lateness_ms.count)} sent: worst {fmt.ms(late.lateness_ms.max)} ms, "
+        f"p99 {fmt.ms(late.lateness_ms.p99)} ms. The driver's connection bound was "
+        f"{_meta(run, 'connections')}."
+    )
+
+
+def _generator_text(system: SystemStats) -> str:
+    if not system.generators:
+        return "The generator did not probe itself: nothing says whether it kept up."
+    parts = []
+    for g in system.generators:
+        load = (
+            f"{g.probe}: CPU peak {fmt.probe_value('cpu_percent', g.peak_cpu_percent)}, "
+            f"loop lag peak {fmt.probe_value('loop_lag_ms', g.peak_loop_lag_ms)}"
+        )
+        parts.append(
+            f"{load}; the driver may have been the bottleneck ({g.why})"
+            if g.busy
+            else f"{load}; it kept up"
+        )
+    return "Generator: " + ". ".join(parts) + "."
+
+
+def _shed_note(run: Run) -> str:
+    return " and shed (429)" if run.scenario.shed_counts_as_error else " (not shed: 429s excluded)"
+
+
+def _workload_table(part: SliceStats) -> Table:
+    rows = [
+        (
+            w.workload,
+            fmt.count(w.counts.calls),
+            fmt.count(w.counts.ok),
+            fmt.count(w.counts.failed),
+            fmt.count(w.counts.shed),
+            fmt.count(w.counts.cancelled),
+            fmt.count(w.counts.timeouts),
+            fmt.count(w.counts.abandoned),
+            fmt.rate(w.counts.error_rate),
+            fmt.count(w.latency.count),
+            fmt.ms(w.latency.p50),
+            fmt.ms(w.latency.p95),
+            fmt.ms(w.latency.p99),
+            fmt.ms(w.latency.max),
+            fmt.ms(w.latency_due.p95),
+        )
+        for w in part.workloads
+    ]
+    total = part.total
+    rows.append(
+        (
+            "all workloads",
+            fmt.count(total.calls),
+            fmt.count(total.ok),
+            fmt.count(total.failed),
+            fmt.count(total.shed),
+            fmt.count(total.cancelled),
+            fmt.count(total.timeouts),
+            fmt.count(total.abandoned),
+            fmt.rate(total.error_rate),
+            *(["(not pooled across workloads)"] + [""] * 5),
+        )
+    )
+    return Table(WORKLOAD_HEADERS, tuple(rows))
+
+
+def _ttft_table(part: SliceStats) -> Table:
+    return Table(
+        PERCENTILE_HEADERS,
+        tuple(
+            (
+                w.workload,
+                fmt.count(w.ttft.count),
+                fmt.ms(w.ttft.p50),
+                fmt.ms(w.ttft.p95),
+                fmt.ms(w.ttft.p99),
+                fmt.ms(w.ttft.max),
+            )
+            for w in part.workloads
+            if w.ttft.count
+        ),
+        empty="No successful stream recorded a first token here.",
+    )
+
+
+def _failures_table(part: SliceStats) -> Table:
+    return Table(
+        ("workload", "outcome", "detail", "count"),
+        tuple(
+            (f.workload, f.outcome, f.detail or "(none)", fmt.count(f.count)) for f in part.failures
+        ),
+        empty="No failures.",
+    )
+
+
+def _slice_blocks(part: SliceStats, what: str) -> list[Block]:
+    """The per-workload, first-token and failure tables for one set of samples."""
+    return [
+        Heading(f"Per workload: {what}"),
+        _workload_table(part),
+        Heading(f"Time to first token: {what}"),
+        _ttft_table(part),
+        Heading(f"Failures by reason: {what}"),
+        _failures_table(part),
+    ]
+
+
+def _phase_section(phase: PhaseStats, stats: RunStats, verdict: Verdict, run: Run) -> Section:
+    offered_rate = phase.offered / phase.duration_s
+    done = phase.by_completion
+    blocks: list[Block] = [
+        Paragraph(
+            f"{phase.reason + '. ' if phase.reason else ''}Scheduled at {fmt.per_s(phase.rate)} "
+            f"from {phase.start_s:g} s to {phase.end_s:g} s ({fmt.seconds(phase.duration_s)})."
+        ),
+        Paragraph(
+            f"Throughput: offered {fmt.count(phase.offered)} ({fmt.per_s(offered_rate)}); "
+            f"completed inside the window {fmt.count(done.total.calls)} "
+            f"({fmt.per_s(done.completed_per_s)}), of which {fmt.count(done.total.successes)} "
+            f"successful ({fmt.per_s(done.successes_per_s)})."
+        ),
+        *_slice_blocks(phase.by_offer, f"requests offered in {phase.name}"),
+        Heading(f"Per workload: requests completed inside the {phase.name} window"),
+        Paragraph(
+            f"Requests whose outcome was known between {phase.start_s:g} s and {phase.end_s:g} s, "
+            "whenever they were offered."
+        ),
+        _workload_table(done),
+    ]
+    if stats.phase(BASELINE_PHASE) and _after_baseline(phase, stats):
+        blocks += _jump_blocks(phase, verdict)
+    if phase.name == RECOVERY_PHASE and verdict.recovery is not None:
+        blocks += _recovery_blocks(verdict.recovery)
+    return Section(f"phase-{phase.name}", phase.name.capitalize(), tuple(blocks))
+
+
+def _after_baseline(phase: PhaseStats, stats: RunStats) -> bool:
+    names = [p.name for p in stats.phases]
+    return names.index(phase.name) > names.index(BASELINE_PHASE)
+
+
+def _jump_blocks(phase: PhaseStats, verdict: Verdict) -> list[Block]:
+    mine = [j for j in verdict.jumps if j.phase == phase.name]
+    return [
+        Heading(f"Compared with {BASELINE_PHASE}"),
+        Paragraph(f"Rule: {JUMP_RULE}."),
+        Bullets(
+            tuple(
+                f"{j.workload}: {j.kind} rate {fmt.rate(j.baseline_rate)} in {BASELINE_PHASE}, "
+                f"{fmt.rate(j.rate)} here ({j.count} of {j.calls})"
+                for j in mine
+            )
+        )
+        if mine
+        else Paragraph(f"No workload's failure or shed rate jumped against {BASELINE_PHASE}."),
+    ]
+
+
+def _recovery_blocks(recovery: Recovery) -> list[Block]:
+    rows = tuple(
+        (
+            c.workload,
+            fmt.rate(c.baseline.counts.error_rate),
+            fmt.rate(c.recover.counts.error_rate),
+            f"{fmt.ms(c.baseline.latency.p95)} (n={c.baseline.latency.count})",
+            f"{fmt.ms(c.recover.latency.p95)} (n={c.recover.latency.count})",
+            c.status,
+        )
+        for c in recovery.checks
+    )
+    conclusion = {
+        "recovered": f"Recover came back to {BASELINE_PHASE}'s numbers.",
+        "not recovered": f"Recover did NOT come back to {BASELINE_PHASE}'s numbers.",
+        NOT_MEASURED: "Recovery was not measured: no workload had samples in both phases.",
+    }[recovery.status]
+    return [
+        Heading(f"Did it recover to {BASELINE_PHASE}?"),
+        Paragraph(f"Rule: {RECOVERY_RULE}."),
+        Table(
+            (
+                "workload",
+                f"{BASELINE_PHASE} error rate",
+                f"{RECOVERY_PHASE} error rate",
+                f"{BASELINE_PHASE} p95 ms",
+                f"{RECOVERY_PHASE} p95 ms",
+                "result",
+            ),
+            rows,
+        ),
+        Banner(conclusion, "good" if recovery.status == "recovered" else "bad"),
+    ]
+
+
+def _whole_run(run: Run, stats: RunStats, charts: tuple[Chart, ...]) -> Section:
+    whole = stats.whole
+    blocks: list[Block] = [
+        Paragraph(
+            f"All {fmt.count(whole.total.calls)} recorded requests over "
+            f"{fmt.seconds(run.end_s)} of scheduled load ({fmt.per_s(whole.completed_per_s)} "
+            f"on average; {fmt.count(whole.total.successes)} successful)."
+        ),
+        *_slice_blocks(whole, "the whole run"),
+        *(Figure(c) for c in charts),
+    ]
+    return Section("whole-run", "The whole run", tuple(blocks))
+
+
+def _system_section(run: Run, system: SystemStats, charts: tuple[Chart, ...]) -> Section:
+    names = [p.name for p in run.phases]
+    blocks: list[Block] = []
+    if not system.has_probes_file:
+        blocks.append(
+            Paragraph("No probes.csv in the run directory: nothing was recorded about the system.")
+        )
+    blocks.append(
+        Table(
+            ("probe", "metric", "readings", *(f"peak in {n}" for n in names), "peak", "final"),
+            tuple(
+                (
+                    s.probe,
+                    s.metric,
+                    fmt.count(s.readings),
+                    *(fmt.probe_value(s.metric, s.peak_by_phase[n]) for n in names),
+                    fmt.probe_value(s.metric, s.peak),
+                    fmt.probe_value(s.metric, s.final),
+                )
+                for s in system.series
+            ),
+            empty="No probe readings.",
+        )
+    )
+    if system.missing:
+        blocks.append(
+            Paragraph(
+                f"Not taken, so absent rather than zero: {', '.join(system.missing)} "
+                "(reasons under What was run)."
+            )
+        )
+    blocks += [Figure(c) for c in charts]
+    return Section("system", "The system under test while it ran", tuple(blocks))
+
+
+def _verdict_section(verdict: Verdict) -> Section:
+    rows = tuple(
+        (
+            t.workload,
+            t.metric,
+            t.phase,
+            "> 0 samples" if t.limit is None else f"≤ {fmt.metric(t.metric, t.limit)}",
+            fmt.metric(t.metric, t.measured) if t.metric != "samples" else "0",
+            fmt.count(t.samples),
+            t.status,
+        )
+        for t in verdict.thresholds
+    )
+    blocks: list[Block] = [
+        Table(
+            ("workload", "metric", "phase", "limit", "measured", "samples", "result"),
+            rows,
+            empty="The scenario sets no thresholds.",
+        ),
+    ]
+    if verdict.jumps:
+        blocks += [
+            Heading("Flagged without a threshold"),
+            Bullets(
+                tuple(
+                    f"{j.workload} in {j.phase}: {j.kind} rate {fmt.rate(j.rate)} against "
+                    f"{fmt.rate(j.baseline_rate)} in {BASELINE_PHASE}"
+                    for j in verdict.jumps
+                )
+            ),
+        ]
+    if verdict.recovery is not None:
+        blocks.append(Paragraph(f"Recovery: {verdict.recovery.status}."))
+    blocks.append(_verdict_banner(verdict))
+    return Section("verdict", "Verdict", tuple(blocks))
+
+
+def _verdict_banner(verdict: Verdict) -> Banner:
+    if verdict.invalid_reasons:
+        return Banner(
+            "INVALID: the run cannot be judged (exit 2); the results above are for diagnosis only.",
+            "bad",
+            verdict.invalid_reasons,
+        )
+    failed = sum(t.status == FAIL for t in verdict.thresholds)
+    unmeasured = sum(t.status == NOT_MEASURED for t in verdict.thresholds)
+    passed = sum(t.status == PASS for t in verdict.thresholds)
+    if failed or unmeasured:
+        return Banner(
+            f"FAIL (exit 1): {failed} failed, {unmeasured} not measured, {passed} met.", "bad"
+        )
+    return Banner(f"PASS (exit 0): all {passed} thresholds met.", "good")

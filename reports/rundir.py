@@ -1,0 +1,342 @@
+"""Read a run directory (run.json, samples.csv, probes.csv) into checked, typed data.
+
+Everything a report says comes from these files, so a file that does not follow
+reports/README.md is refused here with one line naming the file and the problem,
+before any number is computed from it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from scenario import Scenario, ScenarioError, scenario_from_dict
+
+SAMPLES_FILE = "samples.csv"
+RUN_FILE = "run.json"
+PROBES_FILE = "probes.csv"
+
+SAMPLE_COLUMNS = (
+    "run_id",
+    "worker",
+    "index",
+    "workload",
+    "phase",
+    "due_s",
+    "sent_s",
+    "finished_s",
+    "latency_ms",
+    "latency_due_ms",
+    "ttft_ms",
+    "tokens",
+    "status",
+    "ok",
+    "outcome",
+    "detail",
+    "bytes",
+)
+PROBE_COLUMNS = ("t_s", "probe", "metric", "value")
+
+# Numeric sample columns, and which of them every row must fill in.
+NUMERIC_SAMPLE_COLUMNS = (
+    "worker",
+    "index",
+    "due_s",
+    "sent_s",
+    "finished_s",
+    "latency_ms",
+    "latency_due_ms",
+    "ttft_ms",
+    "tokens",
+    "status",
+    "ok",
+    "bytes",
+)
+REQUIRED_SAMPLE_VALUES = (
+    "worker",
+    "index",
+    "workload",
+    "phase",
+    "due_s",
+    "finished_s",
+    "status",
+    "ok",
+    "outcome",
+)
+
+OUTCOMES = ("ok", "failed", "shed", "cancelled", "timeout", "abandoned")
+# Outcomes the contract records with ok == 1; every other outcome has ok == 0.
+OK_OUTCOMES = ("ok", "cancelled")
+
+RUN_KEYS = ("run_id", "duration_s", "scenario", "phases", "offered")
+PHASE_KEYS = ("name", "rate", "start_s", "end_s", "offered_total")
+
+
+class RunDirError(ValueError):
+    """A run-directory file is missing or malformed; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class PhaseWindow:
+    """One phase as run: its absolute window (seconds from load start) and what it offered."""
+
+    name: str
+    rate: float
+    start_s: float
+    end_s: float
+    reason: str
+    offered: dict[str, int]
+    offered_total: int
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s
+
+
+@dataclass(frozen=True)
+class Run:
+    """A loaded run: run.json's metadata, its scenario, the samples and probe readings."""
+
+    path: Path
+    meta: dict
+    scenario: Scenario
+    phases: tuple[PhaseWindow, ...]
+    samples: pd.DataFrame
+    probes: pd.DataFrame | None
+
+    @property
+    def run_id(self) -> str:
+        return str(self.meta["run_id"])
+
+    @property
+    def offered(self) -> int:
+        return int(self.meta["offered"])
+
+    @property
+    def end_s(self) -> float:
+        return max(p.end_s for p in self.phases)
+
+
+def load_run(path: str | Path) -> Run:
+    """The checked contents of a run directory, or RunDirError naming the bad file."""
+    path = Path(path)
+    if not path.is_dir():
+        raise RunDirError(f"{path}: not a directory; pass the run directory (runs/<timestamp>)")
+    meta, scenario, phases = _read_run_json(path / RUN_FILE)
+    samples = _read_samples(path / SAMPLES_FILE, meta, scenario, phases)
+    probes = _read_probes(path / PROBES_FILE)
+    return Run(path, meta, scenario, phases, samples, probes)
+
+
+def _read_run_json(file: Path) -> tuple[dict, Scenario, tuple[PhaseWindow, ...]]:
+    try:
+        meta = json.loads(file.read_text())
+    except FileNotFoundError:
+        raise RunDirError(f"{file}: missing; the generator writes it when load starts") from None
+    except json.JSONDecodeError as exc:
+        raise RunDirError(f"{file}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(meta, dict):
+        raise RunDirError(f"{file}: expected a JSON object with keys {', '.join(RUN_KEYS)}")
+    missing = [key for key in RUN_KEYS if key not in meta]
+    if missing:
+        raise RunDirError(f"{file}: missing keys {', '.join(missing)} (see reports/README.md)")
+    try:
+        scenario = scenario_from_dict(meta["scenario"])
+    except ScenarioError as exc:
+        raise RunDirError(f"{file}: scenario.{exc}") from None
+    if not isinstance(meta["offered"], int) or isinstance(meta["offered"], bool):
+        raise RunDirError(f"{file}: offered is {meta['offered']!r}; expected a whole number")
+    phases = _phase_windows(file, meta["phases"])
+    expected = [p.name for p in scenario.phases]
+    if [p.name for p in phases] != expected:
+        raise RunDirError(
+            f"{file}: phases {[p.name for p in phases]} differ from the scenario's {expected}"
+        )
+    return meta, scenario, phases
+
+
+def _phase_windows(file: Path, raw: object) -> tuple[PhaseWindow, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise RunDirError(f"{file}: phases must be a non-empty list of {', '.join(PHASE_KEYS)}")
+    phases = []
+    for i, spec in enumerate(raw):
+        missing = [k for k in PHASE_KEYS if not isinstance(spec, dict) or k not in spec]
+        if missing:
+            raise RunDirError(f"{file}: phases[{i}] is missing {', '.join(missing)}")
+        try:
+            phase = PhaseWindow(
+                name=str(spec["name"]),
+                rate=float(spec["rate"]),
+                start_s=float(spec["start_s"]),
+                end_s=float(spec["end_s"]),
+                reason=str(spec.get("reason", "")),
+                offered={str(k): int(v) for k, v in (spec.get("offered") or {}).items()},
+                offered_total=int(spec["offered_total"]),
+            )
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise RunDirError(
+                f"{file}: phases[{i}] has a value of the wrong type ({exc})"
+            ) from None
+        if not phase.end_s > phase.start_s:
+            raise RunDirError(f"{file}: phases[{i}] ends at {phase.end_s}, not after its start")
+        phases.append(phase)
+    return tuple(phases)
+
+
+def _read_csv(file: Path, columns: tuple[str, ...], what: str, **kwargs) -> pd.DataFrame:
+    """A CSV with at least ``columns`` in its header, or RunDirError saying what is wrong."""
+    if not file.exists():
+        raise RunDirError(f"{file}: missing; the generator writes {what} as the run goes")
+    try:
+        frame = pd.read_csv(file, **kwargs)
+    except pd.errors.EmptyDataError:
+        raise RunDirError(
+            f"{file}: empty file; expected a header row ({','.join(columns)})"
+        ) from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise RunDirError(f"{file}: not readable as CSV ({first})") from None
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise RunDirError(
+            f"{file}: missing columns {', '.join(missing)}; see reports/README.md for the header"
+        )
+    return frame
+
+
+def _numeric(file: Path, frame: pd.DataFrame, column: str, line_of: np.ndarray) -> pd.Series:
+    """The column as floats; a cell that is not a number is refused with its line."""
+    raw = frame[column]
+    if pd.api.types.is_numeric_dtype(raw):
+        return raw.astype("float64")
+    values = pd.to_numeric(raw, errors="coerce")
+    bad = values.isna() & raw.notna()
+    if bad.any():
+        at = int(np.argmax(bad.to_numpy()))
+        raise RunDirError(
+            f"{file}: line {line_of[at]}, column {column}: {raw.iloc[at]!r} is not a number"
+        )
+    return values.astype("float64")
+
+
+def _read_samples(
+    file: Path, meta: dict, scenario: Scenario, phases: tuple[PhaseWindow, ...]
+) -> pd.DataFrame:
+    frame = _read_csv(
+        file,
+        SAMPLE_COLUMNS,
+        "one sample per arrival",
+        dtype={"run_id": str, "workload": str, "phase": str, "outcome": str, "detail": str},
+        keep_default_na=False,
+        na_values={c: [""] for c in NUMERIC_SAMPLE_COLUMNS},
+    )
+    frame = frame[list(SAMPLE_COLUMNS)]
+    # Line numbers as an editor shows them: the header is line 1.
+    line_of = np.arange(2, len(frame) + 2)
+    for column in NUMERIC_SAMPLE_COLUMNS:
+        frame[column] = _numeric(file, frame, column, line_of)
+    for column in REQUIRED_SAMPLE_VALUES:
+        values = frame[column]
+        empty = values.isna() if column in NUMERIC_SAMPLE_COLUMNS else values == ""
+        _refuse_first(file, empty, line_of, f"column {column} is empty")
+    _check_values(file, frame, line_of, meta, scenario, phases)
+    samples = frame.astype(
+        {"worker": "int64", "index": "int64", "status": "int64", "ok": "int8"},
+    )
+    for column in ("workload", "phase", "outcome"):
+        samples[column] = samples[column].astype("category")
+    return samples
+
+
+def _refuse_first(
+    file: Path, bad: pd.Series, line_of: np.ndarray, problem: str, shown: pd.Series | None = None
+) -> None:
+    """RunDirError at the first row where ``bad`` holds, naming its line (and value, if shown)."""
+    if bad.any():
+        at = int(np.argmax(bad.to_numpy()))
+        value = "" if shown is None else f"{shown.name} {_as_written(shown.iloc[at])!r} "
+        raise RunDirError(f"{file}: line {line_of[at]}: {value}{problem}")
+
+
+def _as_written(value: object) -> object:
+    """A cell as the file most likely spelled it: 3, not np.float64(3.0)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _check_values(
+    file: Path,
+    frame: pd.DataFrame,
+    line_of: np.ndarray,
+    meta: dict,
+    scenario: Scenario,
+    phases: tuple[PhaseWindow, ...],
+) -> None:
+    """Refuse values the contract does not allow, so statistics never guess."""
+    run_id = str(meta["run_id"])
+    _refuse_first(
+        file,
+        frame["run_id"] != run_id,
+        line_of,
+        f"differs from run.json's {run_id!r}",
+        frame["run_id"],
+    )
+    workloads = {w.name for w in scenario.workloads}
+    _refuse_first(
+        file,
+        ~frame["workload"].isin(workloads),
+        line_of,
+        f"is not in the scenario's mix {sorted(workloads)}",
+        frame["workload"],
+    )
+    names = [p.name for p in phases]
+    _refuse_first(
+        file,
+        ~frame["phase"].isin(names),
+        line_of,
+        f"is not one of run.json's {names}",
+        frame["phase"],
+    )
+    _refuse_first(
+        file,
+        ~frame["outcome"].isin(OUTCOMES),
+        line_of,
+        f"is not one of {OUTCOMES}",
+        frame["outcome"],
+    )
+    _refuse_first(file, ~frame["ok"].isin((0, 1)), line_of, "must be 0 or 1", frame["ok"])
+    ok_outcome = frame["outcome"].isin(OK_OUTCOMES)
+    _refuse_first(
+        file,
+        (frame["ok"] == 1) != ok_outcome,
+        line_of,
+        f"ok disagrees with outcome (ok is 1 exactly for {' and '.join(OK_OUTCOMES)})",
+    )
+    _refuse_first(
+        file,
+        ok_outcome & frame["latency_ms"].isna(),
+        line_of,
+        "a successful sample has no latency_ms",
+    )
+    _refuse_first(
+        file, frame["index"].duplicated(), line_of, "repeats an earlier row's", frame["index"]
+    )
+
+
+def _read_probes(file: Path) -> pd.DataFrame | None:
+    """Probe readings in long format, or None when the run kept no probes.csv."""
+    if not file.exists():
+        return None
+    frame = _read_csv(file, PROBE_COLUMNS, "probe readings", dtype={"probe": str, "metric": str})
+    frame = frame[list(PROBE_COLUMNS)]
+    line_of = np.arange(2, len(frame) + 2)
+    for column in ("t_s", "value"):
+        frame[column] = _numeric(file, frame, column, line_of)
+        _refuse_first(file, frame[column].isna(), line_of, f"column {column} is empty")
+    for column in ("probe", "metric"):
+        _refuse_first(file, frame[column].isna(), line_of, f"column {column} is empty")
+    return frame.sort_values("t_s", kind="stable").reset_index(drop=True)

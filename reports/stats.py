@@ -1,0 +1,321 @@
+"""Per-phase, per-workload statistics from raw samples, with nearest-rank percentiles.
+
+Percentiles are nearest-rank over the samples themselves, so every percentile is
+a latency something actually observed; latency is over successes only, and every
+percentile travels with the count it was taken over. Each phase is counted twice:
+by the phase an arrival was offered in (how requests fared) and by completion
+inside the phase's window (throughput), since the two diverge when the
+deployment falls behind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from reports.rundir import Run
+from scenario import Scenario
+
+PERCENTS = (50, 95, 99)
+STREAM_WORKLOAD = "chat_stream"
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    """Nearest-rank p50/p95/p99 and the worst value over ``count`` observations."""
+
+    count: int
+    p50: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    max: float | None = None
+
+
+NO_SAMPLES = Percentiles(0)
+
+
+def percentile_table(frame: pd.DataFrame, keys: list[str], column: str) -> pd.DataFrame:
+    """Nearest-rank percentiles of ``column`` per group of ``keys``, skipping empty cells.
+
+    One sort of the whole frame serves every group: rank ``ceil(p * n / 100)`` is
+    picked from each group's sorted run, so a million samples take one sort, not
+    a Python loop per group. Columns: count, p50, p95, p99, max.
+    """
+    data = frame.loc[frame[column].notna(), [*keys, column]]
+    data = data.sort_values([*keys, column], kind="stable")
+    # Groups appear in sorted order, so their sizes give each group's first row.
+    sizes = data.groupby(keys, observed=True, sort=False).size()
+    n = sizes.to_numpy()
+    starts = np.cumsum(n) - n
+    values = data[column].to_numpy(dtype="float64")
+    table = {"count": n}
+    for p in PERCENTS:
+        table[f"p{p}"] = values[starts + (p * n + 99) // 100 - 1]
+    table["max"] = values[starts + n - 1]
+    return pd.DataFrame(table, index=sizes.index)
+
+
+def percentiles_by(frame: pd.DataFrame, key: str, column: str) -> dict[str, Percentiles]:
+    """Percentiles of ``column`` for each value of ``key`` that has observations."""
+    table = percentile_table(frame, [key], column)
+    return {
+        str(name): Percentiles(int(row["count"]), *(float(row[c]) for c in table.columns[1:]))
+        for name, row in table.iterrows()
+    }
+
+
+def percentiles_of(values: pd.Series) -> Percentiles:
+    """Percentiles of one set of observations (empty cells skipped)."""
+    frame = values.to_frame("value").assign(group="")
+    return percentiles_by(frame, "group", "value").get("", NO_SAMPLES)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How a set of arrivals ended; ``errors`` is what the error rate counts."""
+
+    calls: int = 0
+    ok: int = 0
+    failed: int = 0
+    shed: int = 0
+    cancelled: int = 0
+    timeouts: int = 0
+    abandoned: int = 0
+    errors: int = 0
+
+    @property
+    def successes(self) -> int:
+        """Arrivals with ``ok == 1``: answered, or stopped on purpose and confirmed."""
+        return self.ok + self.cancelled
+
+    @property
+    def error_rate(self) -> float | None:
+        """Errors over calls; None when there were no calls (not measured, never 0)."""
+        return self.errors / self.calls if self.calls else None
+
+    @property
+    def failures(self) -> int:
+        """Failures other than shedding: failed, timed out, abandoned."""
+        return self.failed + self.timeouts + self.abandoned
+
+    @property
+    def failure_rate(self) -> float | None:
+        """Failures other than shedding over calls."""
+        return self.failures / self.calls if self.calls else None
+
+    @property
+    def shed_rate(self) -> float | None:
+        """429s over calls."""
+        return self.shed / self.calls if self.calls else None
+
+
+@dataclass(frozen=True)
+class WorkloadStats:
+    """One workload in one slice: its counts and its latency over successes."""
+
+    workload: str
+    counts: Counts
+    latency: Percentiles
+    latency_due: Percentiles
+    ttft: Percentiles
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    """Failures of one workload that share an outcome and a detail text."""
+
+    workload: str
+    outcome: str
+    detail: str
+    count: int
+
+
+@dataclass(frozen=True)
+class SliceStats:
+    """Statistics over one set of samples (a phase by offer or by completion, or the run)."""
+
+    window_s: float
+    total: Counts
+    workloads: tuple[WorkloadStats, ...]
+    failures: tuple[FailureGroup, ...]
+
+    def workload(self, name: str) -> WorkloadStats:
+        return next(w for w in self.workloads if w.workload == name)
+
+    @property
+    def completed_per_s(self) -> float:
+        return self.total.calls / self.window_s
+
+    @property
+    def successes_per_s(self) -> float:
+        return self.total.successes / self.window_s
+
+
+@dataclass(frozen=True)
+class LatenessStats:
+    """How far behind its schedule the driver sent; never-sent arrivals count as late."""
+
+    recorded: int
+    late: int
+    never_sent: int
+    lateness_ms: Percentiles
+
+    @property
+    def fraction(self) -> float | None:
+        return self.late / self.recorded if self.recorded else None
+
+
+@dataclass(frozen=True)
+class PhaseStats:
+    """A phase reported twice: arrivals offered in it, and arrivals completed in its window."""
+
+    name: str
+    rate: float
+    start_s: float
+    end_s: float
+    reason: str
+    offered: int
+    recorded: int
+    by_offer: SliceStats
+    by_completion: SliceStats
+    lateness: LatenessStats
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """Every phase, the whole run, and the driver's lateness over the whole run."""
+
+    phases: tuple[PhaseStats, ...]
+    whole: SliceStats
+    lateness: LatenessStats
+
+    def phase(self, name: str) -> PhaseStats | None:
+        return next((p for p in self.phases if p.name == name), None)
+
+
+def run_stats(run: Run) -> RunStats:
+    """Statistics for every phase and the whole run of a loaded run directory."""
+    samples = run.samples
+    scenario = run.scenario
+    late = late_mask(samples, scenario.lateness.late_after_ms)
+    phases = []
+    for window in run.phases:
+        offered_here = (samples["phase"] == window.name).to_numpy()
+        finished = samples["finished_s"]
+        done_here = ((finished >= window.start_s) & (finished < window.end_s)).to_numpy()
+        phases.append(
+            PhaseStats(
+                name=window.name,
+                rate=window.rate,
+                start_s=window.start_s,
+                end_s=window.end_s,
+                reason=window.reason,
+                offered=window.offered_total,
+                recorded=int(offered_here.sum()),
+                by_offer=slice_stats(samples[offered_here], scenario, window.duration_s),
+                by_completion=slice_stats(samples[done_here], scenario, window.duration_s),
+                lateness=lateness_stats(samples[offered_here], late[offered_here]),
+            )
+        )
+    return RunStats(
+        phases=tuple(phases),
+        whole=slice_stats(samples, scenario, run.end_s),
+        lateness=lateness_stats(samples, late),
+    )
+
+
+def send_lateness_ms(samples: pd.DataFrame) -> pd.Series:
+    """``sent_s - due_s`` in ms, rounded to the microsecond so 0.1 s reads as 100, not 100.00001."""
+    return ((samples["sent_s"] - samples["due_s"]) * 1000.0).round(3)
+
+
+def late_mask(samples: pd.DataFrame, late_after_ms: float) -> np.ndarray:
+    """True for arrivals sent more than ``late_after_ms`` after due, or never sent."""
+    lateness_ms = send_lateness_ms(samples).to_numpy()
+    return np.isnan(lateness_ms) | (lateness_ms > late_after_ms)
+
+
+def lateness_stats(samples: pd.DataFrame, late: np.ndarray) -> LatenessStats:
+    """Late count and the distribution of send lateness over the arrivals that were sent."""
+    return LatenessStats(
+        recorded=len(samples),
+        late=int(late.sum()),
+        never_sent=int(samples["sent_s"].isna().sum()),
+        lateness_ms=percentiles_of(send_lateness_ms(samples)),
+    )
+
+
+def slice_stats(samples: pd.DataFrame, scenario: Scenario, window_s: float) -> SliceStats:
+    """Counts, error rates and percentiles per workload of the scenario over ``samples``.
+
+    Every workload in the mix gets a row, with zero calls if it has no samples, so
+    an absent workload shows up as absent instead of disappearing.
+    """
+    names = [w.name for w in scenario.workloads]
+    by_outcome = (
+        samples.groupby(["workload", "outcome"], observed=True)
+        .size()
+        .unstack(fill_value=0)
+        .reindex(index=names, columns=list(_OUTCOME_FIELDS), fill_value=0)
+    )
+    success = samples["ok"] == 1
+    latency_ok = timed_successes(samples)
+    latency = percentiles_by(samples[latency_ok], "workload", "latency_ms")
+    latency_due = percentiles_by(samples[latency_ok], "workload", "latency_due_ms")
+    ttft = percentiles_by(samples[success], "workload", "ttft_ms")
+    workloads = tuple(
+        WorkloadStats(
+            workload=name,
+            counts=_counts(by_outcome.loc[name], scenario.shed_counts_as_error),
+            latency=latency.get(name, NO_SAMPLES),
+            latency_due=latency_due.get(name, NO_SAMPLES),
+            ttft=ttft.get(name, NO_SAMPLES),
+        )
+        for name in names
+    )
+    return SliceStats(
+        window_s=window_s,
+        total=_counts(by_outcome.sum(), scenario.shed_counts_as_error),
+        workloads=workloads,
+        failures=_failures(samples[~success]),
+    )
+
+
+def timed_successes(samples: pd.DataFrame) -> pd.Series:
+    """Samples whose latency counts: ``ok == 1``, except a stream must have finished its turn.
+
+    A cancelled turn is short by design, so a stream's whole-turn latency is over
+    ``outcome == ok`` only; its time to first token is over every ``ok == 1``.
+    """
+    stream = samples["workload"] == STREAM_WORKLOAD
+    return (samples["ok"] == 1) & (~stream | (samples["outcome"] == "ok"))
+
+
+# Outcome in samples.csv -> field of Counts.
+_OUTCOME_FIELDS = {
+    "ok": "ok",
+    "failed": "failed",
+    "shed": "shed",
+    "cancelled": "cancelled",
+    "timeout": "timeouts",
+    "abandoned": "abandoned",
+}
+
+
+def _counts(by_outcome: pd.Series, shed_is_error: bool) -> Counts:
+    fields = {_OUTCOME_FIELDS[o]: int(by_outcome[o]) for o in _OUTCOME_FIELDS}
+    counts = Counts(calls=sum(fields.values()), **fields)
+    return replace(counts, errors=counts.failures + (counts.shed if shed_is_error else 0))
+
+
+def _failures(failed: pd.DataFrame) -> tuple[FailureGroup, ...]:
+    """Failures grouped by workload, outcome and detail text, most frequent first."""
+    groups = failed.groupby(["workload", "outcome", "detail"], observed=True).size()
+    groups = groups[groups > 0].sort_values(ascending=False, kind="stable")
+    return tuple(FailureGroup(str(w), str(o), str(d), int(n)) for (w, o, d), n in groups.items())

@@ -1,0 +1,84 @@
+"""summary.json: the verdict and the numbers behind it, for machines rather than readers.
+
+A CI job or a dashboard reads this instead of scraping the Markdown; every
+percentile carries its count, and an absent value is null, never zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from reports.rundir import Run
+from reports.stats import Counts, RunStats, SliceStats
+from reports.system import SystemStats
+from reports.verdict import JUMP_RULE, RECOVERY_RULE, Verdict
+
+
+def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) -> dict:
+    """The run's verdict, per-threshold results, counts and per-phase statistics."""
+    return {
+        "run_id": run.run_id,
+        "scenario": run.scenario.name,
+        "verdict": verdict.word,
+        "exit_code": verdict.exit_code,
+        "invalid_reasons": list(verdict.invalid_reasons),
+        "warnings": list(verdict.warnings),
+        "thresholds": [asdict(t) for t in verdict.thresholds],
+        "counts": {
+            "offered": run.offered,
+            "recorded": stats.lateness.recorded,
+            "late": stats.lateness.late,
+            "never_sent": stats.lateness.never_sent,
+            **_counts(stats.whole.total),
+        },
+        "lateness_ms": asdict(stats.lateness.lateness_ms),
+        "phases": {
+            p.name: {
+                "start_s": p.start_s,
+                "end_s": p.end_s,
+                "offered": p.offered,
+                "recorded": p.recorded,
+                "late": p.lateness.late,
+                "by_offer": _slice(p.by_offer),
+                "by_completion": _slice(p.by_completion),
+            }
+            for p in stats.phases
+        },
+        "whole_run": _slice(stats.whole),
+        "jumps": {"rule": JUMP_RULE, "found": [asdict(j) for j in verdict.jumps]},
+        "recovery": None
+        if verdict.recovery is None
+        else {
+            "rule": RECOVERY_RULE,
+            "status": verdict.recovery.status,
+            "workloads": {c.workload: c.status for c in verdict.recovery.checks},
+        },
+        "generators": [asdict(g) for g in system.generators],
+        "probes_missing": system.missing,
+    }
+
+
+def _counts(counts: Counts) -> dict:
+    return {
+        **asdict(counts),
+        "error_rate": counts.error_rate,
+        "failure_rate": counts.failure_rate,
+        "shed_rate": counts.shed_rate,
+    }
+
+
+def _slice(part: SliceStats) -> dict:
+    return {
+        "window_s": part.window_s,
+        "total": _counts(part.total),
+        "workloads": {
+            w.workload: {
+                **_counts(w.counts),
+                "latency_ms": asdict(w.latency),
+                "latency_due_ms": asdict(w.latency_due),
+                "ttft_ms": asdict(w.ttft),
+            }
+            for w in part.workloads
+        },
+        "failures": [asdict(f) for f in part.failures],
+    }

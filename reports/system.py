@@ -1,0 +1,131 @@
+"""What the system under test (and the generator itself) did while the run ran.
+
+probes.csv is long format, so every series is summarised the same way: how many
+readings, the peak in each phase and overall, and the final value. A probe that
+was not taken has no rows and is named with its reason, never printed as zero.
+The generator watches itself too: a saturated driver looks like a slow server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from reports.rundir import Run
+
+GENERATOR_PROBE = "generator"
+# A Locust worker is one gevent thread: near one full core it cannot send on time.
+GENERATOR_BUSY_CPU_PERCENT = 90.0
+
+
+@dataclass(frozen=True)
+class ProbeSeries:
+    """One probe metric over the run: peak per phase and overall, and its last reading."""
+
+    probe: str
+    metric: str
+    readings: int
+    peak: float
+    final: float
+    peak_by_phase: dict[str, float | None]
+
+
+@dataclass(frozen=True)
+class GeneratorLoad:
+    """How hard one load-generating process worked, and whether it may have held the run back."""
+
+    probe: str
+    peak_cpu_percent: float | None
+    peak_loop_lag_ms: float | None
+    busy: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class SystemStats:
+    """Every probe series, the generators' own load, and the probes that were not taken."""
+
+    has_probes_file: bool
+    series: tuple[ProbeSeries, ...]
+    generators: tuple[GeneratorLoad, ...]
+    missing: dict[str, str]
+
+    def peak(self, probe: str, metric: str) -> float | None:
+        """The overall peak of one series, or None when it was not recorded."""
+        found = [s.peak for s in self.series if s.probe == probe and s.metric == metric]
+        return found[0] if found else None
+
+
+def system_stats(run: Run) -> SystemStats:
+    """Summaries of every series in probes.csv, and the generators' own load."""
+    missing = {str(k): str(v) for k, v in (run.meta.get("probes") or {}).get("missing", {}).items()}
+    if run.probes is None or run.probes.empty:
+        return SystemStats(run.probes is not None, (), (), missing)
+    series = _series(run.probes, run)
+    late_after_ms = run.scenario.lateness.late_after_ms
+    generators = tuple(
+        _generator_load(probe, series, late_after_ms)
+        for probe in sorted({s.probe for s in series})
+        if probe.split(".")[0] == GENERATOR_PROBE
+    )
+    return SystemStats(True, series, generators, missing)
+
+
+def probe_phase(t_s: pd.Series, run: Run) -> pd.Series:
+    """The phase each reading time falls in, or empty when it is outside every window."""
+    starts = np.array([p.start_s for p in run.phases])
+    ends = np.array([p.end_s for p in run.phases])
+    names = np.array([p.name for p in run.phases] + [""], dtype=object)
+    at = np.searchsorted(starts, t_s.to_numpy(), side="right") - 1
+    inside = (at >= 0) & (t_s.to_numpy() < ends[np.clip(at, 0, None)])
+    return pd.Series(np.where(inside, names[at], ""), index=t_s.index)
+
+
+def _series(probes: pd.DataFrame, run: Run) -> tuple[ProbeSeries, ...]:
+    keys = ["probe", "metric"]
+    overall = probes.groupby(keys, sort=True)["value"].agg(["count", "max", "last"])
+    by_phase = (
+        probes.assign(phase=probe_phase(probes["t_s"], run))
+        .groupby([*keys, "phase"])["value"]
+        .max()
+        .unstack()
+    )
+    names = [p.name for p in run.phases]
+    return tuple(
+        ProbeSeries(
+            probe=str(probe),
+            metric=str(metric),
+            readings=int(row["count"]),
+            peak=float(row["max"]),
+            final=float(row["last"]),
+            peak_by_phase={name: _value_or_none(by_phase, (probe, metric), name) for name in names},
+        )
+        for (probe, metric), row in overall.iterrows()
+    )
+
+
+def _value_or_none(table: pd.DataFrame, row: tuple, column: str) -> float | None:
+    if column not in table.columns:
+        return None
+    value = table.at[row, column]
+    return None if pd.isna(value) else float(value)
+
+
+def _generator_load(
+    probe: str, series: tuple[ProbeSeries, ...], late_after_ms: float
+) -> GeneratorLoad:
+    peaks = {s.metric: s.peak for s in series if s.probe == probe}
+    cpu, lag = peaks.get("cpu_percent"), peaks.get("loop_lag_ms")
+    causes = []
+    if cpu is not None and cpu >= GENERATOR_BUSY_CPU_PERCENT:
+        causes.append(
+            f"its CPU peaked at {cpu:.0f}% of a core (busy from {GENERATOR_BUSY_CPU_PERCENT:g}%)"
+        )
+    if lag is not None and lag > late_after_ms:
+        causes.append(
+            f"its event loop lagged {lag:.0f} ms (more than the {late_after_ms:g} ms that makes "
+            f"a dispatch late)"
+        )
+    return GeneratorLoad(probe, cpu, lag, bool(causes), "; ".join(causes))

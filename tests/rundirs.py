@@ -1,0 +1,195 @@
+"""Build run directories to the contract in reports/README.md, for tests and the benchmark.
+
+Tests build the run directories they read instead of checking in large fixtures:
+a schedule from the scenario's phases, one sample per arrival, outcomes and
+latencies drawn from a seeded generator, and whatever damage a test injects.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from reports.rundir import PROBE_COLUMNS, SAMPLE_COLUMNS
+from scenario import Scenario, load_scenario
+
+# A 32-arrival run built by hand; tests/test_reports_golden.py works its numbers out.
+GOLDEN = Path(__file__).parent / "data" / "reports_golden"
+
+# Typical service times per workload (ms), so charts and percentiles look like a run.
+BASE_LATENCY_MS = {
+    "api_read": 40.0,
+    "chat_stream": 900.0,
+    "agent_run": 1500.0,
+    "rag_query": 120.0,
+    "ingest": 60.0,
+    "trigger_fire": 30.0,
+}
+
+
+def schedule(scenario: Scenario) -> list[dict]:
+    """run.json's phases: back-to-back windows, one arrival every 1/rate seconds."""
+    phases, start = [], 0.0
+    for phase in scenario.phases:
+        end = start + phase.duration_s
+        phases.append(
+            {
+                "name": phase.name,
+                "rate": phase.rate,
+                "start_s": start,
+                "end_s": end,
+                "reason": phase.reason,
+                "offered_total": round(phase.rate * phase.duration_s),
+            }
+        )
+        start = end
+    return phases
+
+
+def synthetic_samples(
+    scenario: Scenario,
+    run_id: str = "synthetic",
+    seed: int = 0,
+    error_rates: dict[tuple[str, str], float] | None = None,
+    latency_factor: dict[tuple[str, str], float] | None = None,
+) -> pd.DataFrame:
+    """One sample per scheduled arrival, all on time, with seeded outcomes and latencies.
+
+    ``error_rates`` and ``latency_factor`` map (phase, workload) to a share of
+    ``HTTP 500`` failures and a latency multiplier, to inject a regression.
+    """
+    rng = np.random.default_rng(seed)
+    names = list(scenario.mix)
+    frames = []
+    for phase in schedule(scenario):
+        n = phase["offered_total"]
+        workload = rng.choice(names, size=n, p=list(scenario.mix.values()))
+        due = phase["start_s"] + np.arange(n) / phase["rate"]
+        base = np.array([BASE_LATENCY_MS[w] for w in workload])
+        factor = np.array([(latency_factor or {}).get((phase["name"], w), 1.0) for w in workload])
+        latency = base * factor * rng.lognormal(0.0, 0.3, size=n)
+        failing = rng.random(n) < np.array(
+            [(error_rates or {}).get((phase["name"], w), 0.0) for w in workload]
+        )
+        frames.append(
+            pd.DataFrame(
+                {
+                    "workload": workload,
+                    "phase": phase["name"],
+                    "due_s": due,
+                    "latency_ms": latency,
+                    "failing": failing,
+                }
+            )
+        )
+    frame = pd.concat(frames, ignore_index=True)
+    sent = frame["due_s"] + rng.uniform(0.0, 0.005, size=len(frame))
+    finished = sent + frame["latency_ms"] / 1000.0
+    stream = frame["workload"] == "chat_stream"
+    failing = frame["failing"]
+    return pd.DataFrame(
+        {
+            "run_id": run_id,
+            "worker": 0,
+            "index": np.arange(len(frame)),
+            "workload": frame["workload"],
+            "phase": frame["phase"],
+            "due_s": frame["due_s"],
+            "sent_s": sent,
+            "finished_s": finished,
+            "latency_ms": frame["latency_ms"],
+            "latency_due_ms": (finished - frame["due_s"]) * 1000.0,
+            "ttft_ms": np.where(stream & ~failing, frame["latency_ms"] * 0.3, np.nan),
+            "tokens": np.where(stream & ~failing, 40, 0),
+            "status": np.where(failing, 500, np.where(stream, 101, 200)),
+            "ok": np.where(failing, 0, 1),
+            "outcome": np.where(failing, "failed", "ok"),
+            "detail": np.where(failing, "HTTP 500", ""),
+            "bytes": 512,
+        }
+    )
+
+
+def synthetic_probes(scenario: Scenario, rss_mib: float = 200.0, cpu: float = 40.0) -> pd.DataFrame:
+    """One reading per second per series: API CPU and memory, DB connections, generator load."""
+    end = sum(p.duration_s for p in scenario.phases)
+    t = np.arange(0.0, end, 1.0)
+    series = {
+        ("api", "cpu_percent"): cpu + 10.0 * np.sin(t / 10.0),
+        ("api", "rss_bytes"): rss_mib * 2**20 + t * 1000.0,
+        ("db", "connections_total"): np.full_like(t, 15.0),
+        ("db", "connections_active"): np.minimum(15.0, t % 7),
+        ("generator.0", "cpu_percent"): np.full_like(t, 30.0),
+        ("generator.0", "loop_lag_ms"): np.full_like(t, 2.0),
+    }
+    return pd.concat(
+        [
+            pd.DataFrame({"t_s": t, "probe": probe, "metric": metric, "value": values})
+            for (probe, metric), values in series.items()
+        ],
+        ignore_index=True,
+    )
+
+
+def write_run_dir(
+    path: Path,
+    scenario: Scenario | None = None,
+    samples: pd.DataFrame | None = None,
+    probes: pd.DataFrame | None = None,
+    **meta: object,
+) -> Path:
+    """A run directory at ``path``; offered counts come from the samples unless given in meta."""
+    scenario = scenario or load_scenario().scaled(0.05)
+    if samples is None:
+        samples = synthetic_samples(scenario, str(meta.pop("run_id", "synthetic")))
+    run_id = str(samples["run_id"].iloc[0]) if len(samples) else str(meta.pop("run_id", "empty"))
+    phases = schedule(scenario)
+    for phase in phases:
+        mine = samples[samples["phase"] == phase["name"]]
+        phase["offered"] = {str(k): int(v) for k, v in mine["workload"].value_counts().items()}
+        phase["offered_total"] = len(mine)
+    run = {
+        "run_id": run_id,
+        "started_at": "2026-11-29T14:23:00Z",
+        "start_epoch": 1795000000.0,
+        "ended_at": "2026-11-29T14:29:00Z",
+        "duration_s": phases[-1]["end_s"],
+        "scenario": scenario.to_dict(),
+        "scale": 1.0,
+        "phases": phases,
+        "offered": len(samples),
+        "workers": 1,
+        "connections": scenario.default_connections,
+        "host": "http://127.0.0.1:8000",
+        "topology": "test: synthetic samples",
+        "machine": {"hostname": "test", "cpus": 2, "memory_gb": 24, "os": "Linux"},
+        "probes": {"taken": ["api", "db", "generator"], "missing": {"stub": "not started"}},
+        "stopped": "completed",
+    }
+    run.update(meta)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "run.json").write_text(json.dumps(run, indent=2))
+    samples[list(SAMPLE_COLUMNS)].to_csv(path / "samples.csv", index=False)
+    if probes is not None:
+        probes[list(PROBE_COLUMNS)].to_csv(path / "probes.csv", index=False)
+    return path
+
+
+def golden_copy(path: Path) -> Path:
+    """A writable copy of the hand-built golden run directory at ``path``."""
+    shutil.copytree(GOLDEN, path)
+    return path
+
+
+def edit_run_json(path: Path, **changes: object) -> None:
+    """Change top-level keys of a run directory's run.json (``scenario`` merged one level)."""
+    run = json.loads((path / "run.json").read_text())
+    scenario = changes.pop("scenario", None)
+    if isinstance(scenario, dict):
+        run["scenario"].update(scenario)
+    run.update(changes)
+    (path / "run.json").write_text(json.dumps(run))

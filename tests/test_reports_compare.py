@@ -1,0 +1,90 @@
+"""`compare` finds an injected regression and exits 1, and stays quiet on identical runs.
+
+Both runs are generated from the same seed, so without injected damage they are
+sample-for-sample equal; the damage is a slower api_read in sustain, errors on a
+zero-tolerance workload, and a bigger API process.
+"""
+
+from html.parser import HTMLParser
+
+import pytest
+
+from reports import compare_runs
+from reports.compare import compare
+from reports.rundir import load_run
+from scenario import load_scenario
+from tests.rundirs import synthetic_probes, synthetic_samples, write_run_dir
+
+SCENARIO = load_scenario().scaled(0.05)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("compare")
+    base = write_run_dir(
+        root / "base",
+        SCENARIO,
+        synthetic_samples(SCENARIO, "base", seed=7),
+        synthetic_probes(SCENARIO, rss_mib=200),
+    )
+    same = write_run_dir(
+        root / "same",
+        SCENARIO,
+        synthetic_samples(SCENARIO, "same", seed=7),
+        synthetic_probes(SCENARIO, rss_mib=200),
+    )
+    worse = write_run_dir(
+        root / "worse",
+        SCENARIO,
+        synthetic_samples(
+            SCENARIO,
+            "worse",
+            seed=7,
+            latency_factor={("sustain", "api_read"): 1.5},
+            error_rates={("sustain", "ingest"): 1.0},
+        ),
+        synthetic_probes(SCENARIO, rss_mib=300),
+    )
+    return base, same, worse
+
+
+def test_identical_runs_have_no_regression(runs, capsys):
+    base, same, _ = runs
+    assert compare_runs(base, same) == 0
+    assert "0 regressions (exit 0)" in capsys.readouterr().out
+    assert "No regression beyond the rules (exit 0)." in (same / "compare-base.md").read_text()
+
+
+def test_injected_regressions_are_each_found(runs):
+    base, _, worse = runs
+    regressions = compare(load_run(base), load_run(worse)).regressions
+    found = {(r.where, r.workload, r.what.split()[0]) for r in regressions}
+    assert ("sustain", "api_read", "p95") in found  # 1.5x latency, beyond 20%
+    assert ("sustain", "ingest", "error") in found  # zero-tolerance workload
+    assert ("system", "api", "peak") in found  # RSS 200 -> 300 MiB
+    assert not any(where in ("ramp", "burst", "recover") for where, _, _ in found)
+
+
+def test_compare_exits_1_and_writes_both_documents(runs, capsys):
+    base, _, worse = runs
+    assert compare_runs(base, worse) == 1
+    out = capsys.readouterr().out
+    assert "regressions (exit 1)" in out.splitlines()[0]
+    markdown = (worse / "compare-base.md").read_text()
+    assert markdown.index("## Per phase and workload") < markdown.index("## Regressions")
+    assert "sustain, api_read: p95" in markdown
+    sections = []
+
+    class Sections(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "section":
+                sections.append(dict(attrs)["id"])
+
+    Sections().feed((worse / "compare-base.html").read_text())
+    assert sections == ["runs", "phases", "system", "regressions"]
+
+
+def test_a_looser_tolerance_forgives_the_latency(runs):
+    base, _, worse = runs
+    found = compare(load_run(base), load_run(worse), p95_tolerance=10.0).regressions
+    assert not any(r.what.startswith("p95") for r in found)

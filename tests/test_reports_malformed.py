@@ -1,0 +1,157 @@
+"""Malformed run directories are refused with one line naming the file and the problem.
+
+Each case damages a copy of the golden run in one way; build must exit 2, say
+which file and what is wrong on a single stderr line, and write no report.
+The command line is exercised as a real process, as a user or CI would run it.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reports import build_report, compare_runs
+from tests.rundirs import edit_run_json, golden_copy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _rewrite_samples(path: Path, change) -> None:
+    lines = (path / "samples.csv").read_text().splitlines()
+    (path / "samples.csv").write_text("\n".join(change(lines)) + "\n")
+
+
+def _drop_columns(lines, names):
+    header = lines[0].split(",")
+    keep = [i for i, name in enumerate(header) if name not in names]
+    return [",".join(line.split(",")[i] for i in keep) for line in lines]
+
+
+def _set_cell(lines, row, column, value):
+    header = lines[0].split(",")
+    cells = lines[row].split(",")
+    cells[header.index(column)] = value
+    return [*lines[:row], ",".join(cells), *lines[row + 1 :]]
+
+
+CASES = {
+    "samples missing": (
+        lambda p: (p / "samples.csv").unlink(),
+        "samples.csv: missing; the generator writes one sample per arrival",
+    ),
+    "samples empty": (
+        lambda p: (p / "samples.csv").write_text(""),
+        "samples.csv: empty file; expected a header row (run_id,worker,index,",
+    ),
+    "samples missing columns": (
+        lambda p: _rewrite_samples(p, lambda ls: _drop_columns(ls, {"ttft_ms", "tokens"})),
+        "samples.csv: missing columns ttft_ms, tokens; see reports/README.md",
+    ),
+    "a time that is not a number": (
+        lambda p: _rewrite_samples(p, lambda ls: _set_cell(ls, 4, "due_s", "soon")),
+        "samples.csv: line 5, column due_s: 'soon' is not a number",
+    ),
+    "an unknown outcome": (
+        lambda p: _rewrite_samples(p, lambda ls: _set_cell(ls, 3, "outcome", "meh")),
+        "samples.csv: line 4: outcome 'meh' is not one of",
+    ),
+    "ok disagreeing with outcome": (
+        lambda p: _rewrite_samples(p, lambda ls: _set_cell(ls, 7, "ok", "1")),
+        "samples.csv: line 8: ok disagrees with outcome",
+    ),
+    "a repeated index": (
+        lambda p: _rewrite_samples(p, lambda ls: _set_cell(ls, 6, "index", "0")),
+        "samples.csv: line 7: index 0 repeats an earlier row's",
+    ),
+    "a workload outside the mix": (
+        lambda p: _rewrite_samples(p, lambda ls: _set_cell(ls, 2, "workload", "ingest")),
+        "samples.csv: line 3: workload 'ingest' is not in the scenario's mix",
+    ),
+    "samples from another run": (
+        lambda p: _rewrite_samples(p, lambda ls: _set_cell(ls, 9, "run_id", "other")),
+        "samples.csv: line 10: run_id 'other' differs from run.json's 'golden'",
+    ),
+    "run.json missing": (
+        lambda p: (p / "run.json").unlink(),
+        "run.json: missing; the generator writes it when load starts",
+    ),
+    "run.json not JSON": (
+        lambda p: (p / "run.json").write_text("{oops"),
+        "run.json: not valid JSON",
+    ),
+    "run.json without phases": (
+        lambda p: (p / "run.json").write_text(
+            json.dumps(
+                {k: v for k, v in json.loads((p / "run.json").read_text()).items() if k != "phases"}
+            )
+        ),
+        "run.json: missing keys phases",
+    ),
+    "run.json with a broken scenario": (
+        lambda p: edit_run_json(p, scenario={"lateness": {"max_late_fraction": 2}}),
+        "run.json: scenario.lateness.max_late_fraction: 2 must be between 0 and 1",
+    ),
+    "probes.csv missing a column": (
+        lambda p: (p / "probes.csv").write_text("t_s,probe,metric\n1,api,cpu_percent\n"),
+        "probes.csv: missing columns value",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_malformed_input_is_refused_with_its_message(case, tmp_path, capsys):
+    damage, message = CASES[case]
+    path = golden_copy(tmp_path / "run")
+    damage(path)
+    assert build_report(path) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1, err
+    assert not (path / "report.md").exists()
+    assert not (path / "summary.json").exists()
+
+
+def test_compare_refuses_another_scenario_unless_forced(tmp_path, capsys):
+    base = golden_copy(tmp_path / "base")
+    run = golden_copy(tmp_path / "run")
+    edit_run_json(run, scenario={"name": "another"})
+    assert compare_runs(base, run) == 2
+    err = capsys.readouterr().err
+    assert "ran different scenarios (name: golden in BASE, another in RUN)" in err
+    assert "pass --force" in err
+    assert err.count("\n") == 1
+    assert not list(run.glob("compare-*"))
+    assert compare_runs(base, run, force=True) == 0
+    assert "Forced: the runs' scenarios differ" in (run / "compare-golden.md").read_text()
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "reports", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_cli_build_exit_codes_and_one_line_refusal(tmp_path):
+    path = golden_copy(tmp_path / "run")
+    done = _cli("build", str(path))
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("FAIL (exit 1):")
+    (path / "samples.csv").write_text("")
+    refused = _cli("build", str(path))
+    assert refused.returncode == 2
+    assert refused.stderr.count("\n") == 1
+    assert "samples.csv: empty file" in refused.stderr
+
+
+def test_cli_help_names_both_commands_and_the_exit_codes():
+    top = _cli("--help")
+    assert top.returncode == 0
+    assert "build" in top.stdout and "compare" in top.stdout
+    build = _cli("build", "--help")
+    assert "Exit 0 when every threshold is met" in " ".join(build.stdout.split())
