@@ -339,8 +339,15 @@ class Conductor:
         self.exit_code = finish(run.files.dir)
 
     def _write_record(self, run: _ActiveRun, probes: dict | None = None) -> dict:
+        """run.json as of now: planned counts until the run ends, then what was offered."""
         ended = run.stopped is not None
-        plan = run.plan if run.plan.closed or run.end_s is None else run.plan.closed_at(run.end_s)
+        if ended:
+            end_s = run.end_s
+        elif run.plan.closed:
+            end_s = run.plan.end_s
+        else:
+            end_s = max(run.clock.now(), 0.0) + CHANGE_LEAD_S
+        plan = run.plan if run.plan.closed else run.plan.as_run(end_s)
         offered = self._offered(run, plan) if ended else _planned(run.scenario, plan)
         phases = []
         for number, segment in enumerate(plan.segments):
@@ -361,9 +368,9 @@ class Conductor:
             "run_id": run.run_id,
             "started_at": run.started_at,
             "start_epoch": run.clock.start_epoch,
-            "ended_at": _iso(run.clock.start_epoch + run.end_s) if ended else None,
-            "duration_s": round(run.end_s, 3) if ended else None,
-            "scenario": run.scenario.to_dict(),
+            "ended_at": _iso(run.clock.start_epoch + end_s) if ended else None,
+            "duration_s": round(end_s, 3),
+            "scenario": plan.scenario_as_run(run.scenario).to_dict(),
             "scale": settings.scale,
             "phases": phases,
             "offered": sum(p["offered_total"] for p in phases),
@@ -396,9 +403,7 @@ class Conductor:
 
 
 def _planned(scenario: Scenario, plan: Plan) -> Counter:
-    """What a closed plan offers in full (an open one: nothing yet), per (segment, workload)."""
-    if not plan.closed:
-        return Counter()
+    """What a closed plan offers in full, per (segment, workload)."""
     mix = Mix.from_scenario(scenario)
     return Counter((segment, mix.pick(k)) for segment, k in plan.indexes_before())
 

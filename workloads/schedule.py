@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 
-from scenario import Scenario
+from scenario import Phase, Scenario
 
 # Digits kept when turning duration x rate into an arrival count, so that float
 # noise from scaling (6.000000000000001 s x 4/s) does not invent an arrival.
@@ -88,13 +88,37 @@ class Plan:
         return Plan((*self.segments[:-1], replace(last, end_s=max(at_s, last.start_s))))
 
     def with_rate(self, rate: float, at_s: float) -> Plan:
-        """The plan with the open segment ended at ``at_s`` and a new rate from then on."""
+        """The plan with the open segment ended at ``at_s`` and a new rate from then on.
+
+        A segment that would not have started by then is replaced, never left empty.
+        """
+        last = self.segments[-1]
+        if at_s <= last.start_s:
+            return Plan((*self.segments[:-1], replace(last, rate=rate)))
         ended = self.closed_at(at_s)
         last = ended.segments[-1]
         first = last.first_index + last.count()
         name = _rate_name(len(ended.segments), rate)
         segment = Segment(name, rate, at_s, None, first, "set by the operator")
         return Plan((*ended.segments, segment))
+
+    def as_run(self, end_s: float) -> Plan:
+        """The plan as it ran until ``end_s``: the open segment ends there, unstarted ones go."""
+        closed = self.closed_at(end_s)
+        return Plan(tuple(s for s in closed.segments if s.end_s > s.start_s) or closed.segments[:1])
+
+    def scenario_as_run(self, scenario: Scenario) -> Scenario:
+        """The scenario with this plan's segments as its phases (a constant-rate run's rates),
+        each threshold applied to every segment; unchanged when the segments are its phases."""
+        if [s.name for s in self.segments] == [p.name for p in scenario.phases]:
+            return scenario
+        phases = tuple(
+            Phase(s.name, s.end_s - s.start_s, s.rate, s.reason) for s in self.segments
+        )
+        thresholds = tuple(
+            replace(t, phase=s.name) for s in self.segments for t in scenario.thresholds
+        )
+        return replace(scenario, phases=phases, thresholds=thresholds)
 
     def indexes_before(self, until_s: float | None = None) -> Iterator[tuple[int, int]]:
         """(segment number, global index) of every arrival due before ``until_s`` (or the end)."""
@@ -130,6 +154,8 @@ class SlotCursor:
         self.workers = workers
         self.segment = 0
         self._j: int | None = None
+        # The current segment's arrival count, kept while the plan object stays the same.
+        self._counted: tuple[Plan, int, int | None] | None = None
 
     def peek(self, plan: Plan) -> tuple[int, int, float] | None:
         """(segment number, global index, due_s) of this slot's next arrival, None when done."""
@@ -137,7 +163,10 @@ class SlotCursor:
             segment = plan.segments[self.segment]
             if self._j is None:
                 self._j = (self.slot - segment.first_index) % self.workers
-            count = segment.count()
+            counted = self._counted
+            if counted is None or counted[0] is not plan or counted[1] != self.segment:
+                counted = self._counted = (plan, self.segment, segment.count())
+            count = counted[2]
             if count is None or self._j < count:
                 return self.segment, segment.first_index + self._j, segment.due_s(self._j)
             self.segment += 1
