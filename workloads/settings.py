@@ -51,8 +51,11 @@ class RunSettings:
 
 
 def add_options(parser) -> None:
-    """Register the generator's options on Locust's parser (they also show in the web UI)."""
-    group = parser.add_argument_group("agent-loadkit")
+    """Register the generator's options on Locust's parser (they also show in the web UI).
+
+    On the parser itself, not a group: only Locust's own ``add_argument`` knows ``is_secret``.
+    """
+    group = parser
     group.add_argument("--scenario", default="scenario.yaml", help="scenario file (YAML)")
     group.add_argument(
         "--scale", type=float, default=1.0, help="multiply phase durations (never rates) by this"
