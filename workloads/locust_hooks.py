@@ -7,6 +7,7 @@ stops the process here with one line, before any load.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 from locust import events
@@ -72,6 +73,9 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         runner.register_message(PLAN, lambda msg, **_: _process.on_plan(PlanUpdate(**msg.data)))
         runner.register_message(STOP, lambda msg, **_: _process.stop("interrupted"))
     if not isinstance(runner, WorkerRunner):
+        # A headless shape run blocks Locust's main before it installs its SIGTERM handler;
+        # until then SIGTERM acts as Ctrl-C, so the run still ends interrupted and reported.
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         _conductor = Conductor(environment, _process)
         runner.register_message(READY, lambda msg, **_: _conductor.on_ready(msg.data))
         runner.register_message(
@@ -109,7 +113,10 @@ def _on_worker_report(client_id, data, **_) -> None:
 
 
 def _on_quitting(environment, **_) -> None:
+    """Locust is exiting (the end, Ctrl-C, SIGTERM): end any run first, then give its verdict."""
     if _conductor is not None:
+        _conductor.interrupt()
+        _conductor.close()
         if _conductor.exit_code is not None and environment.parsed_options.headless:
             environment.process_exit_code = _conductor.exit_code
     elif _process is not None:

@@ -112,9 +112,7 @@ class Plan:
         each threshold applied to every segment; unchanged when the segments are its phases."""
         if [s.name for s in self.segments] == [p.name for p in scenario.phases]:
             return scenario
-        phases = tuple(
-            Phase(s.name, s.end_s - s.start_s, s.rate, s.reason) for s in self.segments
-        )
+        phases = tuple(Phase(s.name, s.end_s - s.start_s, s.rate, s.reason) for s in self.segments)
         thresholds = tuple(
             replace(t, phase=s.name) for s in self.segments for t in scenario.thresholds
         )

@@ -54,15 +54,15 @@ def add_options(parser) -> None:
     """Register the generator's options on Locust's parser (they also show in the web UI).
 
     On the parser itself, not a group: only Locust's own ``add_argument`` knows ``is_secret``.
+    Numbers are checked by ``settings_from``, not argparse, so a bad one is our one line.
     """
     group = parser
     group.add_argument("--scenario", default="scenario.yaml", help="scenario file (YAML)")
     group.add_argument(
-        "--scale", type=float, default=1.0, help="multiply phase durations (never rates) by this"
+        "--scale", default=1.0, help="multiply phase durations (never rates) by this"
     )
     group.add_argument(
         "--connections",
-        type=int,
         default=None,
         help="bound on concurrent requests, all processes together "
         "(default: peak rate x slowest timeout)",
@@ -77,12 +77,11 @@ def add_options(parser) -> None:
     group.add_argument("--topology", default="", help="free text: where each part ran")
     group.add_argument(
         "--rate",
-        type=float,
         default=None,
         help="run at this constant arrival rate (per second) instead of the scenario's phases; "
         "change it while running at /arrival-rate",
     )
-    group.add_argument("--api-pid", type=int, default=None, help="probe this API process")
+    group.add_argument("--api-pid", default=None, help="probe this API process")
     group.add_argument(
         "--database-url", default=None, is_secret=True, help="probe Postgres connections"
     )
