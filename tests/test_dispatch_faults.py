@@ -78,7 +78,10 @@ def test_held_requests_time_out_at_the_workloads_timeout(tmp_path):
 
 
 def test_a_target_killed_mid_run_still_leaves_one_failed_sample_per_arrival(tmp_path):
-    scenario = write_scenario(tmp_path, [("ramp", 2.0, 5.0), ("sustain", 4.0, 10.0)])
+    error_rate = {"workload": "api_read", "metric": "error_rate", "limit": 0.01}
+    scenario = write_scenario(
+        tmp_path, [("ramp", 2.0, 5.0), ("sustain", 4.0, 10.0)], thresholds=[error_rate]
+    )
     run_dir = tmp_path / "run"
     with platform(tmp_path / "platform") as plat:
         args = [sys.executable, *locust_args(plat, scenario, run_dir, "--headless")]
@@ -100,7 +103,8 @@ def test_a_target_killed_mid_run_still_leaves_one_failed_sample_per_arrival(tmp_
     assert len(after) >= 10
     assert all(s["outcome"] == "failed" for s in after), _by_outcome(after)
     assert {s["detail"] for s in after} <= {"ConnectionRefusedError", "ConnectionResetError"}
-    assert locust.returncode != 0
+    # The verdict is the exit code: sustain's api_read error rate failed its threshold.
+    assert locust.returncode == 1
 
 
 def test_the_platforms_429_is_recorded_as_shed(tmp_path):

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import gevent
-from locust.runners import WORKER_REPORT_INTERVAL, MasterRunner
+from locust.runners import STATE_MISSING, WORKER_REPORT_INTERVAL, MasterRunner
 
 from probes import ProbeRun, Reading, start_probes
 from scenario import Scenario, Workload
@@ -289,7 +289,7 @@ class Conductor:
         if run.plan.end_s is None or now < run.plan.end_s:
             return KEEP_RUNNING
         deadline = run.plan.end_s + run.scenario.timeouts.slowest_s + DRAIN_GRACE_S
-        if len(run.drained) < run.workers and now < deadline:
+        if set(range(run.workers)) - set(run.drained) - self._lost(run) and now < deadline:
             return KEEP_RUNNING
         if run.distributed and time.monotonic() - run.last_drained < REPORT_WAIT_S:
             return KEEP_RUNNING
@@ -298,6 +298,17 @@ class Conductor:
             lost = run.workers - len(run.drained)
             run.stopped = "completed" if not lost else f"incomplete: {lost} load process(es) lost"
         return None
+
+    def _lost(self, run: _ActiveRun) -> set[int]:
+        """Slots whose worker Locust has declared missing or removed: not worth waiting for."""
+        runner = self.environment.runner
+        if not isinstance(runner, MasterRunner):
+            return set()
+        return {
+            slot
+            for client, slot in run.slots.items()
+            if client not in runner.clients or runner.clients[client].state == STATE_MISSING
+        }
 
     # -- ending -----------------------------------------------------------------------------
 
