@@ -181,3 +181,26 @@ def _wait_for_end(run_dir, proc) -> dict:
             return record
         time.sleep(0.05)
     raise TimeoutError("the run did not end")
+
+
+def test_a_fixture_without_a_trigger_runs_without_trigger_fire_and_says_so(plat, tmp_path):
+    fixture = json.loads(plat.fixture.read_text())
+    fixture["trigger_id"] = None
+    (tmp_path / "fixture.json").write_text(json.dumps(fixture))
+    scenario = write_scenario(tmp_path, [("sustain", 2.0, 20.0)])
+    run_dir = tmp_path / "run"
+    args = locust_args(
+        plat, scenario, run_dir, "--headless", "--fixture", str(tmp_path / "fixture.json")
+    )
+    subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=load_env(),
+        capture_output=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    record, samples = read_run(run_dir), read_samples(run_dir)
+    assert "trigger" in record["skipped"]["trigger_fire"]
+    assert record["scenario"]["workloads"]["trigger_fire"]["share"] == 0
+    assert record["offered"] == len(samples) == 40
+    assert "trigger_fire" not in {s["workload"] for s in samples}

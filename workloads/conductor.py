@@ -127,9 +127,12 @@ class Conductor:
             self.refuse(str(exc))
 
     def refuse(self, line: str) -> None:
-        """Refuse the test with one line on stderr; the shape's next tick ends it."""
-        sys.stderr.write(f"agent-loadkit: {line}\n")
-        sys.stderr.flush()
+        """Refuse the test with one line (stderr, or the web UI's log); the next tick ends it."""
+        if self.environment.web_ui is not None:
+            log.error("refused: %s", line)
+        else:
+            sys.stderr.write(f"agent-loadkit: {line}\n")
+            sys.stderr.flush()
         self._refused = True
         self.exit_code = REFUSED_EXIT
 

@@ -6,11 +6,13 @@ user count stays at zero rather than pretending dispatchers are people.
 """
 
 from locust import User, task
+from locust.exception import StopUser
 
 
 class OpenArrival(User):
-    """Placeholder that keeps Locust's loader satisfied; zero of them ever run."""
+    """Placeholder that keeps Locust's loader satisfied; the shapes spawn none of it."""
 
     @task
-    def nothing(self) -> None:
-        """Never runs: the shapes ask for zero users."""
+    def stop_at_once(self) -> None:
+        """Only reachable without this kit's shapes (class picker on "Default"): do no work."""
+        raise StopUser()
