@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 STUB_ARGS ?=
 TARGET_ARGS ?=
 
-.PHONY: venv test lint stub target seed demo
+.PHONY: venv test lint stub target seed demo load-test
 
 venv: $(STAMP)
 
@@ -35,3 +35,11 @@ seed: venv
 
 demo: venv
 	@echo "make demo: not yet; it arrives with the demo issue. Run 'make test' meanwhile."
+
+# The generator, headless: the four phases (or LOAD_ARGS="--rate 20 --run-time 60"),
+# exiting with the report's verdict. Password from LOAD_PASSWORD, never an argument.
+LOAD_ARGS ?=
+load-test: venv
+	$(VENV)/bin/locust -f locustfile.py --headless --only-summary \
+		$(if $(API_PID),--api-pid $(API_PID)) $(if $(DATABASE_URL),--database-url $(DATABASE_URL)) \
+		$(LOAD_ARGS)

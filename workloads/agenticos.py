@@ -14,6 +14,7 @@ import json
 from urllib.parse import urlencode
 
 import websocket
+from geventhttpclient.response import HTTPParseError
 from urllib3 import encode_multipart_formdata
 
 from workloads.dialect import Attempt, Dialect, DialectError
@@ -58,15 +59,16 @@ class AgenticOS(Dialect):
         headers = {"Content-Type": "application/x-www-form-urlencoded"}
         try:
             status, answer, _ = self.http.send(HttpCall("POST", f"{API}/auth/login", body, headers))
-        except OSError as exc:
+            token = json.loads(answer)["access_token"] if status == 200 else None
+        except (OSError, HTTPParseError, ValueError, KeyError) as exc:
             raise DialectError(
-                f"sign-in: cannot reach the API ({type(exc).__name__}); check --host or the fixture"
+                f"sign-in: no usable answer from the API ({type(exc).__name__}); check --host"
             ) from None
-        if status != 200:
+        if token is None:
             raise DialectError(
                 f"sign-in as {email}: HTTP {status}; check --email and {PASSWORD_ENV}"
             )
-        self._token = json.loads(answer)["access_token"]
+        self._token = token
         self._auth = {
             "Authorization": f"Bearer {self._token}",
             "X-Organization-Id": self.fixture.org_id,
