@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import gevent
+import gevent.event
 from locust.runners import STATE_MISSING, WORKER_REPORT_INTERVAL, MasterRunner
 
 from probes import ProbeRun, Reading, start_probes
@@ -96,6 +97,7 @@ class _ActiveRun:
     stopped: str | None = None
     discarded: int = 0
     flusher: gevent.Greenlet | None = None
+    all_drained: gevent.event.Event = field(default_factory=gevent.event.Event)
 
     @property
     def workers(self) -> int:
@@ -112,8 +114,10 @@ class Conductor:
         self._run: _ActiveRun | None = None
         self._preparing: str | None = None
         self._ready: dict[int, Ready] = {}
+        self._expected = 0
+        self._all_ready = gevent.event.Event()
         self._refused = False
-        self._last_run_dir: Path | None = None
+        self._used_run_dirs: set[Path] = set()
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -161,7 +165,8 @@ class Conductor:
                 f"processes; give at least {len(slots)}"
             )
         run_dir = self._run_dir(settings)
-        self._ready, self._preparing = {}, run_dir.name
+        self._ready, self._preparing, self._expected = {}, run_dir.name, len(slots)
+        self._all_ready.clear()
         prepare = Prepare(
             run_id=run_dir.name,
             slots=slots,
@@ -172,9 +177,7 @@ class Conductor:
             email=settings.email,
         )
         environment.runner.send_message(PREPARE, to_wire(prepare))
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while len(self._ready) < len(slots) and time.monotonic() < deadline:
-            gevent.sleep(0.05)
+        self._all_ready.wait(READY_TIMEOUT_S)
         self._preparing = None
         errors = [r.error for r in self._ready.values() if r.error]
         if errors or len(self._ready) < len(slots):
@@ -194,6 +197,8 @@ class Conductor:
             distributed=isinstance(environment.runner, MasterRunner),
             skipped=skipped,
         )
+        if settings.run_dir is not None:
+            self._used_run_dirs.add(settings.run_dir)
         start_epoch = time.time() + START_LEAD_S
         run.clock = RunClock(start_epoch)
         run.started_at = _iso(start_epoch)
@@ -221,15 +226,13 @@ class Conductor:
 
     def _run_dir(self, settings: RunSettings) -> Path:
         """--run-dir for the first test, else runs/<UTC timestamp>; later tests get a suffix."""
-        if settings.run_dir is not None and settings.run_dir != self._last_run_dir:
-            chosen = check_new_run_dir(settings.run_dir)
-        else:
-            base = settings.run_dir or RUNS_DIR / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            chosen, n = base, 1
-            while chosen.exists():
-                n += 1
-                chosen = base.with_name(f"{base.name}-{n}")
-        self._last_run_dir = chosen
+        if settings.run_dir is not None and settings.run_dir not in self._used_run_dirs:
+            return check_new_run_dir(settings.run_dir)
+        base = settings.run_dir or RUNS_DIR / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        chosen, n = base, 1
+        while chosen.exists():
+            n += 1
+            chosen = base.with_name(f"{base.name}-{n}")
         return chosen
 
     def _send_plan(self, run: _ActiveRun) -> None:
@@ -239,8 +242,11 @@ class Conductor:
     # -- while it runs ----------------------------------------------------------------------
 
     def on_ready(self, data: dict) -> None:
+        """A process signed in (or could not); the last one releases ``_begin``."""
         if data["run_id"] == self._preparing:
             self._ready[data["slot"]] = Ready(**data)
+            if len(self._ready) == self._expected:
+                self._all_ready.set()
 
     def on_batch(self, data: dict) -> None:
         """Append a batch of samples to disk, and the generator's readings to probes.csv."""
@@ -261,6 +267,8 @@ class Conductor:
         self.on_batch(vars(drained.batch))
         run.drained[drained.batch.slot] = drained
         run.last_drained = time.monotonic()
+        if len(run.drained) == run.workers:
+            run.all_drained.set()
 
     def _flush_local(self, run: _ActiveRun) -> None:
         while True:
@@ -323,9 +331,7 @@ class Conductor:
         run.end_s = run.clock.now()
         run.stopped = "interrupted"
         self.environment.runner.send_message(STOP, {"run_id": run.run_id})
-        deadline = time.monotonic() + STOP_WAIT_S
-        while len(run.drained) < run.workers and time.monotonic() < deadline:
-            gevent.sleep(0.05)
+        run.all_drained.wait(STOP_WAIT_S)
 
     def close(self) -> None:
         """test_stop: write how the run ended, Locust's tables beside ours, then the report."""
