@@ -98,12 +98,9 @@ class Dispatcher:
                 return
             segment, index, due_s = upcoming
             wait = due_s - clock.now()
-            if wait > 0:
-                if self._plan.closed:
-                    gevent.sleep(wait)
-                elif self._plan_changed.wait(wait):
-                    self._plan_changed.clear()
-                    continue
+            if wait > 0 and self._plan_changed.wait(wait):
+                self._plan_changed.clear()
+                continue
             cursor.advance()
             workload = self._mix.pick(index)
             self.offered[segment, workload] += 1
