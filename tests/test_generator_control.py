@@ -204,3 +204,25 @@ def test_a_fixture_without_a_trigger_runs_without_trigger_fire_and_says_so(plat,
     assert record["scenario"]["workloads"]["trigger_fire"]["share"] == 0
     assert record["offered"] == len(samples) == 40
     assert "trigger_fire" not in {s["workload"] for s in samples}
+
+
+def test_a_constant_rate_with_a_run_time_ends_and_drains_by_itself(plat, long_scenario, tmp_path):
+    run_dir = tmp_path / "run"
+    args = locust_args(
+        plat, long_scenario, run_dir, "--headless", "--rate", "10", "--run-time", "2s"
+    )
+    result = subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=load_env(),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    record, samples = read_run(run_dir), read_samples(run_dir)
+    assert record["stopped"] == "completed", result.stderr[-1500:]
+    assert record["offered"] == len(samples) == 20
+    assert [(p["name"], p["rate"], p["end_s"]) for p in record["phases"]] == [
+        ("rate1@10/s", 10.0, 2.0)
+    ]
+    assert {s["outcome"] for s in samples} <= {"ok", "cancelled"}
