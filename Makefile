@@ -6,6 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 STUB_ARGS ?=
 TARGET_ARGS ?=
+SEED_ARGS ?=
 
 .PHONY: venv test lint stub target seed demo load-test
 
@@ -30,6 +31,9 @@ stub: venv
 target: venv
 	$(PY) -m target $(TARGET_ARGS)
 
+# The reference target's documented default password (target/README.md); export
+# LOAD_PASSWORD to seed a real deployment.
+seed: export LOAD_PASSWORD ?= loadkit-admin
 seed: venv
 	$(PY) -m workloads.seed $(SEED_ARGS)
 

@@ -17,9 +17,12 @@ Percentiles are nearest-rank over those bins, reported as the bin's upper edge
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import mmap
 import multiprocessing
+import operator
 import os
 from dataclasses import dataclass
 
@@ -32,8 +35,10 @@ ENDPOINTS = (
     "/health",
 )
 FAULTS = ("errors", "timeouts", "rate_limited")
-# First frames (or a whole non-streamed answer) and later tokens are judged apart.
-LATENESS_KINDS = ("first_token", "token")
+# First frames (or a whole non-streamed answer) and later tokens are judged apart; "loop" is
+# a steady tick of the event loop itself, which also catches stalls (garbage collection, a
+# starved CPU) that delay requests before their handler starts and so before any deadline.
+LATENESS_KINDS = ("first_token", "token", "loop")
 
 # Histogram geometry, in microseconds: fine where a healthy stub lives, coarse beyond.
 _EARLY_US = -10_000
@@ -62,7 +67,8 @@ _R_SIZE = _R_LATENESS + len(LATENESS_KINDS) * _L_SIZE
 _NO_WORST = -(2**62)
 
 
-def _bin_of(us: int) -> int:
+def bin_of(us: int) -> int:
+    """The histogram bin holding a lateness of us microseconds."""
     if us < _EARLY_US:
         return 0
     if us < _FINE_END_US:
@@ -103,19 +109,15 @@ class Lateness:
 
 def lateness_from_bins(bins: list[int], worst_us: int) -> Lateness:
     """Nearest-rank p50/p99 over histogram bins (upper edges, capped by the exact worst)."""
-    count = sum(bins)
+    cumulative = list(itertools.accumulate(bins))
+    count = cumulative[-1]
     if count == 0:
         return Lateness(0, None, None, None)
 
     def percentile(p: float) -> float:
-        rank = max(1, math.ceil(p / 100.0 * count))
-        seen = 0
-        for index, n in enumerate(bins):
-            seen += n
-            if seen >= rank:
-                edge = _upper_edge_us(index)
-                return round(min(worst_us, edge if edge is not None else worst_us) / 1000.0, 3)
-        raise AssertionError("rank beyond count")
+        index = bisect.bisect_left(cumulative, max(1, math.ceil(p / 100.0 * count)))
+        edge = _upper_edge_us(index)
+        return round(min(worst_us, edge if edge is not None else worst_us) / 1000.0, 3)
 
     return Lateness(count, percentile(50), percentile(99), round(worst_us / 1000.0, 3))
 
@@ -186,7 +188,7 @@ class Stats:
         mem[at + _L_COUNT] += 1
         if us > mem[at + _L_WORST]:
             mem[at + _L_WORST] = us
-        mem[at + _L_BINS + _bin_of(us)] += 1
+        mem[at + _L_BINS + bin_of(us)] += 1
 
     def reset(self) -> None:
         """Start counting afresh in every process; requests in flight stay in flight."""
@@ -203,7 +205,7 @@ class Stats:
         requests = dict.fromkeys(ENDPOINTS, 0)
         faults = dict.fromkeys(FAULTS, 0)
         abandoned = 0
-        bins = [[0] * N_BINS for _ in LATENESS_KINDS]
+        bins: list[list[int] | None] = [None] * len(LATENESS_KINDS)
         worst = [_NO_WORST] * len(LATENESS_KINDS)
         processes = []
         for r in range(self._n_processes):
@@ -228,7 +230,7 @@ class Stats:
                 at = base + _R_LATENESS + k * _L_SIZE
                 worst[k] = max(worst[k], mem[at + _L_WORST])
                 region = mem[at + _L_BINS : at + _L_BINS + N_BINS].tolist()
-                bins[k] = [a + b for a, b in zip(bins[k], region, strict=True)]
+                bins[k] = region if bins[k] is None else list(map(operator.add, bins[k], region))
         return {
             "in_flight": in_flight,
             "max_in_flight": max_in_flight,
@@ -236,7 +238,7 @@ class Stats:
             "faults": faults,
             "abandoned": abandoned,
             "lateness": {
-                name: lateness_from_bins(bins[k], worst[k]).as_dict()
+                name: lateness_from_bins(bins[k] or [0], worst[k]).as_dict()
                 for k, name in enumerate(LATENESS_KINDS)
             },
             "processes": processes,

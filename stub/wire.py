@@ -80,6 +80,12 @@ class StreamFrames:
             usage_head=common + b',"choices":[],"usage":' if include_usage else b"",
         )
 
+    def payloads(self, n_tokens: int, finish_reason: str, prompt_tokens: int) -> list[bytes]:
+        """What goes out at each of the n_tokens deadlines; the last carries the end of stream."""
+        sends = [self.first()] + [self.token(k) for k in range(1, n_tokens)]
+        sends[-1] += self.last(finish_reason, prompt_tokens, n_tokens)
+        return sends
+
     def first(self) -> bytes:
         """The role frame and the first token, sent together at the first-token deadline."""
         return self.head + _ROLE_DELTA + self.tail + self.token(0)

@@ -6,6 +6,7 @@ the stub misbehaves the same way both times and its vectors never move.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import json
@@ -16,6 +17,7 @@ import sys
 import urllib.error
 import urllib.request
 
+import aiohttp
 import pytest
 
 from stub.config import parse_config
@@ -24,8 +26,8 @@ from tests.servers import ROOT, free_port, running
 
 FAULT_FLAGS = ["--error-rate", "0.25", "--rate-limit-rate", "0.2", "--timeout-rate", "0.1"]
 N_REQUESTS = 40
-# A held request is recognised by the client giving up; the stub answers the rest in ~1 ms.
-HELD_AFTER_S = 0.4
+# How often a waiting request checks whether the stub is holding it.
+POLL_S = 0.02
 _FATE = {Fault.ERROR: "500", Fault.RATE_LIMIT: "429", Fault.TIMEOUT: "held", None: "200"}
 
 
@@ -47,16 +49,30 @@ def _post(url: str, body: dict, timeout: float = 5.0) -> tuple[int, bytes]:
 
 
 def _fates(url: str) -> list[str]:
-    """The fate of each of N_REQUESTS model requests, sent one after another."""
-    fates = []
-    for k in range(N_REQUESTS):
-        path = "/v1/embeddings" if k % 2 else "/api/embed"
-        try:
-            status, _ = _post(url + path, {"input": f"text {k}"}, timeout=HELD_AFTER_S)
-            fates.append(str(status))
-        except TimeoutError:
-            fates.append("held")
-    return fates
+    """The fate of each of N_REQUESTS model requests, sent one after another.
+
+    A request the stub holds never answers; it is recognised by the stub's own timeout
+    count rising while the request waits, not by a client deadline a slow machine could miss.
+    """
+
+    async def run() -> list[str]:
+        fates = []
+        async with aiohttp.ClientSession() as session:
+            for k in range(N_REQUESTS):
+                path = "/v1/embeddings" if k % 2 else "/api/embed"
+                held_before = _stats(url)["faults"]["timeouts"]
+                answer = asyncio.create_task(session.post(url + path, json={"input": f"t{k}"}))
+                while not answer.done():
+                    await asyncio.wait([answer], timeout=POLL_S)
+                    if not answer.done() and _stats(url)["faults"]["timeouts"] > held_before:
+                        answer.cancel()
+                        fates.append("held")
+                        break
+                else:
+                    fates.append(str((await answer).status))
+        return fates
+
+    return asyncio.run(run())
 
 
 def _stats(url: str) -> dict:

@@ -174,6 +174,15 @@ def test_injected_429_is_rate_limit_error_with_retry_after(tmp_path):
         assert caught.value.body["code"] == "rate_limit_exceeded"
         assert caught.value.response.headers["retry-after"] == str(RETRY_AFTER_S)
         assert caught.value.response.headers["x-should-retry"] == "false"
+
+        async def embed():
+            async with openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="x") as aclient:
+                await aclient.embeddings.create(model="e", input="x")
+
+        with pytest.raises(openai.RateLimitError) as caught:
+            asyncio.run(embed())
+        assert caught.value.body["message"] == RATE_LIMIT_MESSAGE
         stats = _stats(server)
         assert stats["requests"]["/v1/chat/completions"] == 1
-        assert stats["faults"]["rate_limited"] == 1
+        assert stats["requests"]["/v1/embeddings"] == 1
+        assert stats["faults"]["rate_limited"] == 2

@@ -1,0 +1,326 @@
+"""How many concurrent streams one stub holds on time: prints figures, asserts nothing.
+
+For each concurrency C it opens C streaming chat completions at once against a
+freshly started stub (first token 2000 ms, 8 tokens at 5 ms by default) and
+prints the client-observed first-token error (observed minus configured,
+nearest-rank p50/p99 over the streams that succeeded), the stub's own lateness
+from /stats, and the stub's CPU seconds per stream.
+
+A slow client would look like a slow stub, so the client here is a bare
+asyncio protocol (one pre-built request, a byte search per read, no HTTP
+library) on uvloop, and it watches its own event loop: a ticker records how
+late its wake-ups were while the streams ran. If that lag is near the error
+being measured, the line says the client was the bottleneck.
+
+    .venv/bin/python bench/stub_capacity.py                 # C = 100, 1000, 3000
+    .venv/bin/python bench/stub_capacity.py --processes 2   # two stub processes, SO_REUSEPORT
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+try:
+    import uvloop
+except ImportError:
+    uvloop = None
+
+ROOT = Path(__file__).resolve().parent.parent
+# The figures the issue asks for; override on the command line to explore.
+DEFAULT_CONCURRENCY = (100, 1000, 3000)
+FIRST_TOKEN_MS, TOKEN_MS, TOKENS = 2000.0, 5.0, 8
+# Streams open evenly over this window (an arrival rate of C per second), all still waiting for
+# their first token when the last one opens; 0 opens all C in the same instant.
+DEFAULT_OPEN_MS = 1000.0
+# The client's ticker period; its wake-up lateness is the client's own loop lag.
+TICK_S = 0.005
+# Client lag (p99) above this share of the measured error p99 means the client, not the stub,
+# may explain the error.
+CLIENT_BOTTLENECK_SHARE = 0.5
+# Longest a round may take before the streams still open count as failed.
+ROUND_TIMEOUT_S = 60.0
+_CONTENT = b'"delta":{"content":"'
+_DONE = b"data: [DONE]"
+
+
+def nearest_rank(values: list[float], p: float) -> float:
+    """The p-th percentile by nearest rank: an observed value, never interpolated."""
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(p / 100.0 * len(ordered))) - 1]
+
+
+class _StreamProbe(asyncio.Protocol):
+    """One streaming request: when it was sent, when its first token and [DONE] arrived."""
+
+    def __init__(self, request: bytes, due: float, finished: asyncio.Future) -> None:
+        self.request = request
+        self.due = due
+        self.finished = finished
+        self.buffer = bytearray()
+        self.sent = self.first = self.done = None
+        self.transport = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.sent = time.perf_counter()
+        transport.write(self.request)
+
+    def data_received(self, data: bytes) -> None:
+        now = time.perf_counter()
+        self.buffer += data
+        if self.first is None and _CONTENT in self.buffer:
+            self.first = now
+        if _DONE in data or _DONE in self.buffer[-64:]:
+            self.done = now
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.finished.done():
+            self.finished.set_result(None)
+
+    @property
+    def ok(self) -> bool:
+        return (
+            self.done is not None
+            and self.buffer.startswith(b"HTTP/1.1 200")
+            and self.buffer.count(_CONTENT) == TOKENS
+        )
+
+
+@dataclass
+class Round:
+    """What one concurrency level measured, client side and stub side."""
+
+    concurrency: int
+    ok: int
+    ttft_error_ms: list[float]
+    done_error_ms: list[float]
+    client_lag_ms: list[float]
+    client_send_late_ms: list[float]
+    client_cpu_s: float
+    stub_cpu_s: float
+    stats: dict
+
+
+async def _ticker(lags: list[tuple[float, float]], stop: asyncio.Event) -> None:
+    """Record (due time, lag in ms) of each wake-up of the client's own loop."""
+    while not stop.is_set():
+        due = time.perf_counter() + TICK_S
+        await asyncio.sleep(TICK_S)
+        lags.append((due, (time.perf_counter() - due) * 1000.0))
+
+
+def _stub_cpu_s(stub: psutil.Process) -> float:
+    total = 0.0
+    for proc in [stub, *stub.children(recursive=True)]:
+        times = proc.cpu_times()
+        total += times.user + times.system
+    return total
+
+
+def _http_json(url: str, method: str = "GET") -> dict:
+    req = urllib.request.Request(url, method=method)
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.load(resp)
+
+
+async def run_round(port: int, concurrency: int, open_s: float, stub: psutil.Process) -> Round:
+    """Open `concurrency` streams evenly over open_s seconds; wait for all to finish or fail."""
+    base = f"http://127.0.0.1:{port}"
+    _http_json(base + "/stats/reset", "POST")
+    body = json.dumps(
+        {"model": "bench", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    )
+    request = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}"
+    ).encode()
+    loop = asyncio.get_running_loop()
+    lags: list[tuple[float, float]] = []
+    stop = asyncio.Event()
+    ticker = asyncio.create_task(_ticker(lags, stop))
+    stub_cpu = _stub_cpu_s(stub)
+    client_cpu = time.process_time()
+    probes = []
+
+    async def one(due: float) -> None:
+        finished = loop.create_future()
+        probe = _StreamProbe(request, due, finished)
+        probes.append(probe)
+        try:
+            await loop.create_connection(lambda: probe, "127.0.0.1", port)
+        except OSError:
+            return
+        await finished
+
+    async def offer() -> None:
+        start = time.perf_counter()
+        streams = []
+        for k in range(concurrency):
+            due = start + k * open_s / concurrency
+            wait = due - time.perf_counter()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            streams.append(asyncio.create_task(one(due)))
+        await asyncio.gather(*streams)
+
+    await asyncio.wait_for(offer(), ROUND_TIMEOUT_S)
+    client_cpu = time.process_time() - client_cpu
+    stop.set()
+    await ticker
+    stub_cpu = _stub_cpu_s(stub) - stub_cpu
+    stats = _http_json(base + "/stats")
+    good = [p for p in probes if p.ok]
+    # The client's lag matters while frames arrive: from the first first-token to the last [DONE].
+    window = (
+        min((p.first for p in good), default=0.0),
+        max((p.done for p in good), default=0.0),
+    )
+    total_ms = FIRST_TOKEN_MS + (TOKENS - 1) * TOKEN_MS
+    return Round(
+        concurrency=concurrency,
+        ok=len(good),
+        ttft_error_ms=[(p.first - p.sent) * 1000.0 - FIRST_TOKEN_MS for p in good],
+        done_error_ms=[(p.done - p.sent) * 1000.0 - total_ms for p in good],
+        client_lag_ms=[lag for due, lag in lags if window[0] <= due <= window[1]],
+        client_send_late_ms=[(p.sent - p.due) * 1000.0 for p in probes if p.sent is not None],
+        client_cpu_s=client_cpu,
+        stub_cpu_s=stub_cpu,
+        stats=stats,
+    )
+
+
+def _pair(values: list[float]) -> str:
+    if not values:
+        return "n/a"
+    return f"{nearest_rank(values, 50):.1f} / {nearest_rank(values, 99):.1f}"
+
+
+def _lateness(block: dict) -> str:
+    if not block["count"]:
+        return "n/a"
+    return f"{block['p50_ms']:.2f} / {block['p99_ms']:.2f} / {block['worst_ms']:.2f}"
+
+
+def report(r: Round) -> str:
+    """The figures of one round, and whether the client could have caused them."""
+    lag_p99 = nearest_rank(r.client_lag_ms, 99) if r.client_lag_ms else float("nan")
+    lag_worst = max(r.client_lag_ms, default=float("nan"))
+    err_p99 = nearest_rank(r.ttft_error_ms, 99) if r.ttft_error_ms else float("nan")
+    bottleneck = lag_p99 > max(2.0, CLIENT_BOTTLENECK_SHARE * err_p99)
+    verdict = (
+        "CLIENT WAS A BOTTLENECK: errors are upper bounds"
+        if bottleneck
+        else "client not the bottleneck"
+    )
+    lateness = r.stats["lateness"]
+    first, later, stub_loop = lateness["first_token"], lateness["token"], lateness["loop"]
+    per_stream_ms = 1000 * r.stub_cpu_s / r.concurrency
+    return "\n".join(
+        [
+            f"C={r.concurrency}: {r.ok}/{r.concurrency} streams complete, "
+            f"stub max in flight {r.stats['max_in_flight']}",
+            f"  client first-token error p50 / p99 ms: {_pair(r.ttft_error_ms)}"
+            f"  (n={len(r.ttft_error_ms)})",
+            f"  client [DONE] error p50 / p99 ms:      {_pair(r.done_error_ms)}",
+            f"  stub lateness, first token p50 / p99 / worst ms: {_lateness(first)}"
+            f"  (n={first['count']})",
+            f"  stub lateness, later tokens p50 / p99 / worst ms: {_lateness(later)}"
+            f"  (n={later['count']})",
+            f"  stub loop lag p50 / p99 / worst ms: {_lateness(stub_loop)}"
+            f"  (n={stub_loop['count']})",
+            f"  stub CPU {r.stub_cpu_s:.2f} s = {per_stream_ms:.3f} ms per stream",
+            f"  client: loop lag while frames arrived p99 / worst ms {lag_p99:.1f} / "
+            f"{lag_worst:.1f} "
+            f"(n={len(r.client_lag_ms)}), send lateness p99 ms {_p99(r.client_send_late_ms)}, "
+            f"CPU {r.client_cpu_s:.2f} s -> {verdict}",
+        ]
+    )
+
+
+def _p99(values: list[float]) -> str:
+    return f"{nearest_rank(values, 99):.1f}" if values else "n/a"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start_stub(port: int, processes: int) -> subprocess.Popen:
+    args = [
+        sys.executable, "-m", "stub", "--port", str(port), "--processes", str(processes),
+        "--first-token-ms", str(FIRST_TOKEN_MS), "--token-ms", str(TOKEN_MS),
+        "--tokens", str(TOKENS),
+    ]  # fmt: skip
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"stub exited with {proc.returncode} before it was ready")
+        try:
+            _http_json(f"http://127.0.0.1:{port}/health")
+            return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("stub did not answer /health within 30 s")
+
+
+def main(argv: list[str]) -> int:
+    """Run each concurrency level against one stub; print the figures; 0 unless setup failed."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--concurrency",
+        default=",".join(map(str, DEFAULT_CONCURRENCY)),
+        help="comma-separated levels",
+    )
+    parser.add_argument(
+        "--open-ms",
+        type=float,
+        default=DEFAULT_OPEN_MS,
+        help="spread the opening of the C streams evenly over this window; 0 opens them "
+        f"in one burst (default {DEFAULT_OPEN_MS:.0f})",
+    )
+    parser.add_argument("--processes", type=int, default=1, help="stub processes (SO_REUSEPORT)")
+    args = parser.parse_args(argv)
+    if not 0 <= args.open_ms < FIRST_TOKEN_MS:
+        parser.error(f"--open-ms must be within [0, {FIRST_TOKEN_MS:.0f}) so all C overlap")
+    levels = [int(c) for c in args.concurrency.split(",")]
+    port = _free_port()
+    stub_proc = _start_stub(port, args.processes)
+    try:
+        stub = psutil.Process(stub_proc.pid)
+        print(
+            f"stub capacity: first token {FIRST_TOKEN_MS:.0f} ms, {TOKENS} tokens at "
+            f"{TOKEN_MS:.0f} ms, streams opened over {args.open_ms:.0f} ms, "
+            f"{args.processes} stub process(es), uvloop {'yes' if uvloop else 'no'}, "
+            f"{os.cpu_count()} cores, load average at start {os.getloadavg()[0]:.2f}"
+        )
+        factory = uvloop.new_event_loop if uvloop else None
+        for concurrency in levels:
+            with asyncio.Runner(loop_factory=factory) as runner:
+                measured = runner.run(run_round(port, concurrency, args.open_ms / 1000, stub))
+            print(report(measured), flush=True)
+    finally:
+        stub_proc.terminate()
+        stub_proc.wait(10)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,87 @@
+"""A throwaway PostgreSQL 15 cluster on 127.0.0.1 for tests that need a real Postgres.
+
+No Docker engine runs on these machines, so tests start the machine's own
+PostgreSQL 15 binaries in a fresh data directory, on a free port, and stop them
+when the block ends. initdb refuses to run as root, so as root the cluster runs
+as the ``postgres`` user in a directory that user owns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.servers import free_port
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+# Durability buys nothing in a cluster deleted after the test; skipping it keeps tests fast.
+FAST_SETTINGS = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+
+# Seconds pg_ctl may wait for start or stop on a busy 2-core machine.
+PG_CTL_TIMEOUT_S = 60
+
+
+def _run_as() -> str | None:
+    """The user the cluster runs as: ``postgres`` when we are root (initdb refuses root)."""
+    return "postgres" if os.geteuid() == 0 else None
+
+
+@contextlib.contextmanager
+def throwaway_postgres(tmp_path: Path) -> Iterator[str]:
+    """Yield the URL of a fresh PostgreSQL 15 cluster on 127.0.0.1; stop and delete it after.
+
+    The cluster trusts local connections (user ``postgres``, no password) and
+    leaves its server log in ``tmp_path / "postgres.log"``.
+    """
+    if not (PG_BIN / "initdb").exists():
+        pytest.skip(f"PostgreSQL 15 binaries not found in {PG_BIN}")
+    user = _run_as()
+    # pytest's tmp_path is private to root; the cluster needs a directory its user owns.
+    home = Path(tempfile.mkdtemp(prefix="loadkit-pg-"))
+    data = home / "data"
+    log = home / "postgres.log"
+    if user:
+        entry = pwd.getpwnam(user)
+        os.chown(home, entry.pw_uid, entry.pw_gid)
+    port = free_port()
+    options = (
+        f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={home} {FAST_SETTINGS}"
+    )
+    ctl = [str(PG_BIN / "pg_ctl"), "-D", str(data), "-t", str(PG_CTL_TIMEOUT_S)]
+    try:
+        _pg(
+            [
+                str(PG_BIN / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--no-sync",
+            ],
+            user,
+        )
+        _pg([*ctl, "-l", str(log), "-o", options, "-w", "start"], user)
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        if (data / "postmaster.pid").exists():
+            subprocess.run([*ctl, "-m", "fast", "-w", "stop"], user=user, capture_output=True)
+        if log.exists():
+            shutil.copyfile(log, tmp_path / "postgres.log")
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _pg(args: list[str], user: str | None) -> None:
+    """Run one PostgreSQL tool; on failure raise with its own words, not just an exit code."""
+    done = subprocess.run(args, user=user, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{Path(args[0]).name} failed: {(done.stderr or done.stdout).strip()}")

@@ -1,0 +1,138 @@
+"""Preflight passes a working deployment and refuses each broken one with one line and the fix.
+
+One real stub and target, seeded once; each broken case is the fixture
+pointing at something that is not right (a dead API, a draft agent, an empty
+collection, a model the platform cannot reach), never a mocked answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+
+import pytest
+
+from target.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
+from tests.reference import make_agent, signed_in, stub_server, target_server
+from tests.servers import ROOT, free_port
+from workloads.agenticos_client import AgenticOSClient
+from workloads.fixture import Fixture
+from workloads.preflight import PreflightError, run_preflight
+from workloads.seed import SeedOptions, seed
+
+# Seconds the CLI may take: one cold interpreter plus one run against the fast stub.
+CLI_TIMEOUT_S = 60
+
+
+@dataclasses.dataclass
+class Deployment:
+    fixture: Fixture
+    client: AgenticOSClient
+    stub_url: str
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory) -> Deployment:
+    logs = tmp_path_factory.mktemp("preflight")
+    with stub_server(logs) as stub, target_server(logs, stub.url) as target:
+        options = SeedOptions(target.url, stub.url, DEFAULT_ADMIN_EMAIL, 4, str(logs / "f.json"))
+        fixture = seed(options, DEFAULT_ADMIN_PASSWORD)
+        client = signed_in(target.url)
+        client.org_id = fixture.org_id
+        yield Deployment(fixture, client, stub.url)
+        client.close()
+
+
+def refused(fixture: Fixture, password: str = DEFAULT_ADMIN_PASSWORD) -> str:
+    """Preflight's refusal for ``fixture``, checked to be one line."""
+    with pytest.raises(PreflightError) as caught:
+        run_preflight(fixture, DEFAULT_ADMIN_EMAIL, password)
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_seeded_deployment_passes(deployment):
+    result = run_preflight(deployment.fixture, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
+    assert result.trigger_fire_ready and result.trigger_skip_reason is None
+    assert result.search_results >= 1 and result.run_id
+    runs = {r["id"]: r for r in deployment.client.get("/runs", limit=100)["items"]}
+    assert runs[result.run_id]["status"] == "completed"
+
+
+def test_an_api_that_does_not_answer(deployment):
+    fixture = dataclasses.replace(deployment.fixture, api_url=f"http://127.0.0.1:{free_port()}")
+    message = refused(fixture)
+    assert "does not answer" in message and "make target" in message
+
+
+def test_a_wrong_password(deployment):
+    message = refused(deployment.fixture, password="wrong")
+    assert "refused (HTTP 401" in message and "LOAD_PASSWORD" in message
+
+
+def test_an_organisation_the_user_is_not_in(deployment):
+    fixture = dataclasses.replace(deployment.fixture, org_id="00000000-0000-0000-0000-000000000000")
+    assert "make seed" in refused(fixture)
+
+
+def test_an_unknown_or_unpublished_agent(deployment):
+    _, draft = make_agent(deployment.client, deployment.stub_url + "/v1", publish=False)
+    message = refused(dataclasses.replace(deployment.fixture, agent_id=draft))
+    assert "not published" in message and "make seed" in message
+    gone = dataclasses.replace(deployment.fixture, agent_id="00000000-0000-0000-0000-000000000000")
+    assert "does not exist" in refused(gone)
+
+
+def test_an_empty_or_missing_collection(deployment):
+    empty = deployment.client.post("/kb", {"name": "empty for preflight", "scope": "org"})
+    fixture = dataclasses.replace(deployment.fixture, collection_name=empty["collection_name"])
+    message = refused(fixture)
+    assert "is empty" in message and "make seed" in message
+    missing = dataclasses.replace(deployment.fixture, collection_name="no_such_collection")
+    assert "does not exist" in refused(missing)
+
+
+def test_a_model_the_platform_cannot_reach(deployment):
+    dead = f"http://127.0.0.1:{free_port()}"
+    _, agent_id = make_agent(deployment.client, dead + "/v1")
+    fixture = dataclasses.replace(deployment.fixture, agent_id=agent_id, stub_url=dead)
+    message = refused(fixture)
+    assert "agent run failed (HTTP 500" in message and "make stub" in message
+
+
+def test_a_missing_trigger_is_a_skip_not_a_refusal(deployment):
+    none = dataclasses.replace(deployment.fixture, trigger_id=None)
+    result = run_preflight(none, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
+    assert not result.trigger_fire_ready and "make seed" in result.trigger_skip_reason
+    deleted = dataclasses.replace(
+        deployment.fixture, trigger_id="00000000-0000-0000-0000-000000000000"
+    )
+    result = run_preflight(deleted, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
+    assert not result.trigger_fire_ready and "no longer exists" in result.trigger_skip_reason
+
+
+def run_cli(fixture_path, password: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "workloads.preflight", "--fixture", str(fixture_path)],
+        cwd=ROOT,
+        env={**os.environ, "LOAD_PASSWORD": password},
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+    )
+
+
+def test_the_command_line_exits_zero_or_one_with_one_line(deployment, tmp_path):
+    path = tmp_path / "fixture.json"
+    deployment.fixture.save(path)
+    passed = run_cli(path, DEFAULT_ADMIN_PASSWORD)
+    assert passed.returncode == 0, passed.stderr
+    assert passed.stdout.startswith("preflight: ok") and "trigger_fire ready" in passed.stdout
+    failed = run_cli(path, "wrong")
+    assert failed.returncode == 1
+    assert len(failed.stderr.strip().splitlines()) == 1 and "LOAD_PASSWORD" in failed.stderr
+    missing = run_cli(tmp_path / "absent.json", DEFAULT_ADMIN_PASSWORD)
+    assert missing.returncode == 1 and "make seed" in missing.stderr

@@ -1,0 +1,151 @@
+"""The seeder builds the fixture through the API, idempotently, and refuses with one line.
+
+``python -m workloads.seed`` runs as the operator would run it, against a real
+stub and target; a second run must reuse everything but the trigger, which it
+recreates so the derived secret is the one in force.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pytest
+
+from target.settings import DEFAULT_ADMIN_PASSWORD
+from tests.reference import signed_in, stub_server, target_server
+from tests.servers import ROOT, Server, free_port
+from workloads.fixture import Fixture, load_fixture
+from workloads.seed import TRIGGER_NAME
+
+DOCUMENTS = 6
+# Seconds a seeding run may take here: six tiny documents index in well under one.
+SEED_TIMEOUT_S = 120
+
+
+@dataclass
+class Seeded:
+    stub: Server
+    target: Server
+    database_url: str
+    first: Fixture
+    second: Fixture
+    second_path: Path
+    logs: Path
+
+
+def run_seed(*args: str, password: str | None = DEFAULT_ADMIN_PASSWORD):
+    """``python -m workloads.seed`` with LOAD_PASSWORD set to ``password`` (None: unset)."""
+    env = {k: v for k, v in os.environ.items() if k != "LOAD_PASSWORD"}
+    if password is not None:
+        env["LOAD_PASSWORD"] = password
+    return subprocess.run(
+        [sys.executable, "-m", "workloads.seed", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SEED_TIMEOUT_S,
+    )
+
+
+def seed_args(stub_url: str, api_url: str, fixture: Path, documents: int = DOCUMENTS) -> list[str]:
+    return [
+        "--api-url", api_url,
+        "--stub-url", stub_url,
+        "--documents", str(documents),
+        "--fixture", str(fixture),
+    ]  # fmt: skip
+
+
+def one_line_refusal(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 1, done
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory) -> Seeded:
+    logs = tmp_path_factory.mktemp("seed")
+    database_url = f"sqlite:///{logs / 'target.sqlite3'}"
+    with (
+        stub_server(logs) as stub,
+        target_server(logs, stub.url, database_url=database_url) as target,
+    ):
+        fixtures = []
+        for name in ("first.json", "second.json"):
+            done = run_seed(*seed_args(stub.url, target.url, logs / name))
+            assert done.returncode == 0, done.stderr
+            fixtures.append(load_fixture(logs / name))
+        yield Seeded(stub, target, database_url, *fixtures, logs / "second.json", logs)
+
+
+def test_seeding_twice_gives_the_same_fixture_and_one_trigger(seeded):
+    first, second = asdict(seeded.first), asdict(seeded.second)
+    assert first.pop("trigger_id") and second.pop("trigger_id")
+    assert first == second
+    assert seeded.second.documents == DOCUMENTS
+    assert seeded.second.api_url == seeded.target.url
+    assert seeded.second.stub_url == seeded.stub.url
+    with signed_in(seeded.target.url) as client:
+        client.org_id = seeded.second.org_id
+        agent = client.get(f"/agents/{seeded.second.agent_id}")
+        triggers = [
+            t
+            for t in client.list_all(f"/agents/{seeded.second.agent_id}/triggers")
+            if t["name"] == TRIGGER_NAME
+        ]
+        collection = seeded.second.collection_name
+        docs = list(client.list_all("/rag/documents", collection_name=collection))
+        info = client.get(f"/rag/collections/{collection}/info")
+    assert agent["status"] == "published"
+    assert [t["id"] for t in triggers] == [seeded.second.trigger_id]
+    assert len(docs) == DOCUMENTS, "a second run must not upload again"
+    assert info["total_vectors"] >= DOCUMENTS
+
+
+def test_the_fixture_file_holds_no_credential(seeded):
+    text = seeded.second_path.read_text()
+    assert DEFAULT_ADMIN_PASSWORD not in text
+    assert "token" not in text and "secret" not in text
+    assert set(json.loads(text)) == set(asdict(seeded.second))
+    assert stat.S_IMODE(seeded.second_path.stat().st_mode) == 0o600
+
+
+def test_a_profile_pointing_elsewhere_is_refused_with_the_fix(seeded, tmp_path):
+    elsewhere = f"http://127.0.0.1:{free_port()}"
+    done = run_seed(*seed_args(elsewhere, seeded.target.url, tmp_path / "f.json"))
+    line = one_line_refusal(done)
+    assert f"points at {seeded.stub.url}/v1" in line
+    assert f"--stub-url {seeded.stub.url}" in line
+    assert not (tmp_path / "f.json").exists()
+
+
+def test_a_wrong_or_missing_password_is_refused(seeded, tmp_path):
+    args = seed_args(seeded.stub.url, seeded.target.url, tmp_path / "f.json")
+    assert "LOAD_PASSWORD" in one_line_refusal(run_seed(*args, password="wrong"))
+    assert "LOAD_PASSWORD: not set" in one_line_refusal(run_seed(*args, password=None))
+
+
+def test_an_unreachable_api_is_refused(seeded, tmp_path):
+    dead = f"http://127.0.0.1:{free_port()}"
+    line = one_line_refusal(run_seed(*seed_args(seeded.stub.url, dead, tmp_path / "f.json")))
+    assert "does not answer" in line and "make target" in line
+
+
+def test_a_short_index_is_refused_with_numbers(seeded, tmp_path):
+    """A target whose embedder is down accepts uploads that then fail to index."""
+    dead_embedder = f"http://127.0.0.1:{free_port()}"
+    with target_server(
+        seeded.logs, dead_embedder, database_url=seeded.database_url, name="no_embedder"
+    ) as target:
+        done = run_seed(*seed_args(seeded.stub.url, target.url, tmp_path / "f.json", DOCUMENTS + 3))
+    line = one_line_refusal(done)
+    assert f"holds {DOCUMENTS} vectors of the {DOCUMENTS + 3} needed" in line
+    assert "3 error" in line and "embedder" in line
