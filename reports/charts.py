@@ -26,6 +26,8 @@ MAX_POINTS = 1500
 # Latency and time-to-first-token windows, per the issue.
 LATENCY_WINDOW_S = 5.0
 WIDTH_IN = 8.0
+# A series with fewer readings than this gets markers, so one reading is still visible.
+FEW_POINTS = 30
 PANEL_HEIGHT_IN = 2.6
 PHASE_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
 # Matplotlib's text becomes SVG <text>, so the page's font is used and glyphs are not paths.
@@ -104,7 +106,9 @@ def latency_chart(run: Run) -> Chart:
     if timed.empty:
         return Chart("latency", title, None, "No successful requests to time.")
     table = percentile_table(
-        timed.assign(window=(timed["due_s"] // width) * width), ["workload", "window"], "latency_ms"
+        timed.assign(window=_window_middle(timed["due_s"], width)),
+        ["workload", "window"],
+        "latency_ms",
     ).reset_index()
     workloads = [w for w in run.scenario.mix if w in set(table["workload"])]
     rows = math.ceil(len(workloads) / 2)
@@ -152,7 +156,7 @@ def ttft_chart(run: Run) -> Chart:
         return Chart("ttft", title, None, "No successful stream recorded a first token.")
     width = bin_width(run, LATENCY_WINDOW_S)
     table = percentile_table(
-        streams.assign(window=(streams["due_s"] // width) * width), ["window"], "ttft_ms"
+        streams.assign(window=_window_middle(streams["due_s"], width)), ["window"], "ttft_ms"
     ).reset_index()
     fig, (ax,) = _figure(1)
     ax.plot(table["window"], table["p50"], label="p50", linewidth=1)
@@ -179,7 +183,13 @@ def probe_chart(
         return Chart(chart_id, title, None, _no_probe_reason(run, metrics, probes))
     fig, (ax,) = _figure(1)
     for (probe, metric), series in readings.groupby(["probe", "metric"], sort=True):
-        ax.plot(series["t_s"], series["value"] * metrics[metric], label=f"{probe} {metric}")
+        ax.plot(
+            series["t_s"],
+            series["value"] * metrics[metric],
+            label=f"{probe} {metric}",
+            marker="o" if len(series) < FEW_POINTS else None,
+            markersize=3,
+        )
     _finish(ax, run, unit, "by reading time")
     return Chart(chart_id, title, _svg(fig, chart_id))
 
@@ -191,6 +201,11 @@ def _no_probe_reason(run: Run, metrics: dict[str, float], probes: tuple[str, ...
     missing = (run.meta.get("probes") or {}).get("missing", {})
     why = "; ".join(f"{p}: {missing[p]}" for p in (probes or ()) if p in missing)
     return f"No {names} readings" + (f" ({why})." if why else ".")
+
+
+def _window_middle(times: pd.Series, width: float) -> pd.Series:
+    """The middle of the ``width``-second window each time falls in, where its point is drawn."""
+    return (times // width) * width + width / 2
 
 
 def _per_second(times: pd.Series, width: float) -> tuple[np.ndarray, np.ndarray]:

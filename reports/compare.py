@@ -257,15 +257,17 @@ def _phases_section(c: Comparison) -> Section:
             before = _workload(base_slices.get(where), now.workload)
             old_tp = _throughput(base_done.get(where), now.workload)
             new_tp = _throughput(run_done.get(where), now.workload)
+            old_p95 = before.latency.p95 if before else None
+            old_rate = before.counts.error_rate if before else None
             rows.append(
                 (
                     now.workload,
                     _p95(before),
                     _p95(now),
-                    fmt.change(before and before.latency.p95, now.latency.p95),
-                    fmt.rate(before and before.counts.error_rate),
+                    fmt.change(old_p95, now.latency.p95),
+                    fmt.rate(old_rate),
                     fmt.rate(now.counts.error_rate),
-                    fmt.points(before and before.counts.error_rate, now.counts.error_rate),
+                    fmt.points(old_rate, now.counts.error_rate),
                     fmt.per_s(old_tp),
                     fmt.per_s(new_tp),
                     fmt.change(old_tp, new_tp),

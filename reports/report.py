@@ -21,7 +21,7 @@ from reports.document import (
     Table,
 )
 from reports.rundir import Run
-from reports.stats import PhaseStats, RunStats, SliceStats
+from reports.stats import Counts, PhaseStats, RunStats, SliceStats
 from reports.system import SystemStats
 from reports.verdict import (
     BASELINE_PHASE,
@@ -35,15 +35,12 @@ from reports.verdict import (
     Verdict,
 )
 
+# How arrivals ended (Counts fields), in the order every table prints them.
+OUTCOME_HEADERS = ("ok", "failed", "shed", "cancelled", "timeouts", "abandoned")
 WORKLOAD_HEADERS = (
     "workload",
     "calls",
-    "ok",
-    "failed",
-    "shed",
-    "cancelled",
-    "timeouts",
-    "abandoned",
+    *OUTCOME_HEADERS,
     "error rate",
     "timed (n)",
     "p50 ms",
@@ -58,7 +55,8 @@ NOTES = (
     "(a stream's whole-turn latency over completed turns only), measured from send; "
     "'timed (n)' is the count they are taken over. 'p95 from due' measures from the "
     "scheduled time instead, which includes any driver lateness. Error rate counts failed, "
-    "timed-out and abandoned requests{shed} over calls."
+    "timed-out and abandoned requests{shed} over calls. The 'all workloads' row has no "
+    "percentiles: one latency over a mix of different requests describes none of them."
 )
 
 
@@ -97,7 +95,10 @@ def _machine(machine: object) -> str:
         parts.append(f"{machine['cpus']} CPUs")
     if "memory_gb" in machine:
         parts.append(f"{machine['memory_gb']} GB")
-    parts += [str(machine[k]) for k in ("os", "python") if k in machine]
+    if "os" in machine:
+        parts.append(str(machine["os"]))
+    if "python" in machine:
+        parts.append(f"Python {machine['python']}")
     return ", ".join(parts)
 
 
@@ -161,14 +162,14 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
             tuple(
                 (
                     p.name,
-                    f"{p.start_s:g}–{p.end_s:g}",
-                    fmt.per_s(p.rate),
+                    f"{p.window.start_s:g}–{p.window.end_s:g}",
+                    fmt.per_s(p.window.rate),
                     fmt.count(p.offered),
                     fmt.count(p.recorded),
                     fmt.count(p.lateness.late),
                     fmt.ms(p.lateness.lateness_ms.max),
                     fmt.ms(p.lateness.lateness_ms.p99),
-                    p.reason,
+                    p.window.reason,
                 )
                 for p in stats.phases
             ),
@@ -186,20 +187,18 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
     return Section("what-was-run", "What was run", tuple(blocks))
 
 
+def _outcome_cells(counts: Counts) -> tuple[str, ...]:
+    return tuple(fmt.count(getattr(counts, name)) for name in OUTCOME_HEADERS)
+
+
 def _counts_table(run: Run, stats: RunStats) -> Table:
-    total = stats.whole.total
     return Table(
-        ("offered", "recorded", "ok", "failed", "shed", "cancelled", "timeouts", "abandoned"),
+        ("offered", "recorded", *OUTCOME_HEADERS),
         (
             (
                 fmt.count(run.offered),
                 fmt.count(stats.lateness.recorded),
-                fmt.count(total.ok),
-                fmt.count(total.failed),
-                fmt.count(total.shed),
-                fmt.count(total.cancelled),
-                fmt.count(total.timeouts),
-                fmt.count(total.abandoned),
+                *_outcome_cells(stats.whole.total),
             ),
         ),
     )
@@ -222,18 +221,13 @@ def _lateness_text(run: Run, stats: RunStats) -> str:
 def _generator_text(system: SystemStats) -> str:
     if not system.generators:
         return "The generator did not probe itself: nothing says whether it kept up."
-    parts = []
-    for g in system.generators:
-        load = (
-            f"{g.probe}: CPU peak {fmt.probe_value('cpu_percent', g.peak_cpu_percent)}, "
-            f"loop lag peak {fmt.probe_value('loop_lag_ms', g.peak_loop_lag_ms)}"
-        )
-        parts.append(
-            f"{load}; the driver may have been the bottleneck ({g.why})"
-            if g.busy
-            else f"{load}; it kept up"
-        )
-    return "Generator: " + ". ".join(parts) + "."
+    parts = [
+        f"{g.probe} peaked at {fmt.probe_value('cpu_percent', g.peak_cpu_percent)} CPU and "
+        f"{fmt.probe_value('loop_lag_ms', g.peak_loop_lag_ms)} loop lag, so "
+        + (f"it may have been the bottleneck ({g.why})" if g.busy else "it kept up")
+        for g in system.generators
+    ]
+    return "The generator's own load: " + "; ".join(parts) + "."
 
 
 def _shed_note(run: Run) -> str:
@@ -245,12 +239,7 @@ def _workload_table(part: SliceStats) -> Table:
         (
             w.workload,
             fmt.count(w.counts.calls),
-            fmt.count(w.counts.ok),
-            fmt.count(w.counts.failed),
-            fmt.count(w.counts.shed),
-            fmt.count(w.counts.cancelled),
-            fmt.count(w.counts.timeouts),
-            fmt.count(w.counts.abandoned),
+            *_outcome_cells(w.counts),
             fmt.rate(w.counts.error_rate),
             fmt.count(w.latency.count),
             fmt.ms(w.latency.p50),
@@ -266,14 +255,9 @@ def _workload_table(part: SliceStats) -> Table:
         (
             "all workloads",
             fmt.count(total.calls),
-            fmt.count(total.ok),
-            fmt.count(total.failed),
-            fmt.count(total.shed),
-            fmt.count(total.cancelled),
-            fmt.count(total.timeouts),
-            fmt.count(total.abandoned),
+            *_outcome_cells(total),
             fmt.rate(total.error_rate),
-            *(["(not pooled across workloads)"] + [""] * 5),
+            *[fmt.ABSENT] * 6,
         )
     )
     return Table(WORKLOAD_HEADERS, tuple(rows))
@@ -321,12 +305,13 @@ def _slice_blocks(part: SliceStats, what: str) -> list[Block]:
 
 
 def _phase_section(phase: PhaseStats, stats: RunStats, verdict: Verdict, run: Run) -> Section:
-    offered_rate = phase.offered / phase.duration_s
+    window = phase.window
+    offered_rate = phase.offered / window.duration_s
     done = phase.by_completion
     blocks: list[Block] = [
         Paragraph(
-            f"{phase.reason + '. ' if phase.reason else ''}Scheduled at {fmt.per_s(phase.rate)} "
-            f"from {phase.start_s:g} s to {phase.end_s:g} s ({fmt.seconds(phase.duration_s)})."
+            f"{window.reason + '. ' if window.reason else ''}Scheduled at {fmt.per_s(window.rate)} "
+            f"from {window.start_s:g} s to {window.end_s:g} s ({fmt.seconds(window.duration_s)})."
         ),
         Paragraph(
             f"Throughput: offered {fmt.count(phase.offered)} ({fmt.per_s(offered_rate)}); "
@@ -337,8 +322,8 @@ def _phase_section(phase: PhaseStats, stats: RunStats, verdict: Verdict, run: Ru
         *_slice_blocks(phase.by_offer, f"requests offered in {phase.name}"),
         Heading(f"Per workload: requests completed inside the {phase.name} window"),
         Paragraph(
-            f"Requests whose outcome was known between {phase.start_s:g} s and {phase.end_s:g} s, "
-            "whenever they were offered."
+            f"Requests whose outcome was known between {window.start_s:g} s and "
+            f"{window.end_s:g} s, whenever they were offered."
         ),
         _workload_table(done),
     ]

@@ -41,21 +41,10 @@ SAMPLE_COLUMNS = (
 )
 PROBE_COLUMNS = ("t_s", "probe", "metric", "value")
 
-# Numeric sample columns, and which of them every row must fill in.
-NUMERIC_SAMPLE_COLUMNS = (
-    "worker",
-    "index",
-    "due_s",
-    "sent_s",
-    "finished_s",
-    "latency_ms",
-    "latency_due_ms",
-    "ttft_ms",
-    "tokens",
-    "status",
-    "ok",
-    "bytes",
-)
+# Sample columns holding text; every other column holds numbers.
+TEXT_SAMPLE_COLUMNS = ("run_id", "workload", "phase", "outcome", "detail")
+NUMERIC_SAMPLE_COLUMNS = tuple(c for c in SAMPLE_COLUMNS if c not in TEXT_SAMPLE_COLUMNS)
+# Columns every sample must fill in.
 REQUIRED_SAMPLE_VALUES = (
     "worker",
     "index",
@@ -150,6 +139,8 @@ def _read_run_json(file: Path) -> tuple[dict, Scenario, tuple[PhaseWindow, ...]]
         raise RunDirError(f"{file}: scenario.{exc}") from None
     if not isinstance(meta["offered"], int) or isinstance(meta["offered"], bool):
         raise RunDirError(f"{file}: offered is {meta['offered']!r}; expected a whole number")
+    if not isinstance(meta["duration_s"], int | float) or isinstance(meta["duration_s"], bool):
+        raise RunDirError(f"{file}: duration_s is {meta['duration_s']!r}; expected seconds")
     phases = _phase_windows(file, meta["phases"])
     expected = [p.name for p in scenario.phases]
     if [p.name for p in phases] != expected:
@@ -230,7 +221,7 @@ def _read_samples(
         file,
         SAMPLE_COLUMNS,
         "one sample per arrival",
-        dtype={"run_id": str, "workload": str, "phase": str, "outcome": str, "detail": str},
+        dtype=dict.fromkeys(TEXT_SAMPLE_COLUMNS, str),
         keep_default_na=False,
         na_values={c: [""] for c in NUMERIC_SAMPLE_COLUMNS},
     )

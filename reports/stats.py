@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from reports.rundir import Run
+from reports.rundir import PhaseWindow, Run
 from scenario import Scenario
 
 PERCENTS = (50, 95, 99)
@@ -171,20 +171,19 @@ class LatenessStats:
 class PhaseStats:
     """A phase reported twice: arrivals offered in it, and arrivals completed in its window."""
 
-    name: str
-    rate: float
-    start_s: float
-    end_s: float
-    reason: str
-    offered: int
+    window: PhaseWindow
     recorded: int
     by_offer: SliceStats
     by_completion: SliceStats
     lateness: LatenessStats
 
     @property
-    def duration_s(self) -> float:
-        return self.end_s - self.start_s
+    def name(self) -> str:
+        return self.window.name
+
+    @property
+    def offered(self) -> int:
+        return self.window.offered_total
 
 
 @dataclass(frozen=True)
@@ -211,12 +210,7 @@ def run_stats(run: Run) -> RunStats:
         done_here = ((finished >= window.start_s) & (finished < window.end_s)).to_numpy()
         phases.append(
             PhaseStats(
-                name=window.name,
-                rate=window.rate,
-                start_s=window.start_s,
-                end_s=window.end_s,
-                reason=window.reason,
-                offered=window.offered_total,
+                window=window,
                 recorded=int(offered_here.sum()),
                 by_offer=slice_stats(samples[offered_here], scenario, window.duration_s),
                 by_completion=slice_stats(samples[done_here], scenario, window.duration_s),

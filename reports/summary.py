@@ -34,8 +34,8 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
         "lateness_ms": asdict(stats.lateness.lateness_ms),
         "phases": {
             p.name: {
-                "start_s": p.start_s,
-                "end_s": p.end_s,
+                "start_s": p.window.start_s,
+                "end_s": p.window.end_s,
                 "offered": p.offered,
                 "recorded": p.recorded,
                 "late": p.lateness.late,

@@ -121,11 +121,12 @@ def _generator_load(
     causes = []
     if cpu is not None and cpu >= GENERATOR_BUSY_CPU_PERCENT:
         causes.append(
-            f"its CPU peaked at {cpu:.0f}% of a core (busy from {GENERATOR_BUSY_CPU_PERCENT:g}%)"
+            f"its CPU reached {cpu:.0f}% of a core, at or above the "
+            f"{GENERATOR_BUSY_CPU_PERCENT:g}% that means busy"
         )
     if lag is not None and lag > late_after_ms:
         causes.append(
-            f"its event loop lagged {lag:.0f} ms (more than the {late_after_ms:g} ms that makes "
-            f"a dispatch late)"
+            f"its event loop lagged {lag:.0f} ms, more than the {late_after_ms:g} ms that makes "
+            "a dispatch late"
         )
     return GeneratorLoad(probe, cpu, lag, bool(causes), "; ".join(causes))

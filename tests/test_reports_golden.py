@@ -184,3 +184,23 @@ def test_a_workload_with_no_samples_is_not_measured(tmp_path):
     assert chat and all(t.status == NOT_MEASURED for t in chat)
     assert any(t.metric == "samples" for t in chat)
     assert verdict.exit_code != 0
+
+
+def test_header_only_samples_is_an_invalid_run_that_still_gets_a_report(tmp_path):
+    path = golden_copy(tmp_path / "run")
+    header = (path / "samples.csv").read_text().splitlines()[0]
+    (path / "samples.csv").write_text(header + "\n")
+    assert build_report(path) == 2
+    markdown = (path / "report.md").read_text()
+    assert "recorded 0 samples but run.json says 32 arrivals were offered" in markdown
+    assert "No data: No samples were recorded." in markdown
+
+
+def test_an_interrupted_run_says_so(tmp_path):
+    path = golden_copy(tmp_path / "run")
+    edit_run_json(path, stopped="interrupted", ended_at=None)
+    run = load_run(path)
+    stats = run_stats(run)
+    warnings = judge(run, stats, system_stats(run)).warnings
+    assert any("did not complete (stopped: interrupted)" in w for w in warnings)
+    assert any("killed before it ended" in w for w in warnings)
