@@ -8,7 +8,7 @@ STUB_ARGS ?=
 TARGET_ARGS ?=
 SEED_ARGS ?=
 
-.PHONY: venv test lint stub target seed demo load-test
+.PHONY: venv test lint stub target seed report demo load-test
 
 venv: $(STAMP)
 
@@ -37,8 +37,12 @@ seed: export LOAD_PASSWORD ?= loadkit-admin
 seed: venv
 	$(PY) -m workloads.seed $(SEED_ARGS)
 
+report: venv
+	@test -n "$(RUN)" || { echo "make report: give the run directory, e.g. make report RUN=runs/20261129T142300Z"; exit 2; }
+	$(PY) -m reports build $(RUN)
+
 demo: venv
-	@echo "make demo: not yet; it arrives with the demo issue. Run 'make test' meanwhile."
+	$(PY) -m stack.demo
 
 # The generator, headless: the four phases (or LOAD_ARGS="--rate 20 --run-time 60"),
 # exiting with the report's verdict. Password from LOAD_PASSWORD, never an argument.

@@ -8,7 +8,8 @@ import psycopg
 QUERY = """
 SELECT count(*), count(*) FILTER (WHERE state = 'active')
 FROM pg_stat_activity
-WHERE datname = current_database() AND pid <> pg_backend_pid()
+WHERE datname = current_database() AND backend_type = 'client backend'
+  AND pid <> pg_backend_pid()
 """
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import free_port
+from stack.processes import free_port
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 

@@ -12,8 +12,8 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from stack.processes import Server, free_port, running
 from target.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
-from tests.servers import Server, free_port, running
 from workloads.agenticos_client import AgenticOSClient
 
 TARGET_HEALTH = "/api/v1/health"

@@ -14,9 +14,9 @@ import sys
 
 import pytest
 
+from stack.processes import ROOT, free_port
 from target.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
 from tests.reference import make_agent, signed_in, stub_server, target_server
-from tests.servers import ROOT, free_port
 from workloads.agenticos_client import AgenticOSClient
 from workloads.fixture import Fixture
 from workloads.preflight import PreflightError, run_preflight

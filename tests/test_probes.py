@@ -8,10 +8,13 @@ import sys
 import time
 
 import gevent
+import psycopg
 import pytest
+import requests
 
 from probes import ProbeOptions, start_probes
-from tests.servers import free_port, running, stop
+from stack.processes import free_port, running, stop
+from tests.postgres import throwaway_postgres
 
 # A bounded CPU burner: it stops by itself even if the test dies.
 BURN = "import time\nend = time.time() + 30\nwhile time.time() < end: pass\n"
@@ -97,3 +100,34 @@ def test_probes_that_cannot_answer_are_named_and_write_no_rows(tmp_path):
     assert result["missing"]["metrics"].startswith("never answered: ConnectionError")
     assert result["missing"]["stub"].startswith("never answered: ConnectionError")
     assert rows_of(path, "api") == rows_of(path, "metrics") == []
+
+
+def test_stub_probe_reports_the_stubs_own_numbers(tmp_path):
+    port = free_port()
+    args = ["-m", "stub", "--port", str(port), "--first-token-ms", "0", "--tokens", "2"]
+    with running(args, "/health", port, tmp_path / "stub.log") as stub:
+        body = {"model": "stub", "messages": [{"role": "user", "content": "hi"}]}
+        assert requests.post(stub.url + "/v1/chat/completions", json=body, timeout=10).ok
+        path = tmp_path / "probes.csv"
+        run = start_probes(ProbeOptions(stub_url=stub.url), path, time.time(), interval_s=0.5)
+        rows = wait_for_rows(path, "stub", 1)
+        result = run.stop()
+    values = {r["metric"]: float(r["value"]) for r in rows}
+    assert values["max_in_flight"] >= 1
+    assert values["requests./v1/chat/completions"] >= 1
+    assert "lateness.first_token.p99_ms" in values
+    assert result["taken"] == ["stub"]
+
+
+def test_db_probe_counts_connections_to_the_database(tmp_path):
+    with throwaway_postgres(tmp_path) as url, psycopg.connect(url) as held:
+        held.execute("SELECT 1")
+        path = tmp_path / "probes.csv"
+        run = start_probes(ProbeOptions(database_url=url), path, time.time(), interval_s=0.5)
+        rows = wait_for_rows(path, "db", 1)
+        result = run.stop()
+    values = {r["metric"]: float(r["value"]) for r in rows}
+    # The test's own idle connection is counted; the probe's is left out.
+    assert values["connections_total"] >= 1
+    assert values["connections_active"] == 0
+    assert result["taken"] == ["db"]

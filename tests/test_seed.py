@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from stack.processes import ROOT, Server, free_port
 from target.settings import DEFAULT_ADMIN_PASSWORD
 from tests.reference import signed_in, stub_server, target_server
-from tests.servers import ROOT, Server, free_port
 from workloads.fixture import Fixture, load_fixture
 from workloads.seed import TRIGGER_NAME
 

@@ -20,9 +20,9 @@ import urllib.request
 import aiohttp
 import pytest
 
+from stack.processes import ROOT, free_port, running
 from stub.config import parse_config
 from stub.faults import Fault, FaultPlan
-from tests.servers import ROOT, free_port, running
 
 FAULT_FLAGS = ["--error-rate", "0.25", "--rate-limit-rate", "0.2", "--timeout-rate", "0.1"]
 N_REQUESTS = 40

@@ -14,9 +14,9 @@ import urllib.request
 import openai
 import pytest
 
+from stack.processes import free_port, running
 from stub.app import ERROR_MESSAGE, RATE_LIMIT_MESSAGE, RETRY_AFTER_S
 from stub.wire import answer_text
-from tests.servers import free_port, running
 
 TOKENS = 6
 FAST = ["--first-token-ms", "20", "--token-ms", "2", "--tokens", str(TOKENS)]

@@ -21,7 +21,7 @@ import urllib.request
 import aiohttp
 import pytest
 
-from tests.servers import free_port, running
+from stack.processes import free_port, running
 
 FIRST_MS, PACE_MS, TOKENS = 300, 5, 141
 TOTAL_MS = FIRST_MS + (TOKENS - 1) * PACE_MS

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import pytest
 import requests
 
+from stack.processes import Server, free_port
 from tests.reference import FAST_STUB_DIM, make_agent, signed_in, stub_server, target_server
-from tests.servers import Server, free_port
 from workloads.agenticos_client import AgenticOSClient, APIError, signature
 
 # Seconds background work may take on a busy 2-core machine before a test fails:

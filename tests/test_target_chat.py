@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import pytest
 import websocket
 
+from stack.processes import Server, free_port
 from tests.reference import FAST_STUB_TOKENS, make_agent, signed_in, stub_server, target_server
-from tests.servers import Server, free_port
 from workloads.agenticos_client import AgenticOSClient
 
 # 40 tokens 250 ms apart: an unstopped answer takes ten seconds, a stop takes one frame.

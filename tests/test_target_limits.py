@@ -15,8 +15,8 @@ import sys
 import pytest
 import requests
 
+from stack.processes import ROOT, free_port
 from tests.reference import make_agent, stub_server, target_server
-from tests.servers import ROOT, free_port
 from workloads.agenticos_client import AgenticOSClient, APIError
 
 # Seconds a refused start may take: a cold import of FastAPI and SQLAlchemy on a busy machine.

@@ -1,7 +1,8 @@
-"""Start our real servers as child processes on 127.0.0.1 for tests, and stop them by PID.
+"""Start our real servers as child processes on 127.0.0.1, and stop them by PID.
 
-Tests talk to real processes over sockets; readiness is a health check answering,
-never a sleep, and only the processes a test started are ever signalled.
+The demo, the web-UI session and the tests all run the same processes the same
+way: readiness is a health check answering, never a sleep, and only processes
+started here are ever signalled.
 """
 
 from __future__ import annotations

@@ -1,0 +1,123 @@
+"""Stub + reference target on free loopback ports, seeded, as one context manager.
+
+A newcomer's demo and the web-UI session need a platform to measure; this starts
+the same processes an operator would (``python -m stub``, ``python -m target``,
+``python -m workloads.seed``), each on a port nobody else holds, and stops them
+by PID however the block ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stack.processes import ROOT, Server, free_port, running
+from workloads.fixture import DEFAULT_EMAIL, PASSWORD_ENV
+
+# The reference target's documented default admin password (target/README.md);
+# used only when the operator has not exported LOAD_PASSWORD.
+DEFAULT_PASSWORD = "loadkit-admin"
+
+# One identity stands in for many callers: at the platform's default of 30 runs a
+# minute the experiment would measure the limiter, not the platform (the seed).
+RAISED_RUN_LIMIT = 100_000
+
+# Seeding ingests and waits for the index; a cold start on a busy machine is slow.
+SEED_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class StackOptions:
+    workdir: Path
+    database_url: str | None = None
+    documents: int = 40
+    stub_args: tuple[str, ...] = ()
+    target_env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LocalStack:
+    stub: Server
+    target: Server
+    fixture: Path
+    email: str
+    topology: str
+
+    @property
+    def metrics_url(self) -> str:
+        return self.target.url + "/metrics"
+
+
+def password() -> str:
+    """The admin password the target is started with and the run signs in with."""
+    return os.environ.get(PASSWORD_ENV) or DEFAULT_PASSWORD
+
+
+def child_env() -> dict[str, str]:
+    """The environment every child gets: the password travels here, never in argv."""
+    return {**os.environ, PASSWORD_ENV: password(), "TARGET_ADMIN_PASSWORD": password()}
+
+
+def _topology(options: StackOptions, stub: Server) -> str:
+    database = "Postgres" if options.database_url else "SQLite"
+    knobs = [f"{k}={v}" for k, v in sorted(options.target_env.items())]
+    knobs.append(f"RATE_LIMIT_RUN_PER_MINUTE={RAISED_RUN_LIMIT} raised from 30")
+    return (
+        f"one host: reference target (1 uvicorn process, {database}, {', '.join(knobs)}) "
+        f"and stub ({stub.url}, {' '.join(options.stub_args) or 'default delays'}) on 127.0.0.1, "
+        "Locust in one local process"
+    )
+
+
+@contextlib.contextmanager
+def local_stack(options: StackOptions) -> Iterator[LocalStack]:
+    """Start stub and target, seed the fixture, yield; stop both when the block ends."""
+    workdir = options.workdir
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = child_env()
+    stub_port, target_port = free_port(), free_port()
+    stub_args = ["-m", "stub", "--port", str(stub_port), *options.stub_args]
+    with running(stub_args, "/health", stub_port, workdir / "stub.log", env) as stub:
+        database_url = options.database_url or f"sqlite:///{workdir.resolve()}/target.sqlite3"
+        target_env = {
+            **env,
+            "RATE_LIMIT_RUN_PER_MINUTE": str(RAISED_RUN_LIMIT),
+            "DATABASE_URL": database_url,
+            "EMBEDDING_URL": stub.url,
+            **options.target_env,
+        }
+        target_args = ["-m", "target", "--port", str(target_port)]
+        with running(
+            target_args, "/api/v1/health", target_port, workdir / "target.log", target_env
+        ) as target:
+            fixture = workdir / "fixture.json"
+            seed(target.url, stub.url, options.documents, fixture, env)
+            yield LocalStack(stub, target, fixture, DEFAULT_EMAIL, _topology(options, stub))
+
+
+def seed(api_url: str, stub_url: str, documents: int, fixture: Path, env: dict[str, str]) -> None:
+    """Build the fixture through the API, as ``make seed`` does; raise with its message."""
+    command = [
+        sys.executable,
+        "-m",
+        "workloads.seed",
+        "--api-url",
+        api_url,
+        "--stub-url",
+        stub_url,
+        "--documents",
+        str(documents),
+        "--fixture",
+        str(fixture),
+    ]
+    done = subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=SEED_TIMEOUT_S
+    )
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        raise RuntimeError(f"seeding failed: {lines[-1] if lines else done.returncode}")
