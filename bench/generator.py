@@ -34,7 +34,7 @@ from locust.rpc import Message
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scenario import scenario_from_dict
-from tests.servers import free_port, wait_ready
+from stack.processes import free_port, wait_ready
 from workloads.load_process import LoadProcess
 from workloads.messages import DRAINED, REPORT_KEY, PlanUpdate, Prepare
 from workloads.schedule import Plan

@@ -20,16 +20,17 @@ from pathlib import Path
 import yaml
 
 from scenario import load_scenario
+from stack.processes import ROOT, Server, free_port, stop
 from stub.config import StubConfig
 from stub.faults import FaultPlan
-from tests.servers import ROOT, Server, free_port, running, stop
+from tests.reference import RELAXED_LIMITS, stub_server, target_server
 from workloads.mix import Mix
 from workloads.schedule import Plan
 
 PASSWORD = "generator-tests-password"
 # The reference target's limits, raised so that the suite's many short runs never
 # meet them (a test of the run limit starts its own target with a low one).
-GENEROUS_LIMITS = {"RATE_LIMIT_RUN_PER_MINUTE": "100000", "RATE_LIMIT_LOGIN_PER_MINUTE": "10000"}
+GENEROUS_LIMITS = RELAXED_LIMITS
 # A quick stub: tests that need it slow or faulty restart it with other knobs.
 QUICK_STUB = ("--first-token-ms", "30", "--token-ms", "5", "--tokens", "6")
 # Chat completions the model stub sees before load: preflight's agent run, and the
@@ -71,24 +72,11 @@ def platform(
     restarted stub could not rebind its port while old connections are in TIME_WAIT.
     """
     tmp.mkdir(parents=True, exist_ok=True)
-    embed_port, model_port, target_port = free_port(), free_port(), free_port()
-    target_args = [
-        "-m",
-        "target",
-        "--port",
-        str(target_port),
-        "--database-url",
-        f"sqlite:///{tmp / 'target.sqlite3'}",
-        "--embedding-url",
-        f"http://127.0.0.1:{embed_port}",
-    ]
     env = {**limits, "TARGET_ADMIN_PASSWORD": PASSWORD}
     with (
-        running(_stub(embed_port, QUICK_STUB), "/health", embed_port, tmp / "embed-stub.log"),
-        running(
-            _stub(model_port, model_knobs), "/health", model_port, tmp / "model-stub.log"
-        ) as model,
-        running(target_args, "/api/v1/health", target_port, tmp / "target.log", env) as target,
+        stub_server(tmp, name="embed-stub") as embedder,
+        stub_server(tmp, *model_knobs, name="model-stub") as model,
+        target_server(tmp, embedder.url, env=env) as target,
     ):
         fixture = tmp / "fixture.json"
         subprocess.run(
@@ -112,10 +100,6 @@ def platform(
             timeout=60,
         )
         yield Platform(tmp, model, target, fixture)
-
-
-def _stub(port: int, knobs: tuple[str, ...]) -> list[str]:
-    return ["-m", "stub", "--port", str(port), *knobs]
 
 
 def clean_start_seed(**rates: float) -> str:

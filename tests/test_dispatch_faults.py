@@ -11,6 +11,7 @@ import time
 from collections import Counter
 
 from scenario import load_scenario
+from stack.processes import ROOT, stop
 from tests.generator_env import (
     GENEROUS_LIMITS,
     QUICK_STUB,
@@ -25,7 +26,6 @@ from tests.generator_env import (
     run_local,
     write_scenario,
 )
-from tests.servers import ROOT, stop
 from workloads.mix import Mix
 
 PHASES = [("ramp", 2.0, 6.0), ("sustain", 3.0, 12.0)]

@@ -17,6 +17,7 @@ from collections import Counter
 
 import pytest
 
+from stack.processes import ROOT, free_port, stop, wait_ready
 from tests.generator_env import (
     RUN_TIMEOUT_S,
     load_env,
@@ -26,7 +27,6 @@ from tests.generator_env import (
     read_samples,
     write_scenario,
 )
-from tests.servers import ROOT, free_port, stop, wait_ready
 
 # Long enough that every early stop lands mid-run.
 LONG = [("ramp", 4.0, 5.0), ("sustain", 60.0, 10.0)]
