@@ -153,6 +153,7 @@ def test_the_web_ui_sets_and_changes_the_arrival_rate_while_it_runs(plat, long_s
     assert all(b - a == pytest.approx(0.05, abs=1e-6) for a, b in itertools.pairwise(dues))
     # The scenario as run has the rates as its phases, so reports can judge it.
     assert [p["name"] for p in record["scenario"]["phases"]] == [first["name"], second["name"]]
+    assert (run_dir / "report.md").exists()
 
 
 def _post(url: str, payload: dict | None) -> dict:
@@ -226,3 +227,7 @@ def test_a_constant_rate_with_a_run_time_ends_and_drains_by_itself(plat, long_sc
         ("rate1@10/s", 10.0, 2.0)
     ]
     assert {s["outcome"] for s in samples} <= {"ok", "cancelled"}
+    # Reports judge a constant-rate run too (its rates are the scenario's phases as run),
+    # and the process exits with their verdict.
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert result.returncode == summary["exit_code"]
