@@ -139,7 +139,9 @@ class AgenticOS(Dialect):
             ws.send(json.dumps(message))
             return _read_turn(ws, attempt, sent)
         finally:
-            ws.close()
+            # Send the close frame without waiting for the reply: the turn's time is over,
+            # and a killed turn must not hold the end of the run for the 3 s default.
+            ws.close(timeout=0)
 
 
 def _read_turn(ws: websocket.WebSocket, attempt: Attempt, sent: float) -> Result:
