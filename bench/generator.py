@@ -50,6 +50,8 @@ DEFAULT_RATES = (500, 1000, 1500, 2000, 2500, 3000, 4000, 5000, 6000)
 
 @dataclass
 class Figures:
+    """What one rate step measured."""
+
     rate: float
     arrivals: int
     late_fraction: float
@@ -60,10 +62,12 @@ class Figures:
 
     @property
     def cpu_us_per_request(self) -> float:
+        """User plus system CPU time of this process per arrival."""
         return self.user_us + self.system_us
 
     @property
     def sustained(self) -> bool:
+        """At most 1% of arrivals more than 10 ms late, and none failed."""
         return self.late_fraction <= MAX_LATE_FRACTION and self.failures == 0
 
 
@@ -132,6 +136,7 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
 
 
 def main() -> int:
+    """Run the rate ladder until a step is not sustained; 1 if none was."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each rate step")
     parser.add_argument(

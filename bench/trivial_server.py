@@ -28,6 +28,7 @@ async def health(request: web.Request) -> web.Response:
 
 
 def app() -> web.Application:
+    """The routes the benchmark touches: sign-in, the three lists, health."""
     application = web.Application()
     application.router.add_post("/api/v1/auth/login", sign_in)
     for kind in ("agents", "runs", "conversations"):

@@ -19,6 +19,7 @@ class ConstantRateShape(KitShape):
     rate: float | None = None
 
     def initial_plan(self, settings: RunSettings) -> Plan:
+        """``--rate`` from t = 0, until ``--run-time`` or a stop; SettingsError without a rate."""
         if settings.rate is None:
             raise SettingsError(
                 "--rate: not set; give the arrival rate per second, e.g. --rate 10 "

@@ -16,4 +16,5 @@ class FourPhaseShape(KitShape):
     """The scenario's phases, each at its rate, from the moment load starts."""
 
     def initial_plan(self, settings: RunSettings) -> Plan:
+        """Every phase of the (scaled) scenario, back to back from t = 0."""
         return Plan.from_scenario(settings.scenario)

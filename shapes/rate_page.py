@@ -29,6 +29,7 @@ def add_rate_page(web_ui, active_shape: Callable[[], object]) -> None:
     @web_ui.app.route("/arrival-rate", methods=["GET", "POST"])
     @web_ui.auth_required_if_enabled
     def arrival_rate():
+        """The form (GET), or a new rate (POST) applied to the constant-rate shape."""
         shape = active_shape()
         if not isinstance(shape, ConstantRateShape):
             message = "the four-phase shape is active; start locust with --rate to set a rate"

@@ -58,7 +58,7 @@ class AgenticOS(Dialect):
         body = urlencode({"username": email, "password": password}).encode()
         headers = {"Content-Type": "application/x-www-form-urlencoded"}
         try:
-            status, answer, _ = self.http.send(HttpCall("POST", f"{API}/auth/login", body, headers))
+            status, answer = self.http.send(HttpCall("POST", f"{API}/auth/login", body, headers))
             token = json.loads(answer)["access_token"] if status == 200 else None
         except (OSError, HTTPParseError, ValueError, KeyError) as exc:
             raise DialectError(

@@ -101,6 +101,7 @@ class _ActiveRun:
 
     @property
     def workers(self) -> int:
+        """Load processes in this run."""
         return len(self.slots)
 
 
@@ -261,6 +262,7 @@ class Conductor:
             run.probes.record(Reading(*r) for r in data["readings"])
 
     def on_drained(self, drained: Drained) -> None:
+        """A process's last batch: write it and mark the process done."""
         run = self._run
         if run is None or drained.batch.run_id != run.run_id:
             return

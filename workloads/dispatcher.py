@@ -41,6 +41,7 @@ class _Arrival:
         self.greenlet: gevent.Greenlet | None = None
 
     def mark_sent(self, now: float) -> None:
+        """Note the run time at which the request left."""
         self.sent_s = now
 
 

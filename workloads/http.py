@@ -45,8 +45,8 @@ class HttpTransport:
             network_timeout=BACKSTOP_TIMEOUT_S,
         )
 
-    def send(self, call: HttpCall) -> tuple[int, bytes, Mapping[str, str]]:
-        """Status, whole body and headers of the answer; raises on a broken connection."""
+    def send(self, call: HttpCall) -> tuple[int, bytes]:
+        """Status and whole body of the answer; raises on a broken connection."""
         response = self._client.request(
             call.method, self._prefix + call.path, body=call.body, headers=call.headers
         )
@@ -54,9 +54,10 @@ class HttpTransport:
             body = response.read()
         finally:
             response.release()
-        return response.status_code, body, response
+        return response.status_code, body
 
     def close(self) -> None:
+        """Close every pooled connection (the run is over)."""
         self._client.close()
 
 

@@ -70,6 +70,7 @@ class RunFiles:
                 getattr(tables, method)(csv.writer(out))
 
     def close(self) -> None:
+        """Close samples.csv; nothing is appended after."""
         self._file.close()
 
 

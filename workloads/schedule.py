@@ -74,6 +74,7 @@ class Plan:
 
     @property
     def end_s(self) -> float | None:
+        """When the last segment ends, None while it is open."""
         return self.segments[-1].end_s
 
     def total(self) -> int:
@@ -133,6 +134,7 @@ class Plan:
 
     @classmethod
     def from_wire(cls, data: list[dict]) -> Plan:
+        """The plan ``to_wire`` described."""
         return cls(tuple(Segment(**s) for s in data))
 
 

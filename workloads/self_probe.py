@@ -33,13 +33,16 @@ class SelfProbe:
         self._greenlet: gevent.Greenlet | None = None
 
     def start(self) -> None:
+        """Begin watching, on a greenlet of its own."""
         self._greenlet = gevent.spawn(self._watch)
 
     def stop(self) -> None:
+        """Stop watching; readings already taken stay until taken."""
         if self._greenlet is not None:
             self._greenlet.kill(block=True)
 
     def has_readings(self) -> bool:
+        """Whether a reading is waiting to be taken."""
         return bool(self._readings)
 
     def take(self) -> list[tuple[float, str, str, float]]:

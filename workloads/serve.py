@@ -44,7 +44,7 @@ def serve(
             return dialect.chat_turn(Attempt(index, cancel, clock.now, sent), timeout_s)
         call = dialect.call(workload, index)
         sent()
-        status, body, _ = http.send(call)
+        status, body = http.send(call)
         return classify(status, len(body))
     except gevent.Timeout as exc:
         if exc is not timeout:
