@@ -30,7 +30,7 @@ class ConstantRateShape(KitShape):
 
     def tick(self) -> tuple[int, float] | None:
         """Also picks up a rate the start form changed while the test runs."""
-        wanted = _positive(getattr(self.runner.environment.parsed_options, "rate", None))
+        wanted = positive_rate(getattr(self.runner.environment.parsed_options, "rate", None))
         if self.rate is not None and wanted is not None and wanted != self.rate:
             self.set_rate(wanted)
         return super().tick()
@@ -47,7 +47,7 @@ class ConstantRateShape(KitShape):
         return plan.closed_at(float(run_time)) if run_time else plan
 
 
-def _positive(value: object) -> float | None:
+def positive_rate(value: object) -> float | None:
     """The value as a rate, or None if it is not a positive number."""
     try:
         rate = float(value)

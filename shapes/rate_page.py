@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from flask import jsonify, redirect, request
 
-from shapes.constant_rate import ConstantRateShape, _positive
+from shapes.constant_rate import ConstantRateShape, positive_rate
 
 PAGE = """<!doctype html><title>Arrival rate</title>
 <h1>Arrival rate</h1>
@@ -37,7 +37,7 @@ def add_rate_page(web_ui, active_shape: Callable[[], object]) -> None:
         if request.method == "GET":
             return PAGE.format(rate=html.escape(f"{shape.rate or 0:g}"))
         payload = request.get_json(silent=True) or request.form
-        rate = _positive(payload.get("rate"))
+        rate = positive_rate(payload.get("rate"))
         if rate is None:
             message = f"rate: {payload.get('rate')!r} is not a number above 0"
             return jsonify({"success": False, "message": message}), 400
