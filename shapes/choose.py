@@ -1,4 +1,9 @@
-"""Which shape a test runs: the constant rate when ``--rate`` is given, else the four phases."""
+"""Which shape a test runs: an operator's constant rate, or the scenario's four phases.
+
+The web UI is for exploring, so it offers the constant rate (set in the start
+form, changed at /arrival-rate); a headless run is a capacity run, so it runs the
+four phases unless ``--rate`` is given. ``--class-picker`` lets the UI pick either.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,9 @@ from workloads.conductor import Conductor
 
 def choose_shape(environment, conductor: Conductor, web_ui) -> object:
     """Attach the conductor to this kit's shapes and return the one to run."""
-    wanted = ConstantRateShape if environment.parsed_options.rate is not None else FourPhaseShape
+    options = environment.parsed_options
+    exploring = options.rate is not None or not options.headless
+    wanted = ConstantRateShape if exploring else FourPhaseShape
     chosen = environment.shape_class
     for shape in (environment.available_shape_classes or {}).values():
         if isinstance(shape, KitShape):

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections import Counter
 
@@ -117,12 +118,14 @@ def test_stopping_a_headless_run_early_leaves_an_interrupted_complete_record(
     assert max(float(s["finished_s"]) for s in samples) <= record["duration_s"] + 0.5
 
 
-def test_the_web_ui_sets_and_changes_the_arrival_rate_while_it_runs(plat, long_scenario, tmp_path):
+def test_the_web_ui_sets_the_arrival_rate_and_changes_it_while_it_runs(
+    plat, long_scenario, tmp_path
+):
     port = free_port()
     run_dir = tmp_path / "run"
     args = [
         sys.executable,
-        *locust_args(plat, long_scenario, run_dir, "--rate", "5", "--autostart"),
+        *locust_args(plat, long_scenario, run_dir),
     ]
     args += ["--web-host", "127.0.0.1", "--web-port", str(port)]
     proc = subprocess.Popen(
@@ -131,6 +134,9 @@ def test_the_web_ui_sets_and_changes_the_arrival_rate_while_it_runs(plat, long_s
     base = f"http://127.0.0.1:{port}"
     try:
         wait_ready(base + "/arrival-rate", proc)
+        # The start form, as the browser posts it: the rate is its one custom parameter.
+        form = urllib.parse.urlencode({"rate": "5", "host": plat.target.url}).encode()
+        urllib.request.urlopen(urllib.request.Request(base + "/swarm", data=form))
         _wait_for_rows(run_dir, 5, proc)
         page = urllib.request.urlopen(base + "/arrival-rate").read().decode()
         assert "<b>5</b> arrivals per second" in page

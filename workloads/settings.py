@@ -78,8 +78,8 @@ def add_options(parser) -> None:
     group.add_argument(
         "--rate",
         default=None,
-        help="run at this constant arrival rate (per second) instead of the scenario's phases; "
-        "change it while running at /arrival-rate",
+        help="arrivals per second at a constant rate instead of the scenario's phases "
+        "(the web UI's shape; change it while running at /arrival-rate)",
     )
     group.add_argument("--api-pid", default=None, help="probe this API process")
     group.add_argument(
