@@ -8,7 +8,7 @@ STUB_ARGS ?=
 TARGET_ARGS ?=
 SEED_ARGS ?=
 
-.PHONY: venv test lint stub target seed report demo
+.PHONY: venv test lint stub target seed report demo load-test
 
 venv: $(STAMP)
 
@@ -43,3 +43,11 @@ report: venv
 
 demo: venv
 	$(PY) -m stack.demo
+
+# The generator, headless: the four phases (or LOAD_ARGS="--rate 20 --run-time 60"),
+# exiting with the report's verdict. Password from LOAD_PASSWORD, never an argument.
+LOAD_ARGS ?=
+load-test: venv
+	$(VENV)/bin/locust -f locustfile.py --headless --only-summary \
+		$(if $(API_PID),--api-pid $(API_PID)) $(if $(DATABASE_URL),--database-url $(DATABASE_URL)) \
+		$(LOAD_ARGS)

@@ -1,0 +1,187 @@
+"""Benchmark: the highest arrival rate one load process sustains, and its CPU per api_read.
+
+Drives the real worker-side path (LoadProcess: dispatcher, AgenticOS dialect,
+keep-alive transport, samples, Locust's request statistics, msgpack batches as a
+worker sends them) at rising constant rates against a trivial 127.0.0.1 server,
+and prints, per rate: arrivals, the share sent more than 10 ms after its due
+time, the worst lateness, and this process's CPU time per request. The highest
+rate with at most 1% of arrivals late by more than 10 ms is "sustained"; the
+design target is at most 250 microseconds of CPU per api_read request.
+
+    python bench/generator.py [--seconds 10] [--rates 500,1000,...]
+
+The machine may be shared with other work: the figures say what this process
+reached here and now, and the report says so beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import gevent
+import locust  # noqa: F401  (gevent's monkey patching, as in a real worker)
+import psutil
+from locust.env import Environment
+from locust.rpc import Message
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scenario import scenario_from_dict
+from stack.processes import free_port, wait_ready
+from workloads.load_process import LoadProcess
+from workloads.messages import DRAINED, REPORT_KEY, PlanUpdate, Prepare
+from workloads.schedule import Plan
+
+LATE_MS = 10.0
+MAX_LATE_FRACTION = 0.01
+# The design target from the issue (k6 spends about 150 on the same kind of request).
+TARGET_CPU_US = 250.0
+# Locust workers ship their reports every 3 s; the benchmark serialises batches as often.
+REPORT_EVERY_S = 3.0
+DEFAULT_RATES = (500, 1000, 1500, 2000, 2500, 3000, 4000, 5000, 6000)
+
+
+@dataclass
+class Figures:
+    """What one rate step measured."""
+
+    rate: float
+    arrivals: int
+    late_fraction: float
+    worst_late_ms: float
+    failures: int
+    user_us: float
+    system_us: float
+
+    @property
+    def cpu_us_per_request(self) -> float:
+        """User plus system CPU time of this process per arrival."""
+        return self.user_us + self.system_us
+
+    @property
+    def sustained(self) -> bool:
+        """At most 1% of arrivals more than 10 ms late, and none failed."""
+        return self.late_fraction <= MAX_LATE_FRACTION and self.failures == 0
+
+
+def _scenario(rate: float, seconds: float) -> dict:
+    return {
+        "name": "bench",
+        "workloads": {"api_read": {"share": 1, "description": "list reads only"}},
+        "phases": [{"name": "bench", "duration_s": seconds, "rate": rate}],
+        "thresholds": [],
+    }
+
+
+def measure(url: str, rate: float, seconds: float) -> Figures:
+    """One constant-rate run through a fresh LoadProcess; figures for it."""
+    environment = Environment()
+    environment.create_local_runner()
+    drained = []
+
+    def send(kind: str, data: dict) -> None:
+        if kind == DRAINED:
+            drained.append(data)
+
+    process = LoadProcess("bench", send, environment.events.request.fire)
+    scenario = scenario_from_dict(_scenario(rate, seconds))
+    connections = math.ceil(rate * scenario.timeouts.slowest_s)
+    fixture = {
+        "api_url": url,
+        "org_id": "00000000-0000-0000-0000-000000000000",
+        "agent_id": "00000000-0000-0000-0000-000000000001",
+        "model_profile_id": "p",
+        "stub_url": url,
+        "collection_name": "bench",
+        "documents": 0,
+        "trigger_id": None,
+    }
+    process.on_prepare(
+        Prepare("bench", {"bench": 0}, [connections], scenario.to_dict(), fixture, url, "bench@x")
+    )
+    samples = []
+    cpu = psutil.Process()
+    start_epoch = time.time() + 0.5
+    process.on_plan(PlanUpdate("bench", start_epoch, Plan.from_scenario(scenario).to_wire()))
+    gevent.sleep(max(0.0, start_epoch - time.time()))
+    before = cpu.cpu_times()
+    while not drained:
+        gevent.sleep(REPORT_EVERY_S if time.time() < start_epoch + seconds else 0.05)
+        batch = process.take_batch()
+        if batch is not None:
+            Message("stats", {REPORT_KEY: batch}, "bench").serialize()
+            samples += batch["samples"]
+    after = cpu.cpu_times()
+    Message("loadkit_drained", drained[0], "bench").serialize()
+    samples += drained[0]["batch"]["samples"]
+    lateness = [(s.sent_s - s.due_s) * 1000 for s in samples if s.sent_s is not None]
+    late = sum(1 for ms in lateness if ms > LATE_MS) + (len(samples) - len(lateness))
+    environment.runner.quit()
+    return Figures(
+        rate=rate,
+        arrivals=len(samples),
+        late_fraction=late / max(1, len(samples)),
+        worst_late_ms=max(lateness, default=0.0),
+        failures=sum(1 for s in samples if s.outcome != "ok"),
+        user_us=(after.user - before.user) / max(1, len(samples)) * 1e6,
+        system_us=(after.system - before.system) / max(1, len(samples)) * 1e6,
+    )
+
+
+def main() -> int:
+    """Run the rate ladder until a step is not sustained; 1 if none was."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each rate step")
+    parser.add_argument(
+        "--rates", default=",".join(map(str, DEFAULT_RATES)), help="rates per second, e.g. 500,1000"
+    )
+    args = parser.parse_args()
+    os.environ.setdefault("LOAD_PASSWORD", "bench")
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("trivial_server.py")), str(port)]
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url + "/health", server)
+        load = os.getloadavg()[0]
+        print(f"{psutil.cpu_count()} cpus shared with other work; load average {load:.2f} at start")
+        print(
+            f"{'rate/s':>7} {'arrivals':>8} {'late>10ms':>9} {'worst ms':>8} {'failed':>6} "
+            f"{'cpu us/req':>10} {'user':>6} {'system':>6}"
+        )
+        best = None
+        for rate in (float(r) for r in args.rates.split(",")):
+            f = measure(url, rate, args.seconds)
+            print(
+                f"{f.rate:7.0f} {f.arrivals:8d} {f.late_fraction:9.2%} {f.worst_late_ms:8.1f} "
+                f"{f.failures:6d} {f.cpu_us_per_request:10.0f} {f.user_us:6.0f} {f.system_us:6.0f}"
+            )
+            if not f.sustained:
+                break
+            best = f
+        print(f"load average {os.getloadavg()[0]:.2f} at end")
+        if best is None:
+            print("no rate was sustained")
+            return 1
+        verdict = "meets" if best.cpu_us_per_request <= TARGET_CPU_US else "misses"
+        print(
+            f"sustained: {best.rate:.0f}/s with {best.late_fraction:.2%} late > {LATE_MS:.0f} ms; "
+            f"{best.cpu_us_per_request:.0f} us CPU per api_read "
+            f"({verdict} the {TARGET_CPU_US:.0f} us target)"
+        )
+        return 0
+    finally:
+        server.terminate()
+        server.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""Which shape a test runs: an operator's constant rate, or the scenario's four phases.
+
+The web UI is for exploring, so it offers the constant rate (set in the start
+form, changed at /arrival-rate); a headless run is a capacity run, so it runs the
+four phases unless ``--rate`` is given. ``--class-picker`` lets the UI pick either.
+"""
+
+from __future__ import annotations
+
+from shapes.constant_rate import ConstantRateShape
+from shapes.four_phase import FourPhaseShape
+from shapes.kit_shape import KitShape
+from shapes.rate_page import add_rate_page
+from workloads.conductor import Conductor
+
+
+def choose_shape(environment, conductor: Conductor, web_ui) -> object:
+    """Attach the conductor to this kit's shapes and return the one to run."""
+    options = environment.parsed_options
+    exploring = options.rate is not None or not options.headless
+    wanted = ConstantRateShape if exploring else FourPhaseShape
+    chosen = environment.shape_class
+    for shape in (environment.available_shape_classes or {}).values():
+        if isinstance(shape, KitShape):
+            shape.conductor = conductor
+            shape.runner = environment.runner
+            if isinstance(shape, wanted):
+                chosen = shape
+    if web_ui is not None:
+        add_rate_page(web_ui, lambda: environment.shape_class)
+    return chosen

@@ -1,0 +1,233 @@
+"""A real platform for the generator's tests: stub + reference target + seed, on 127.0.0.1.
+
+Each test writes a small scenario to its tmp_path so a run lasts seconds, runs
+Locust as real processes (local, or master + workers), and reads the run
+directory it wrote. Only processes started here are ever signalled, by PID.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from scenario import load_scenario
+from stack.processes import ROOT, Server, free_port, stop
+from stub.config import StubConfig
+from stub.faults import FaultPlan
+from tests.reference import RELAXED_LIMITS, stub_server, target_server
+from workloads.mix import Mix
+from workloads.schedule import Plan
+
+PASSWORD = "generator-tests-password"
+# The reference target's limits, raised so that the suite's many short runs never
+# meet them (a test of the run limit starts its own target with a low one).
+GENEROUS_LIMITS = RELAXED_LIMITS
+# A quick stub: tests that need it slow or faulty restart it with other knobs.
+QUICK_STUB = ("--first-token-ms", "30", "--token-ms", "5", "--tokens", "6")
+# Chat completions the model stub sees before load: preflight's agent run, and the
+# routine its signed test delivery may start; a faulty stub must let these through.
+PREFLIGHT_MODEL_REQUESTS = 2
+# Locust, a whole short run, its drain and its report, on a busy 2-core machine.
+RUN_TIMEOUT_S = 120
+
+MIX = {
+    "api_read": 45,
+    "chat_stream": 20,
+    "agent_run": 15,
+    "rag_query": 12,
+    "ingest": 5,
+    "trigger_fire": 3,
+}
+
+
+@dataclass
+class Platform:
+    """A seeded target, the stub it embeds with and the stub its agents' model runs on."""
+
+    tmp: Path
+    model: Server
+    target: Server
+    fixture: Path
+
+
+@contextlib.contextmanager
+def platform(
+    tmp: Path, model_knobs: tuple[str, ...] = QUICK_STUB, limits: dict[str, str] = GENEROUS_LIMITS
+) -> Iterator[Platform]:
+    """Stubs + target (SQLite in tmp) + seeded fixture, all stopped when the block ends.
+
+    Embeddings (seeding's and retrieval's) go to a quick, faultless stub; the agents'
+    model is a second stub with ``model_knobs``, so its faults meet chat turns and
+    runs only, in a seeded order that seeding does not disturb. Other knobs need a
+    platform of their own: the target keeps the stub's URL from seeding, and a
+    restarted stub could not rebind its port while old connections are in TIME_WAIT.
+    """
+    tmp.mkdir(parents=True, exist_ok=True)
+    env = {**limits, "TARGET_ADMIN_PASSWORD": PASSWORD}
+    with (
+        stub_server(tmp, name="embed-stub") as embedder,
+        stub_server(tmp, *model_knobs, name="model-stub") as model,
+        target_server(tmp, embedder.url, env=env) as target,
+    ):
+        fixture = tmp / "fixture.json"
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "workloads.seed",
+                "--api-url",
+                target.url,
+                "--stub-url",
+                model.url,
+                "--documents",
+                "3",
+                "--fixture",
+                str(fixture),
+            ],
+            cwd=ROOT,
+            env={**os.environ, "LOAD_PASSWORD": PASSWORD},
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        yield Platform(tmp, model, target, fixture)
+
+
+def clean_start_seed(**rates: float) -> str:
+    """A stub seed whose first model requests (preflight's) are not faulted at these rates.
+
+    Uses the stub's own fault plan, so it stays right if the stub changes how it draws.
+    """
+    for seed in range(10_000):
+        plan = FaultPlan(StubConfig(seed=seed, **rates))
+        if all(plan.next_fault() is None for _ in range(PREFLIGHT_MODEL_REQUESTS)):
+            return str(seed)
+    raise AssertionError(f"no seed starts cleanly at {rates}")
+
+
+def write_scenario(tmp: Path, phases: list[tuple[str, float, float]], **extra) -> Path:
+    """A small scenario file: phases as (name, seconds, rate); other fields as given."""
+    raw = {
+        "name": "generator-test",
+        "workloads": extra.pop("workloads", MIX),
+        "chat_cancel_share": extra.pop("chat_cancel_share", 0.2),
+        "phases": [{"name": n, "duration_s": d, "rate": r} for n, d, r in phases],
+        "timeouts": extra.pop(
+            "timeouts", {"default_s": 10, "chat_stream_s": 10, "agent_run_s": 10}
+        ),
+        "thresholds": extra.pop("thresholds", []),
+        **extra,
+    }
+    path = tmp / "scenario.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+def locust_args(plat: Platform, scenario: Path, run_dir: Path, *extra: str) -> list[str]:
+    return [
+        "-m",
+        "locust",
+        "-f",
+        "locustfile.py",
+        "--scenario",
+        str(scenario),
+        "--fixture",
+        str(plat.fixture),
+        "--run-dir",
+        str(run_dir),
+        "--only-summary",
+        *extra,
+    ]
+
+
+def load_env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "LOAD_PASSWORD": PASSWORD, "PYTHONUNBUFFERED": "1", **extra}
+
+
+def run_local(
+    plat: Platform, scenario: Path, run_dir: Path, *extra: str
+) -> subprocess.CompletedProcess:
+    """A headless single-process run to its end; its exit code and output."""
+    return subprocess.run(
+        [sys.executable, *locust_args(plat, scenario, run_dir, "--headless", *extra)],
+        cwd=ROOT,
+        env=load_env(),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+
+
+def run_distributed(
+    plat: Platform, scenario: Path, run_dir: Path, workers: int, *extra: str
+) -> subprocess.CompletedProcess:
+    """A headless master + ``workers`` worker processes to the end; the master's result."""
+    port = free_port()
+    master_args = locust_args(plat, scenario, run_dir, "--headless", *extra)
+    master_args += ["--master", "--expect-workers", str(workers)]
+    master_args += ["--master-bind-host", "127.0.0.1", "--master-bind-port", str(port)]
+    worker_args = ["-m", "locust", "-f", "locustfile.py", "--worker"]
+    worker_args += ["--master-host", "127.0.0.1", "--master-port", str(port)]
+    logs = [run_dir.parent / f"{run_dir.name}-worker{i}.log" for i in range(workers)]
+    procs = []
+    try:
+        master = subprocess.Popen(
+            [sys.executable, *master_args],
+            cwd=ROOT,
+            env=load_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        procs.append(master)
+        for log in logs:
+            with log.open("w") as out:
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, *worker_args],
+                        cwd=ROOT,
+                        env=load_env(),
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+        out, err = master.communicate(timeout=RUN_TIMEOUT_S)
+        for worker in procs[1:]:
+            worker.wait(timeout=30)
+        return subprocess.CompletedProcess(master.args, master.returncode, out, err)
+    finally:
+        for proc in procs:
+            stop(proc)
+
+
+def read_samples(run_dir: Path) -> list[dict]:
+    with (run_dir / "samples.csv").open() as f:
+        return list(csv.DictReader(f))
+
+
+def read_run(run_dir: Path) -> dict:
+    return json.loads((run_dir / "run.json").read_text())
+
+
+def expected_counts(scenario: Path, scale: float = 1.0) -> tuple[Plan, dict[int, str]]:
+    """The spec for a closed scenario: its plan, and each global index's workload."""
+    sc = load_scenario(scenario).scaled(scale)
+    plan = Plan.from_scenario(sc)
+    mix = Mix.from_scenario(sc)
+    return plan, {k: mix.pick(k) for _, k in plan.indexes_before()}
+
+
+def lateness_ms(sample: dict) -> float:
+    """sent - due in milliseconds; infinite for an arrival that was never sent."""
+    if not sample["sent_s"]:
+        return float("inf")
+    return (float(sample["sent_s"]) - float(sample["due_s"])) * 1000

@@ -1,0 +1,239 @@
+"""The operator's controls: refusals before load, the web UI's arrival rate, and stopping early.
+
+A refusal is one line naming the option or field, a non-zero exit and no run
+directory. A rate changed at /arrival-rate takes effect at the same arrival index
+for the rest of the run. A run stopped early (web UI, Ctrl-C, SIGTERM) still
+records one sample per arrival it offered and says it was interrupted.
+"""
+
+import itertools
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections import Counter
+
+import pytest
+
+from stack.processes import ROOT, free_port, stop, wait_ready
+from tests.generator_env import (
+    RUN_TIMEOUT_S,
+    load_env,
+    locust_args,
+    platform,
+    read_run,
+    read_samples,
+    write_scenario,
+)
+
+# Long enough that every early stop lands mid-run.
+LONG = [("ramp", 4.0, 5.0), ("sustain", 60.0, 10.0)]
+
+
+@pytest.fixture(scope="module")
+def plat(tmp_path_factory):
+    with platform(tmp_path_factory.mktemp("platform")) as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def long_scenario(tmp_path_factory):
+    return write_scenario(tmp_path_factory.mktemp("scenario"), LONG)
+
+
+def _refusal(plat, tmp_path, *args, env=None):
+    run_dir = tmp_path / "run"
+    result = subprocess.run(
+        [
+            sys.executable,
+            *locust_args(plat, write_scenario(tmp_path, LONG), run_dir, "--headless", *args),
+        ],
+        cwd=ROOT,
+        env=env or load_env(),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    ours = [line for line in result.stderr.splitlines() if line.startswith("agent-loadkit: ")]
+    return result, ours, run_dir
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (("--scale", "0"), "--scale"),
+        (("--connections", "many"), "--connections"),
+        (("--fixture", "/nonexistent/fixture.json"), "fixture"),
+        (("--scenario", "/nonexistent/scenario.yaml"), "scenario"),
+    ],
+)
+def test_bad_options_are_refused_in_one_line_before_any_load(plat, tmp_path, args, names):
+    result, ours, run_dir = _refusal(plat, tmp_path, *args)
+    assert result.returncode != 0
+    assert len(ours) == 1 and names in ours[0], result.stderr[-1500:]
+    assert not run_dir.exists()
+
+
+def test_a_missing_password_is_refused_and_never_taken_from_the_command_line(plat, tmp_path):
+    env = {k: v for k, v in load_env().items() if k != "LOAD_PASSWORD"}
+    result, ours, run_dir = _refusal(plat, tmp_path, env=env)
+    assert result.returncode != 0
+    assert len(ours) == 1 and "LOAD_PASSWORD" in ours[0]
+    assert not run_dir.exists()
+
+
+def test_a_wrong_password_is_refused_by_preflight_and_never_written(plat, tmp_path):
+    env = {**load_env(), "LOAD_PASSWORD": "not-the-password"}
+    result, ours, run_dir = _refusal(plat, tmp_path, env=env)
+    assert result.returncode == 2
+    assert len(ours) == 1 and "sign-in" in ours[0], result.stderr[-1500:]
+    assert not run_dir.exists()
+    assert "not-the-password" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_stopping_a_headless_run_early_leaves_an_interrupted_complete_record(
+    plat, long_scenario, tmp_path, sig
+):
+    run_dir = tmp_path / "run"
+    args = [sys.executable, *locust_args(plat, long_scenario, run_dir, "--headless")]
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=load_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        _wait_for_rows(run_dir, 20, proc)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        stop(proc)
+    record, samples = read_run(run_dir), read_samples(run_dir)
+    assert record["stopped"] == "interrupted" and record["ended_at"]
+    assert record["offered"] == len(samples) >= 20
+    assert record["duration_s"] < 30
+    assert (run_dir / "report.md").exists(), err.decode()[-1500:]
+    # Nothing arrives after the stop: every sample finished by the time the run ended.
+    assert max(float(s["finished_s"]) for s in samples) <= record["duration_s"] + 0.5
+
+
+def test_the_web_ui_sets_the_arrival_rate_and_changes_it_while_it_runs(
+    plat, long_scenario, tmp_path
+):
+    port = free_port()
+    run_dir = tmp_path / "run"
+    args = [
+        sys.executable,
+        *locust_args(plat, long_scenario, run_dir),
+    ]
+    args += ["--web-host", "127.0.0.1", "--web-port", str(port)]
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=load_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(base + "/arrival-rate", proc)
+        # The start form, as the browser posts it: the rate is its one custom parameter.
+        form = urllib.parse.urlencode({"rate": "5", "host": plat.target.url}).encode()
+        urllib.request.urlopen(urllib.request.Request(base + "/swarm", data=form))
+        _wait_for_rows(run_dir, 5, proc)
+        page = urllib.request.urlopen(base + "/arrival-rate").read().decode()
+        assert "<b>5</b> arrivals per second" in page
+        _post(base + "/arrival-rate", {"rate": 20})
+        _wait_for_rows(run_dir, 40, proc)
+        _post(base + "/stop", None)
+        record = _wait_for_end(run_dir, proc)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        stop(proc)
+    samples = read_samples(run_dir)
+    assert record["stopped"] == "interrupted" and record["offered"] == len(samples)
+    first, second = record["phases"]
+    assert (first["rate"], second["rate"]) == (5.0, 20.0)
+    assert first["end_s"] == second["start_s"]
+    by_phase = Counter(s["phase"] for s in samples)
+    assert by_phase[first["name"]] == first["offered_total"] == round(first["end_s"] * 5 + 0.4999)
+    dues = sorted(float(s["due_s"]) for s in samples if s["phase"] == second["name"])
+    assert dues[0] == pytest.approx(second["start_s"], abs=1e-6)
+    assert all(b - a == pytest.approx(0.05, abs=1e-6) for a, b in itertools.pairwise(dues))
+    # The scenario as run has the rates as its phases, so reports can judge it.
+    assert [p["name"] for p in record["scenario"]["phases"]] == [first["name"], second["name"]]
+    assert (run_dir / "report.md").exists()
+
+
+def _post(url: str, payload: dict | None) -> dict:
+    body = json.dumps(payload).encode() if payload is not None else b""
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    return json.loads(urllib.request.urlopen(request).read())
+
+
+def _wait_for_rows(run_dir, rows: int, proc) -> None:
+    """Until samples.csv holds ``rows`` samples (load is flowing), or fail if Locust exits."""
+    path, deadline = run_dir / "samples.csv", time.monotonic() + RUN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read().decode()[-1500:]
+        if path.exists() and path.read_text().count("\n") > rows:
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"{rows} samples did not arrive")
+
+
+def _wait_for_end(run_dir, proc) -> dict:
+    """Until run.json records an end."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        record = read_run(run_dir)
+        if record["ended_at"]:
+            return record
+        time.sleep(0.05)
+    raise TimeoutError("the run did not end")
+
+
+def test_a_fixture_without_a_trigger_runs_without_trigger_fire_and_says_so(plat, tmp_path):
+    fixture = json.loads(plat.fixture.read_text())
+    fixture["trigger_id"] = None
+    (tmp_path / "fixture.json").write_text(json.dumps(fixture))
+    scenario = write_scenario(tmp_path, [("sustain", 2.0, 20.0)])
+    run_dir = tmp_path / "run"
+    args = locust_args(
+        plat, scenario, run_dir, "--headless", "--fixture", str(tmp_path / "fixture.json")
+    )
+    subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=load_env(),
+        capture_output=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    record, samples = read_run(run_dir), read_samples(run_dir)
+    assert "trigger" in record["skipped"]["trigger_fire"]
+    assert record["scenario"]["workloads"]["trigger_fire"]["share"] == 0
+    assert record["offered"] == len(samples) == 40
+    assert "trigger_fire" not in {s["workload"] for s in samples}
+
+
+def test_a_constant_rate_with_a_run_time_ends_and_drains_by_itself(plat, long_scenario, tmp_path):
+    run_dir = tmp_path / "run"
+    args = locust_args(
+        plat, long_scenario, run_dir, "--headless", "--rate", "10", "--run-time", "2s"
+    )
+    result = subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=load_env(),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    record, samples = read_run(run_dir), read_samples(run_dir)
+    assert record["stopped"] == "completed", result.stderr[-1500:]
+    assert record["offered"] == len(samples) == 20
+    assert [(p["name"], p["rate"], p["end_s"]) for p in record["phases"]] == [
+        ("rate1@10/s", 10.0, 2.0)
+    ]
+    assert {s["outcome"] for s in samples} <= {"ok", "cancelled"}
+    # Reports judge a constant-rate run too (its rates are the scenario's phases as run),
+    # and the process exits with their verdict.
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert result.returncode == summary["exit_code"]

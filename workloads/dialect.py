@@ -1,0 +1,54 @@
+"""The seam between what a workload exercises and how one platform spells it on the wire.
+
+The six workloads are defined once, by what they exercise; a dialect turns "an
+api_read", "a chat turn, cancelled after the first token or not", ... into
+requests for one platform. Another platform (agno's AgentOS, opencode, a team's
+own API) is one new module implementing this class, not a fork of the generator.
+The dispatcher owns the clock: a dialect calls ``attempt.sent()`` at the moment
+its request leaves, and returns a Result; it never catches timeouts.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from workloads.fixture import Fixture
+from workloads.http import HttpCall, HttpTransport
+from workloads.samples import Result
+
+
+@dataclass
+class Attempt:
+    """One arrival being served: its global index and the dispatcher's clock hooks."""
+
+    index: int
+    cancel: bool
+    now: Callable[[], float]
+    sent: Callable[[], float]
+
+
+class Dialect(ABC):
+    """How one platform is signed in to and how each workload becomes requests."""
+
+    def __init__(self, fixture: Fixture, run_id: str, http: HttpTransport):
+        self.fixture = fixture
+        self.run_id = run_id
+        self.http = http
+
+    @abstractmethod
+    def sign_in(self, email: str, password: str) -> None:
+        """Sign in once for this process; keep the credential in memory only."""
+
+    @abstractmethod
+    def call(self, workload: str, k: int) -> HttpCall:
+        """The request for arrival k of a plain-HTTP workload (everything but chat_stream)."""
+
+    @abstractmethod
+    def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
+        """One streamed chat turn; with ``attempt.cancel`` it stops after the first token."""
+
+
+class DialectError(RuntimeError):
+    """The platform refused something the run cannot go without (sign-in); one line."""

@@ -1,0 +1,85 @@
+"""What the master and the load-generating processes tell each other, as plain data.
+
+Locust carries these as custom messages (msgpack over its own socket, or a direct
+call in a local run). The master sends everything a process needs (scenario,
+fixture, its slot among W), so a worker needs nothing but LOAD_PASSWORD; samples
+travel back in compact tuples with Locust's regular worker reports, and the last
+ones with ``Drained``, which the master therefore receives after all the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Message types: master -> processes.
+PREPARE = "loadkit_prepare"
+PLAN = "loadkit_plan"
+STOP = "loadkit_stop"
+# Message types: processes -> master.
+READY = "loadkit_ready"
+DRAINED = "loadkit_drained"
+# Key of the sample batch inside Locust's report_to_master data.
+REPORT_KEY = "loadkit"
+
+
+@dataclass
+class Prepare:
+    """Sign in and get ready: the run, each process's slot and connection share, what to run."""
+
+    run_id: str
+    slots: dict[str, int]
+    connections: list[int]
+    scenario: dict
+    fixture: dict
+    host: str
+    email: str
+
+
+@dataclass
+class Ready:
+    """A process is signed in (``error`` empty) or says in one line why it cannot run."""
+
+    run_id: str
+    slot: int
+    error: str = ""
+
+
+@dataclass
+class PlanUpdate:
+    """The schedule from ``start_epoch``: the whole plan, again whenever the rate changes."""
+
+    run_id: str
+    start_epoch: float
+    plan: list[dict]
+
+
+@dataclass
+class Batch:
+    """Samples and the generator's own readings since the last batch, from one process."""
+
+    run_id: str
+    slot: int
+    samples: list = field(default_factory=list)
+    readings: list = field(default_factory=list)
+
+
+@dataclass
+class Drained:
+    """A process's last batch: it offered nothing more, and how many it offered per phase."""
+
+    batch: Batch
+    offered: list = field(default_factory=list)
+    reason: str = ""
+
+
+def to_wire(message: Prepare | Ready | PlanUpdate | Batch | Drained) -> dict:
+    """A message as the plain dict Locust sends; shallow, so thousands of rows cost nothing."""
+    data = dict(vars(message))
+    if isinstance(message, Drained):
+        data["batch"] = dict(vars(message.batch))
+    return data
+
+
+def drained_from_wire(data: dict) -> Drained:
+    """The Drained message a process sent (a dict after msgpack, the object in a local run)."""
+    return Drained(Batch(**data["batch"]), data["offered"], data["reason"])

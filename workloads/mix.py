@@ -1,0 +1,58 @@
+"""Which workload the k-th arrival of a run is, and whether a chat turn is cancelled.
+
+A die would make two runs at the same rate issue different numbers of uploads, so
+the difference between them would be partly luck. An additive low-discrepancy
+sequence gives every run the same workloads at the same indexes, spread as evenly
+as any finite sequence can be, and lets each worker compute its own share without
+talking to the others.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from scenario import Scenario
+
+# The golden ratio's fractional part: the additive step whose multiples fill
+# [0, 1) most evenly (three-distance theorem), so shares hold over short runs.
+GOLDEN_STEP = (math.sqrt(5) - 1) / 2
+
+# sqrt(2) - 1 is rationally independent of the golden step, so the cancelled chat
+# turns are spread evenly among the chat turns instead of tracking the mix.
+CANCEL_STEP = math.sqrt(2) - 1
+
+
+@dataclass(frozen=True)
+class Mix:
+    """The normalised shares as cumulative bins over [0, 1)."""
+
+    names: tuple[str, ...]
+    upper_bounds: tuple[float, ...]
+    cancel_share: float
+
+    @classmethod
+    def from_scenario(cls, scenario: Scenario) -> Mix:
+        """The scenario's mix in its file order; the last bin ends at exactly 1."""
+        names = tuple(scenario.mix)
+        bounds, total = [], 0.0
+        for name in names:
+            total += scenario.mix[name]
+            bounds.append(total)
+        bounds[-1] = 1.0
+        return cls(names, tuple(bounds), scenario.chat_cancel_share)
+
+    def pick(self, k: int) -> str:
+        """The workload of global arrival k (0-based): the bin of frac(k * golden step)."""
+        return self.names[bisect.bisect_right(self.upper_bounds, (k * GOLDEN_STEP) % 1.0)]
+
+    def cancels(self, k: int) -> bool:
+        """Whether arrival k, if it is a chat turn, stops after its first token."""
+        return (k * CANCEL_STEP) % 1.0 < self.cancel_share
+
+    def counts(self, indexes: Iterable[int]) -> Counter[str]:
+        """How many of the given global indexes go to each workload."""
+        return Counter(self.pick(k) for k in indexes)

@@ -1,0 +1,95 @@
+"""One sample per offered arrival: what it was, when it was due, sent and done, and how it ended.
+
+Workers build samples as plain tuples (cheap to make, and msgpack sends a tuple as
+a compact list) and the master turns each into one ``samples.csv`` row in the
+columns reports/README.md lists. Nothing here computes a statistic.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+OK = "ok"
+FAILED = "failed"
+SHED = "shed"
+CANCELLED = "cancelled"
+TIMEOUT = "timeout"
+ABANDONED = "abandoned"
+
+# Outcomes that count as success: a cancelled chat turn is an intended stop, confirmed.
+SUCCESSFUL = frozenset((OK, CANCELLED))
+
+TIMED_OUT = "timed out"
+ABANDONED_AT_END = "abandoned at end"
+
+COLUMNS = (
+    "run_id",
+    "worker",
+    "index",
+    "workload",
+    "phase",
+    "due_s",
+    "sent_s",
+    "finished_s",
+    "latency_ms",
+    "latency_due_ms",
+    "ttft_ms",
+    "tokens",
+    "status",
+    "ok",
+    "outcome",
+    "detail",
+    "bytes",
+)
+
+
+class Sample(NamedTuple):
+    """One arrival's record; times are seconds from the run start, ``sent_s`` None if never sent."""
+
+    index: int
+    workload: str
+    segment: int
+    due_s: float
+    sent_s: float | None
+    finished_s: float
+    ttft_ms: float | None
+    tokens: int
+    status: int
+    outcome: str
+    detail: str
+    bytes: int
+
+
+class Result(NamedTuple):
+    """How one request ended, as a workload reports it (the dispatcher adds the times it owns)."""
+
+    status: int
+    outcome: str
+    detail: str = ""
+    bytes: int = 0
+    tokens: int = 0
+    ttft_ms: float | None = None
+
+
+def csv_row(run_id: str, worker: int, phase: str, sample: Sample) -> tuple:
+    """The ``samples.csv`` row for a sample, with both latencies derived from its times."""
+    sent = sample.sent_s
+    return (
+        run_id,
+        worker,
+        sample.index,
+        sample.workload,
+        phase,
+        f"{sample.due_s:.6f}",
+        "" if sent is None else f"{sent:.6f}",
+        f"{sample.finished_s:.6f}",
+        "" if sent is None else f"{(sample.finished_s - sent) * 1000:.3f}",
+        f"{(sample.finished_s - sample.due_s) * 1000:.3f}",
+        "" if sample.ttft_ms is None else f"{sample.ttft_ms:.3f}",
+        sample.tokens,
+        sample.status,
+        1 if sample.outcome in SUCCESSFUL else 0,
+        sample.outcome,
+        sample.detail,
+        sample.bytes,
+    )

@@ -1,0 +1,179 @@
+"""The arrival schedule: absolute due times for every global arrival index of a run.
+
+Arrival j of a segment is due at ``start_s + j / rate``, so a late dispatch never
+shifts the ones after it. A segment is a phase of the scenario, or a stretch of
+constant rate that ends when the operator changes the rate. Every process holds
+the same segments (the master sends them), computes due times with the same
+float operations, and so agrees on which index is due when without talking.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, replace
+
+from scenario import Phase, Scenario
+
+# Digits kept when turning duration x rate into an arrival count, so that float
+# noise from scaling (6.000000000000001 s x 4/s) does not invent an arrival.
+COUNT_DIGITS = 9
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stretch of constant rate; ``end_s`` is None while the operator may still change it."""
+
+    name: str
+    rate: float
+    start_s: float
+    end_s: float | None
+    first_index: int
+    reason: str = ""
+
+    def count(self, until_s: float | None = None) -> int | None:
+        """Arrivals due before the end (or ``until_s``, if earlier); None if unbounded."""
+        ends = [t for t in (self.end_s, until_s) if t is not None]
+        if not ends:
+            return None
+        span = round((min(ends) - self.start_s) * self.rate, COUNT_DIGITS)
+        return max(0, math.ceil(span))
+
+    def due_s(self, j: int) -> float:
+        """When arrival j of this segment is due, in seconds from the run start."""
+        return self.start_s + j / self.rate
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The run's segments in time order; their indexes are consecutive from 0."""
+
+    segments: tuple[Segment, ...]
+
+    @classmethod
+    def from_scenario(cls, scenario: Scenario) -> Plan:
+        """The scenario's phases back to back from t = 0, as given (scale them first)."""
+        segments, start, first = [], 0.0, 0
+        for phase in scenario.phases:
+            end = start + phase.duration_s
+            segment = Segment(phase.name, phase.rate, start, end, first, phase.reason)
+            segments.append(segment)
+            first += segment.count()
+            start = end
+        return cls(tuple(segments))
+
+    @classmethod
+    def constant(cls, rate: float) -> Plan:
+        """An open-ended constant rate from t = 0, for exploratory runs."""
+        return cls((Segment(_rate_name(0, rate), rate, 0.0, None, 0, "set by the operator"),))
+
+    @property
+    def closed(self) -> bool:
+        """True when the last segment has an end, so the plan offers a finite count."""
+        return self.segments[-1].end_s is not None
+
+    @property
+    def end_s(self) -> float | None:
+        """When the last segment ends, None while it is open."""
+        return self.segments[-1].end_s
+
+    def total(self) -> int:
+        """Arrivals in a closed plan."""
+        return self.segments[-1].first_index + self.segments[-1].count()
+
+    def closed_at(self, at_s: float) -> Plan:
+        """The plan with its open segment ended at ``at_s`` (earlier ends are kept)."""
+        last = self.segments[-1]
+        if last.end_s is not None and last.end_s <= at_s:
+            return self
+        return Plan((*self.segments[:-1], replace(last, end_s=max(at_s, last.start_s))))
+
+    def with_rate(self, rate: float, at_s: float) -> Plan:
+        """The plan with the open segment ended at ``at_s`` and a new rate from then on.
+
+        A segment that would not have started by then is replaced, never left empty.
+        """
+        last = self.segments[-1]
+        if at_s <= last.start_s:
+            return Plan((*self.segments[:-1], replace(last, rate=rate)))
+        ended = self.closed_at(at_s)
+        last = ended.segments[-1]
+        first = last.first_index + last.count()
+        name = _rate_name(len(ended.segments), rate)
+        segment = Segment(name, rate, at_s, None, first, "set by the operator")
+        return Plan((*ended.segments, segment))
+
+    def as_run(self, end_s: float) -> Plan:
+        """The plan as it ran until ``end_s``: the open segment ends there, unstarted ones go."""
+        closed = self.closed_at(end_s)
+        return Plan(tuple(s for s in closed.segments if s.end_s > s.start_s) or closed.segments[:1])
+
+    def scenario_as_run(self, scenario: Scenario) -> Scenario:
+        """The scenario with this plan's segments as its phases (a constant-rate run's rates),
+        each threshold applied to every segment; unchanged when the segments are its phases."""
+        if [s.name for s in self.segments] == [p.name for p in scenario.phases]:
+            return scenario
+        phases = tuple(Phase(s.name, s.end_s - s.start_s, s.rate, s.reason) for s in self.segments)
+        thresholds = tuple(
+            replace(t, phase=s.name) for s in self.segments for t in scenario.thresholds
+        )
+        return replace(scenario, phases=phases, thresholds=thresholds)
+
+    def indexes_before(self, until_s: float | None = None) -> Iterator[tuple[int, int]]:
+        """(segment number, global index) of every arrival due before ``until_s`` (or the end)."""
+        for number, segment in enumerate(self.segments):
+            count = segment.count(until_s)
+            if count is None:
+                raise ValueError("an open plan has no last arrival; give until_s")
+            for j in range(count):
+                yield number, segment.first_index + j
+
+    def to_wire(self) -> list[dict]:
+        """Plain data for a Locust message; floats survive msgpack bit for bit."""
+        return [asdict(s) for s in self.segments]
+
+    @classmethod
+    def from_wire(cls, data: list[dict]) -> Plan:
+        """The plan ``to_wire`` described."""
+        return cls(tuple(Segment(**s) for s in data))
+
+
+def _rate_name(number: int, rate: float) -> str:
+    return f"rate{number + 1}@{rate:g}/s"
+
+
+class SlotCursor:
+    """Walks one process's share of a plan: global indexes slot, slot + W, slot + 2W, ...
+
+    The plan may grow while it walks (a rate change closes the open segment and
+    appends a new one), so it peeks against the current plan each time.
+    """
+
+    def __init__(self, slot: int, workers: int):
+        self.slot = slot
+        self.workers = workers
+        self.segment = 0
+        self._j: int | None = None
+        # The current segment's arrival count, kept while the plan object stays the same.
+        self._counted: tuple[Plan, int, int | None] | None = None
+
+    def peek(self, plan: Plan) -> tuple[int, int, float] | None:
+        """(segment number, global index, due_s) of this slot's next arrival, None when done."""
+        while self.segment < len(plan.segments):
+            segment = plan.segments[self.segment]
+            if self._j is None:
+                self._j = (self.slot - segment.first_index) % self.workers
+            counted = self._counted
+            if counted is None or counted[0] is not plan or counted[1] != self.segment:
+                counted = self._counted = (plan, self.segment, segment.count())
+            count = counted[2]
+            if count is None or self._j < count:
+                return self.segment, segment.first_index + self._j, segment.due_s(self._j)
+            self.segment += 1
+            self._j = None
+        return None
+
+    def advance(self) -> None:
+        """Move past the arrival ``peek`` returned."""
+        assert self._j is not None
+        self._j += self.workers
