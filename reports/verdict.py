@@ -138,6 +138,13 @@ def invalid_reasons(run: Run, stats: RunStats) -> tuple[str, ...]:
         for p in stats.phases
         if p.recorded != p.offered
     ]
+    stopped = run.meta.get("stopped", "completed")
+    if stopped != "completed":
+        reasons.append(
+            f"the run did not complete (stopped: {stopped}); a partial run is not a result"
+        )
+    if run.meta.get("ended_at", "") is None:
+        reasons.append("run.json has no ended_at: the run was killed before it ended")
     lateness = run.scenario.lateness
     fraction = stats.lateness.fraction
     if fraction is not None and fraction > lateness.max_late_fraction:
@@ -151,15 +158,9 @@ def invalid_reasons(run: Run, stats: RunStats) -> tuple[str, ...]:
 
 def warnings(run: Run, system: SystemStats) -> tuple[str, ...]:
     """Things a reader must know that do not by themselves invalidate the run."""
-    notes = [
+    return tuple(
         f"{g.probe} may have been the bottleneck: {g.why}" for g in system.generators if g.busy
-    ]
-    stopped = run.meta.get("stopped", "completed")
-    if stopped != "completed":
-        notes.append(f"the run did not complete (stopped: {stopped}); its later phases are partial")
-    if run.meta.get("ended_at", "") is None:
-        notes.append("run.json has no ended_at: the run was killed before it ended")
-    return tuple(notes)
+    )
 
 
 def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:

@@ -196,11 +196,12 @@ def test_header_only_samples_is_an_invalid_run_that_still_gets_a_report(tmp_path
     assert "No data: No samples were recorded." in markdown
 
 
-def test_an_interrupted_run_says_so(tmp_path):
+def test_an_interrupted_run_is_invalid_not_a_pass(tmp_path):
     path = golden_copy(tmp_path / "run")
     edit_run_json(path, stopped="interrupted", ended_at=None)
     run = load_run(path)
     stats = run_stats(run)
-    warnings = judge(run, stats, system_stats(run)).warnings
-    assert any("did not complete (stopped: interrupted)" in w for w in warnings)
-    assert any("killed before it ended" in w for w in warnings)
+    verdict = judge(run, stats, system_stats(run))
+    assert verdict.exit_code == 2
+    assert any("did not complete (stopped: interrupted)" in r for r in verdict.invalid_reasons)
+    assert any("killed before it ended" in r for r in verdict.invalid_reasons)
