@@ -8,7 +8,7 @@ STUB_ARGS ?=
 TARGET_ARGS ?=
 SEED_ARGS ?=
 
-.PHONY: venv test lint stub target seed report demo load-test
+.PHONY: venv test lint stub target seed report demo ui load-test
 
 venv: $(STAMP)
 
@@ -43,6 +43,9 @@ report: venv
 
 demo: venv
 	$(PY) -m stack.demo
+
+ui: venv
+	$(PY) -m stack.ui
 
 # The generator, headless: the four phases (or LOAD_ARGS="--rate 20 --run-time 60"),
 # exiting with the report's verdict. Password from LOAD_PASSWORD, never an argument.

@@ -169,7 +169,7 @@ def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:
     A workload in the mix that produced no sample in the whole run gets its own
     "not measured" row even when no threshold names it: absent is never a pass.
     """
-    results = [_judge(t, stats.phase(t.phase)) for t in run.scenario.thresholds]
+    results = [_judge_in_phase(t, stats.phase(t.phase)) for t in run.scenario.thresholds]
     for name, share in run.scenario.mix.items():
         if share > 0 and stats.whole.workload(name).counts.calls == 0:
             results.append(
@@ -180,17 +180,21 @@ def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:
     return tuple(results)
 
 
-def _judge(threshold: Threshold, phase: PhaseStats | None) -> ThresholdResult:
-    measured, samples = (
-        metric_value(phase.by_offer.workload(threshold.workload), threshold.metric)
-        if phase
-        else (None, 0)
-    )
+def _judge_in_phase(threshold: Threshold, phase: PhaseStats | None) -> ThresholdResult:
+    workload = phase.by_offer.workload(threshold.workload) if phase else None
+    return judge_threshold(threshold, workload, threshold.phase)
+
+
+def judge_threshold(
+    threshold: Threshold, stats: WorkloadStats | None, where: str
+) -> ThresholdResult:
+    """One threshold against one workload's statistics (None: nothing was measured)."""
+    measured, samples = metric_value(stats, threshold.metric) if stats else (None, 0)
     status = NOT_MEASURED if measured is None else PASS if measured <= threshold.limit else FAIL
     return ThresholdResult(
         threshold.workload,
         threshold.metric,
-        threshold.phase,
+        where,
         threshold.limit,
         threshold.why,
         measured,

@@ -10,11 +10,10 @@ from __future__ import annotations
 from shapes.constant_rate import ConstantRateShape
 from shapes.four_phase import FourPhaseShape
 from shapes.kit_shape import KitShape
-from shapes.rate_page import add_rate_page
 from workloads.conductor import Conductor
 
 
-def choose_shape(environment, conductor: Conductor, web_ui) -> object:
+def choose_shape(environment, conductor: Conductor) -> object:
     """Attach the conductor to this kit's shapes and return the one to run."""
     options = environment.parsed_options
     exploring = options.rate is not None or not options.headless
@@ -26,6 +25,4 @@ def choose_shape(environment, conductor: Conductor, web_ui) -> object:
             shape.runner = environment.runner
             if isinstance(shape, wanted):
                 chosen = shape
-    if web_ui is not None:
-        add_rate_page(web_ui, lambda: environment.shape_class)
     return chosen

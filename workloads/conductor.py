@@ -279,6 +279,15 @@ class Conductor:
             if batch is not None:
                 self.on_batch(batch)
 
+    def progress(self) -> tuple[Path, int] | None:
+        """The current run's directory and how many arrivals were due by now (None before
+        a run starts): what the web UI's verdict tab sets beside the samples recorded."""
+        run = self._run
+        if run is None or run.clock is None:
+            return None
+        now = run.clock.now()
+        return run.files.dir, sum(segment.count(now) for segment in run.plan.segments)
+
     def change_plan(self, plan_for) -> None:
         """Apply a plan change the shape computes from (current plan, when it takes effect)."""
         run = self._run

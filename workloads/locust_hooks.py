@@ -14,6 +14,8 @@ from locust import events
 from locust.runners import MasterRunner, WorkerRunner
 
 from shapes.choose import choose_shape
+from webui.rate_page import add_rate_page
+from webui.verdict_tab import add_verdict_tab
 from workloads.conductor import Conductor
 from workloads.fixture import password_from_env
 from workloads.load_process import LoadProcess
@@ -81,7 +83,10 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         runner.register_message(
             DRAINED, lambda msg, **_: _conductor.on_drained(drained_from_wire(msg.data))
         )
-        environment.shape_class = choose_shape(environment, _conductor, web_ui)
+        environment.shape_class = choose_shape(environment, _conductor)
+        if web_ui is not None:
+            add_rate_page(web_ui, lambda: environment.shape_class)
+            add_verdict_tab(web_ui, _conductor.progress)
 
 
 def _on_test_start(environment, **_) -> None:

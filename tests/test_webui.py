@@ -1,0 +1,99 @@
+"""The web UI as an operator uses it, in a real headless Chromium against real processes.
+
+Start a run from Locust's form at an arrival rate, change the rate while it runs,
+and read the "Verdict so far" tab: the workloads, from our samples, with their
+thresholds. Chromium and its driver come from Debian (.ci/run installs them).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.request
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from stack.local import StackOptions, child_env, local_stack
+from stack.processes import free_port, running
+from stack.ui import locust_ui_command
+from tests.reference import FAST_STUB
+
+# Flags the machine's probe found Chromium needs here: no sandbox as root, and no
+# background networking, which this machine's closed network would refuse.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1400,1000",
+)
+# Long enough for the UI to start a run and for samples to reach the tab on a busy machine.
+WAIT_S = 60
+
+
+@pytest.fixture
+def browser(tmp_path):
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver):
+        pytest.skip("Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
+    options = webdriver.ChromeOptions()
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path / 'chromium'}")
+    options.binary_location = chromium
+    session = webdriver.Chrome(service=Service(driver), options=options)
+    yield session
+    session.quit()
+
+
+def wait_for_text(browser, text: str) -> None:
+    WebDriverWait(browser, WAIT_S).until(lambda b: text in b.find_element(By.TAG_NAME, "body").text)
+
+
+def current_rate(base: str) -> float:
+    with urllib.request.urlopen(base + "/arrival-rate") as response:
+        page = response.read().decode()
+    return float(page.split("<b>")[1].split("</b>")[0])
+
+
+@pytest.mark.timeout(300)
+def test_operator_sets_a_rate_changes_it_and_reads_the_verdict_tab(tmp_path, browser):
+    options = StackOptions(workdir=tmp_path / "stack", documents=4, stub_args=FAST_STUB)
+    with local_stack(options) as stack:
+        port = free_port()
+        command = locust_ui_command(stack, tmp_path / "run", port)[1:]
+        with running(command, "/", port, tmp_path / "locust.log", child_env()) as ui:
+            browser.get(ui.url)
+            rate = browser.find_element(By.NAME, "rate")
+            rate.clear()
+            rate.send_keys("6")
+            browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+            wait_for_text(browser, "Verdict so far")
+            assert current_rate(ui.url) == 6
+
+            browser.get(ui.url + "/arrival-rate")
+            field = browser.find_element(By.NAME, "rate")
+            field.clear()
+            field.send_keys("10")
+            browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+            wait_for_text(browser, "Now: 10")
+            assert current_rate(ui.url) == 10
+
+            browser.get(ui.url + "/?tab=verdict")
+            wait_for_text(browser, "thresholds pass")
+            table = browser.find_element(By.TAG_NAME, "body").text
+            for workload in ("api_read", "chat_stream", "agent_run", "rag_query"):
+                assert workload in table
+            assert "offered" in table and "recorded" in table
+
+            stopped = urllib.request.urlopen(urllib.request.Request(ui.url + "/stop"))
+            assert json.loads(stopped.read())["success"]
