@@ -15,30 +15,12 @@ import numpy as np
 import pandas as pd
 
 from scenario import Scenario, ScenarioError, scenario_from_dict
+from workloads.samples import COLUMNS as SAMPLE_COLUMNS
 
 SAMPLES_FILE = "samples.csv"
 RUN_FILE = "run.json"
 PROBES_FILE = "probes.csv"
 
-SAMPLE_COLUMNS = (
-    "run_id",
-    "worker",
-    "index",
-    "workload",
-    "phase",
-    "due_s",
-    "sent_s",
-    "finished_s",
-    "latency_ms",
-    "latency_due_ms",
-    "ttft_ms",
-    "tokens",
-    "status",
-    "ok",
-    "outcome",
-    "detail",
-    "bytes",
-)
 PROBE_COLUMNS = ("t_s", "probe", "metric", "value")
 
 # Sample columns holding text; every other column holds numbers.

@@ -30,11 +30,8 @@ NOT_RUN = 2
 POOL_KNOBS = ("DB_POOL_SIZE", "DB_MAX_OVERFLOW", "DB_POOL_TIMEOUT")
 
 
-def locust_command(
-    stack: LocalStack, run_dir: Path, scale: float, database_url: str | None
-) -> list[str]:
+def locust_command(stack: LocalStack, run_dir: Path, scale: float) -> list[str]:
     """The headless four-phase run against the local stack, with every probe it can take."""
-    probe_db = ["--database-url", database_url] if database_url else []
     return [
         sys.executable,
         "-m",
@@ -42,25 +39,13 @@ def locust_command(
         "-f",
         "locustfile.py",
         "--headless",
-        "--host",
-        stack.target.url,
-        "--fixture",
-        str(stack.fixture),
-        "--email",
-        stack.email,
+        *stack.locust_options(),
         "--scale",
         str(scale),
         "--run-dir",
         str(run_dir),
-        "--api-pid",
-        str(stack.target.pid),
-        "--metrics-url",
-        stack.metrics_url,
-        "--stub-url",
-        stack.stub.url,
         "--topology",
         stack.topology,
-        *probe_db,
     ]
 
 
@@ -118,7 +103,7 @@ def main(argv: list[str]) -> int:
         with local_stack(options) as stack:
             print(f"demo: load at scale {args.scale}; Locust's progress follows", flush=True)
             code = subprocess.call(
-                locust_command(stack, run_dir, args.scale, args.database_url),
+                locust_command(stack, run_dir, args.scale),
                 cwd=ROOT,
                 env=child_env(),
             )

@@ -47,10 +47,29 @@ class LocalStack:
     fixture: Path
     email: str
     topology: str
+    database_url: str | None
 
     @property
     def metrics_url(self) -> str:
         return self.target.url + "/metrics"
+
+    def locust_options(self) -> list[str]:
+        """The Locust options that point a run at this stack and take every probe it can."""
+        return [
+            "--host",
+            self.target.url,
+            "--fixture",
+            str(self.fixture),
+            "--email",
+            self.email,
+            "--api-pid",
+            str(self.target.pid),
+            "--metrics-url",
+            self.metrics_url,
+            "--stub-url",
+            self.stub.url,
+            *(["--database-url", self.database_url] if self.database_url else []),
+        ]
 
 
 def password() -> str:
@@ -97,7 +116,9 @@ def local_stack(options: StackOptions) -> Iterator[LocalStack]:
         ) as target:
             fixture = workdir / "fixture.json"
             seed(target.url, stub.url, options.documents, fixture, env)
-            yield LocalStack(stub, target, fixture, DEFAULT_EMAIL, _topology(options, stub))
+            yield LocalStack(
+                stub, target, fixture, DEFAULT_EMAIL, _topology(options, stub), options.database_url
+            )
 
 
 def seed(api_url: str, stub_url: str, documents: int, fixture: Path, env: dict[str, str]) -> None:

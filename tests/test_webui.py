@@ -44,7 +44,9 @@ WAIT_S = 60
 def browser(tmp_path):
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if not (chromium and driver):
-        pytest.skip("Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
+        pytest.skip(
+            "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
+        )
     options = webdriver.ChromeOptions()
     for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
@@ -55,8 +57,27 @@ def browser(tmp_path):
     session.quit()
 
 
+def page_text(browser) -> str:
+    """What the page shows, lower-cased: Locust's tabs are upper-cased by CSS."""
+    return browser.find_element(By.TAG_NAME, "body").text.lower()
+
+
 def wait_for_text(browser, text: str) -> None:
-    WebDriverWait(browser, WAIT_S).until(lambda b: text in b.find_element(By.TAG_NAME, "body").text)
+    WebDriverWait(browser, WAIT_S).until(lambda b: text.lower() in page_text(b))
+
+
+def type_into(browser, name: str, text: str) -> None:
+    """Type into a form field until it holds ``text``: React may re-render a field that
+    was just revealed and drop what was typed, so the value is checked, not assumed."""
+
+    def holds_text(b) -> bool:
+        field = b.find_element(By.NAME, name)
+        if field.is_displayed() and field.get_attribute("value") != text:
+            field.clear()
+            field.send_keys(text)
+        return b.find_element(By.NAME, name).get_attribute("value") == text
+
+    WebDriverWait(browser, WAIT_S).until(holds_text)
 
 
 def current_rate(base: str) -> float:
@@ -73,27 +94,39 @@ def test_operator_sets_a_rate_changes_it_and_reads_the_verdict_tab(tmp_path, bro
         command = locust_ui_command(stack, tmp_path / "run", port)[1:]
         with running(command, "/", port, tmp_path / "locust.log", child_env()) as ui:
             browser.get(ui.url)
-            rate = browser.find_element(By.NAME, "rate")
-            rate.clear()
-            rate.send_keys("6")
+            # Locust greys out its user fields for a shape; the rate is a custom parameter.
+            users = browser.find_element(By.NAME, "userCount")
+            assert not users.is_enabled()
+            browser.find_element(By.XPATH, "//button[contains(., 'Custom parameters')]").click()
+            type_into(browser, "rate", "6")
             browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
             wait_for_text(browser, "Verdict so far")
             assert current_rate(ui.url) == 6
 
+            # The operator changes the rate in a second tab, leaving the run's page open.
+            run_page = browser.current_window_handle
+            browser.switch_to.new_window("tab")
             browser.get(ui.url + "/arrival-rate")
-            field = browser.find_element(By.NAME, "rate")
-            field.clear()
-            field.send_keys("10")
+            type_into(browser, "rate", "10")
             browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
             wait_for_text(browser, "Now: 10")
             assert current_rate(ui.url) == 10
+            browser.close()
+            browser.switch_to.window(run_page)
 
-            browser.get(ui.url + "/?tab=verdict")
+            browser.find_element(By.XPATH, "//button[contains(., 'Verdict so far')]").click()
             wait_for_text(browser, "thresholds pass")
-            table = browser.find_element(By.TAG_NAME, "body").text
+            table = page_text(browser)
             for workload in ("api_read", "chat_stream", "agent_run", "rag_query"):
                 assert workload in table
             assert "offered" in table and "recorded" in table
 
-            stopped = urllib.request.urlopen(urllib.request.Request(ui.url + "/stop"))
-            assert json.loads(stopped.read())["success"]
+            browser.find_element(By.XPATH, "//button[contains(., 'Stop')]").click()
+            wait_for_text(browser, "stopped")
+            record = tmp_path / "run" / "run.json"
+            WebDriverWait(browser, WAIT_S).until(
+                lambda _: json.loads(record.read_text())["ended_at"]
+            )
+    rates = [phase["rate"] for phase in json.loads(record.read_text())["phases"]]
+    # The schedule followed the operator: 6/s from the form, then 10/s from the rate page.
+    assert rates == [6, 10]
