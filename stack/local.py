@@ -83,12 +83,17 @@ def child_env() -> dict[str, str]:
 
 
 def _topology(options: StackOptions, stub: Server) -> str:
+    """The line a report puts on top: what ran where, and every knob moved from its default."""
     database = "Postgres" if options.database_url else "SQLite"
     knobs = [f"{k}={v}" for k, v in sorted(options.target_env.items())]
     knobs.append(f"RATE_LIMIT_RUN_PER_MINUTE={RAISED_RUN_LIMIT} raised from 30")
+    stub_knobs = [
+        *options.stub_args,
+        *(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("STUB_")),
+    ]
     return (
         f"one host: reference target (1 uvicorn process, {database}, {', '.join(knobs)}) "
-        f"and stub ({stub.url}, {' '.join(options.stub_args) or 'default delays'}) on 127.0.0.1, "
+        f"and stub ({stub.url}, {' '.join(stub_knobs) or 'default delays'}) on 127.0.0.1, "
         "Locust in one local process"
     )
 
