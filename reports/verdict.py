@@ -26,9 +26,12 @@ RECOVERY_PHASE = "recover"
 
 # A failure or shed rate this far above sustain's (in absolute terms) is a jump.
 JUMP_POINTS = 0.01
-# Recovered: error rate within this of sustain's, and p95 within this ratio of it.
+# Recovered: error rate within this of sustain's, and p95 within this ratio of it...
 RECOVER_ERROR_POINTS = 0.01
 RECOVER_P95_RATIO = 1.2
+# ...or within this many ms of it: +6 ms on a 20 ms read is jitter, not a deployment
+# that stayed degraded.
+RECOVER_P95_SLACK_MS = 50.0
 
 JUMP_RULE = (
     f"a workload is flagged when its failure rate (failed, timeout, abandoned) or its shed "
@@ -38,7 +41,8 @@ JUMP_RULE = (
 RECOVERY_RULE = (
     f"a workload recovered when, for requests offered in {RECOVERY_PHASE}, its error rate is at "
     f"most {RECOVER_ERROR_POINTS * 100:g} percentage point above {BASELINE_PHASE}'s and its p95 "
-    f"latency is at most {RECOVER_P95_RATIO:g} x {BASELINE_PHASE}'s (p95 compared only when "
+    f"latency is at most {RECOVER_P95_RATIO:g} x {BASELINE_PHASE}'s or at most "
+    f"{RECOVER_P95_SLACK_MS:g} ms above it (p95 compared only when "
     f"{BASELINE_PHASE} had successes); the run recovered when every workload measured in both did"
 )
 
@@ -265,6 +269,7 @@ def _recovered(before: WorkloadStats, after: WorkloadStats) -> str:
     errors_back = after.counts.error_rate <= before.counts.error_rate + RECOVER_ERROR_POINTS
     p95_back = before.latency.p95 is None or (
         after.latency.p95 is not None
-        and after.latency.p95 <= RECOVER_P95_RATIO * before.latency.p95
+        and after.latency.p95
+        <= max(RECOVER_P95_RATIO * before.latency.p95, before.latency.p95 + RECOVER_P95_SLACK_MS)
     )
     return RECOVERED if errors_back and p95_back else NOT_RECOVERED
