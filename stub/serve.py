@@ -39,7 +39,7 @@ _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 def bind_sockets(config: StubConfig) -> list[socket.socket]:
     """One listening socket per process, all on the same port; ConfigError if it is taken."""
-    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    probe = _reusable_socket()
     try:
         probe.bind((config.host, config.port))
     except OSError as exc:
@@ -52,7 +52,7 @@ def bind_sockets(config: StubConfig) -> list[socket.socket]:
     probe.close()
     sockets = []
     for _ in range(config.processes):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock = _reusable_socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         try:
             sock.bind((config.host, port))
@@ -64,6 +64,14 @@ def bind_sockets(config: StubConfig) -> list[socket.socket]:
         sock.listen(BACKLOG)
         sockets.append(sock)
     return sockets
+
+
+def _reusable_socket() -> socket.socket:
+    """A TCP socket that may bind a port whose old connections linger in TIME_WAIT, so a
+    restarted stub gets its port back; a port another process listens on is still refused."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    return sock
 
 
 def _bind_problem(config: StubConfig, exc: OSError) -> str:

@@ -189,3 +189,16 @@ def test_port_in_use_is_one_line_and_exit_2():
         line = _refusal("--port", str(port))
         assert f"--port {port} is in use" in line
         assert "--processes" not in _refusal("--port", str(port), "--processes", "2")
+
+
+def test_a_stopped_stub_gets_its_port_back_while_its_connections_linger(tmp_path):
+    port = free_port()
+    args = ["-m", "stub", "--port", str(port)]
+    with running(args, "/health", port, tmp_path / "first.log"):
+        client = socket.create_connection(("127.0.0.1", port))
+        client.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert client.recv(1024).startswith(b"HTTP/1.1 200")
+    # The stub closed the kept-alive connection first, so its side sits in TIME_WAIT.
+    client.close()
+    with running(args, "/health", port, tmp_path / "second.log") as again:
+        assert again.proc.poll() is None
