@@ -7,20 +7,11 @@ and matplotlib, which the load processes never need.
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
-
-log = logging.getLogger(__name__)
-
-# The run could not be judged (reports/ README: 2 means invalid).
-UNJUDGED = 2
 
 
 def finish(run_dir: Path) -> int:
     """0 pass, 1 a threshold failed or was not measured, 2 the run is invalid."""
-    try:
-        from reports import build_report
-    except ImportError as exc:
-        log.error("no report for %s: reports cannot be imported (%s)", run_dir, exc)
-        return UNJUDGED
+    from reports import build_report
+
     return build_report(run_dir)
