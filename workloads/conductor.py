@@ -71,6 +71,8 @@ DRAIN_GRACE_S = 10.0
 REPORT_WAIT_S = WORKER_REPORT_INTERVAL + 0.5
 # How often a local run moves its samples from the dispatcher to disk.
 LOCAL_FLUSH_S = 1.0
+# How often the console says where a run is, between phase changes.
+PROGRESS_EVERY_S = 10.0
 # Exit code for a run refused before any load (bad input, preflight, sign-in).
 REFUSED_EXIT = 2
 
@@ -93,6 +95,7 @@ class _ActiveRun:
     probes: ProbeRun | None = None
     drained: dict[int, Drained] = field(default_factory=dict)
     last_drained: float = 0.0
+    announced: tuple[str, int] = ("", -1)
     end_s: float | None = None
     stopped: str | None = None
     discarded: int = 0
@@ -309,6 +312,7 @@ class Conductor:
             return KEEP_RUNNING
         now = run.clock.now()
         if run.plan.end_s is None or now < run.plan.end_s:
+            self._announce(run, now)
             return KEEP_RUNNING
         deadline = run.plan.end_s + run.scenario.timeouts.slowest_s + DRAIN_GRACE_S
         if set(range(run.workers)) - set(run.drained) - self._lost(run) and now < deadline:
@@ -320,6 +324,28 @@ class Conductor:
             lost = run.workers - len(run.drained)
             run.stopped = "completed" if not lost else f"incomplete: {lost} load process(es) lost"
         return None
+
+    def _announce(self, run: _ActiveRun, now: float) -> None:
+        """Log the phase on each change and every PROGRESS_EVERY_S: offered so far (due by
+        now) against recorded, so an operator watching a headless run sees it fall behind."""
+        current = next((s for s in reversed(run.plan.segments) if s.start_s <= now), None)
+        if current is None:
+            return
+        mark = (current.name, int(now // PROGRESS_EVERY_S))
+        if mark == run.announced:
+            return
+        changed = current.name != run.announced[0]
+        run.announced = mark
+        offered = sum(segment.count(now) for segment in run.plan.segments)
+        log.info(
+            "%s%s at %g/s, t=%.0f s: offered %d, recorded %d",
+            "phase " if changed else "",
+            current.name,
+            current.rate,
+            now,
+            offered,
+            run.files.recorded,
+        )
 
     def _lost(self, run: _ActiveRun) -> set[int]:
         """Slots whose worker Locust has declared missing or removed: not worth waiting for."""
