@@ -16,7 +16,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from stack.local import LocalStack, StackOptions, child_env, local_stack
+from stack.local import LOCUST, LocalStack, StackOptions, child_env, local_stack
 from stack.processes import ROOT
 
 # Short enough for a first look (about 35 s of load), long enough to show each phase.
@@ -33,11 +33,7 @@ POOL_KNOBS = ("DB_POOL_SIZE", "DB_MAX_OVERFLOW", "DB_POOL_TIMEOUT")
 def locust_command(stack: LocalStack, run_dir: Path, scale: float) -> list[str]:
     """The headless four-phase run against the local stack, with every probe it can take."""
     return [
-        sys.executable,
-        "-m",
-        "locust",
-        "-f",
-        "locustfile.py",
+        *LOCUST,
         "--headless",
         *stack.locust_options(),
         "--scale",

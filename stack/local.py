@@ -27,6 +27,9 @@ DEFAULT_PASSWORD = "loadkit-admin"
 # minute the experiment would measure the limiter, not the platform (the seed).
 RAISED_RUN_LIMIT = 100_000
 
+# Locust with this kit's locustfile, as this interpreter runs it.
+LOCUST = (sys.executable, "-m", "locust", "-f", "locustfile.py")
+
 # Seeding ingests and waits for the index; a cold start on a busy machine is slow.
 SEED_TIMEOUT_S = 300
 

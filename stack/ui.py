@@ -15,7 +15,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from stack.local import LocalStack, StackOptions, child_env, local_stack
+from stack.local import LOCUST, LocalStack, StackOptions, child_env, local_stack
 from stack.processes import ROOT
 
 DEFAULT_WEB_PORT = 8089
@@ -24,11 +24,7 @@ DEFAULT_WEB_PORT = 8089
 def locust_ui_command(stack: LocalStack, run_dir: Path, web_port: int) -> list[str]:
     """Locust's web UI against the local stack, bound to loopback, with every probe."""
     return [
-        sys.executable,
-        "-m",
-        "locust",
-        "-f",
-        "locustfile.py",
+        *LOCUST,
         "--web-host",
         "127.0.0.1",
         "--web-port",
