@@ -84,6 +84,7 @@ def test_master_and_two_workers_from_compose_account_for_every_arrival(tmp_path)
         "METRICS_URL": f"http://127.0.0.1:{target_port}/metrics",
         "FIXTURE": str(tmp_path / "fixture.json"),
         "DOCUMENTS": "8",
+        "MASTER_BIND": "127.0.0.1",
         "MASTER_HOST": "127.0.0.1",
         "MASTER_PORT": str(master_port),
         "WORKERS": "2",
