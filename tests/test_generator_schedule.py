@@ -121,3 +121,12 @@ def _indexes(plan):
     for number, segment in enumerate(plan.segments):
         for j in range(segment.count()):
             yield number, segment.first_index + j
+
+
+def test_due_before_counts_what_the_schedule_offered_by_then():
+    plan = Plan.from_scenario(load_scenario().scaled(0.1))  # ramp 6 s at 4/s, then 12/s
+    assert plan.due_before(0.0) == 0
+    assert plan.due_before(6.0) == 24
+    # Sustain's arrivals due at 6 + j / 12 before 7 s: j = 0..11.
+    assert plan.due_before(7.0) == 24 + 12
+    assert plan.due_before(plan.end_s) == plan.total()

@@ -289,7 +289,7 @@ class Conductor:
         if run is None or run.clock is None:
             return None
         now = run.clock.now()
-        return run.files.dir, sum(segment.count(now) for segment in run.plan.segments)
+        return run.files.dir, run.plan.due_before(now)
 
     def change_plan(self, plan_for) -> None:
         """Apply a plan change the shape computes from (current plan, when it takes effect)."""
@@ -336,14 +336,13 @@ class Conductor:
             return
         changed = current.name != run.announced[0]
         run.announced = mark
-        offered = sum(segment.count(now) for segment in run.plan.segments)
         log.info(
             "%s%s at %g/s, t=%.0f s: offered %d, recorded %d",
             "phase " if changed else "",
             current.name,
             current.rate,
             now,
-            offered,
+            run.plan.due_before(now),
             run.files.recorded,
         )
 

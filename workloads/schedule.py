@@ -119,6 +119,10 @@ class Plan:
         )
         return replace(scenario, phases=phases, thresholds=thresholds)
 
+    def due_before(self, at_s: float) -> int:
+        """How many arrivals were due before ``at_s``: what the schedule has offered by then."""
+        return sum(segment.count(at_s) for segment in self.segments)
+
     def indexes_before(self, until_s: float | None = None) -> Iterator[tuple[int, int]]:
         """(segment number, global index) of every arrival due before ``until_s`` (or the end)."""
         for number, segment in enumerate(self.segments):
