@@ -16,8 +16,9 @@ import pandas as pd
 
 from scenario import Scenario, ScenarioError, scenario_from_dict
 from workloads.samples import COLUMNS as SAMPLE_COLUMNS
+from workloads.samples import OUTCOMES, SAMPLES_FILE
+from workloads.samples import SUCCESSFUL as OK_OUTCOMES
 
-SAMPLES_FILE = "samples.csv"
 RUN_FILE = "run.json"
 PROBES_FILE = "probes.csv"
 
@@ -39,9 +40,6 @@ REQUIRED_SAMPLE_VALUES = (
     "outcome",
 )
 
-OUTCOMES = ("ok", "failed", "shed", "cancelled", "timeout", "abandoned")
-# Outcomes the contract records with ok == 1; every other outcome has ok == 0.
-OK_OUTCOMES = ("ok", "cancelled")
 
 RUN_KEYS = ("run_id", "duration_s", "scenario", "phases", "offered")
 PHASE_KEYS = ("name", "rate", "start_s", "end_s", "offered_total")

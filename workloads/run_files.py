@@ -19,8 +19,7 @@ from pathlib import Path
 import psutil
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
-from workloads.samples import COLUMNS, Sample, csv_row
-from workloads.settings import SAMPLES_FILE
+from workloads.samples import COLUMNS, SAMPLES_FILE, Sample, csv_row
 
 RUN_JSON = "run.json"
 

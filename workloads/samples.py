@@ -15,9 +15,13 @@ SHED = "shed"
 CANCELLED = "cancelled"
 TIMEOUT = "timeout"
 ABANDONED = "abandoned"
+OUTCOMES = (OK, FAILED, SHED, CANCELLED, TIMEOUT, ABANDONED)
 
-# Outcomes that count as success: a cancelled chat turn is an intended stop, confirmed.
-SUCCESSFUL = frozenset((OK, CANCELLED))
+# Outcomes that count as success (ok == 1): a cancelled chat turn is an intended stop, confirmed.
+SUCCESSFUL = (OK, CANCELLED)
+
+# The file in the run directory that holds one row per offered arrival.
+SAMPLES_FILE = "samples.csv"
 
 TIMED_OUT = "timed out"
 ABANDONED_AT_END = "abandoned at end"

@@ -21,9 +21,9 @@ from workloads.fixture import (
     load_fixture,
     password_from_env,
 )
+from workloads.samples import SAMPLES_FILE
 
 RUNS_DIR = Path("runs")
-SAMPLES_FILE = "samples.csv"
 
 
 class SettingsError(ValueError):
