@@ -13,11 +13,11 @@ import json
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 from stack.local import LOCUST, LocalStack, StackOptions, child_env, local_stack
 from stack.processes import ROOT
+from workloads.settings import RUNS_DIR, run_stamp
 
 # Short enough for a first look (about 35 s of load), long enough to show each phase.
 DEFAULT_SCALE = 0.1
@@ -88,8 +88,7 @@ def main(argv: list[str]) -> int:
     if not args.scale > 0:
         print(f"SCALE={args.scale}: must be above 0, e.g. SCALE=0.1 or SCALE=1", file=sys.stderr)
         return NOT_RUN
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    run_dir = (args.run_dir or ROOT / "runs" / f"demo-{stamp}").resolve()
+    run_dir = (args.run_dir or ROOT / RUNS_DIR / f"demo-{run_stamp()}").resolve()
     pool = {knob: os.environ[knob] for knob in POOL_KNOBS if knob in os.environ}
     options = StackOptions(
         workdir=run_dir / "stack", database_url=args.database_url, target_env=pool

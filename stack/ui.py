@@ -12,11 +12,11 @@ import argparse
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 from stack.local import LOCUST, LocalStack, StackOptions, child_env, local_stack
 from stack.processes import ROOT
+from workloads.settings import RUNS_DIR, run_stamp
 
 DEFAULT_WEB_PORT = 8089
 
@@ -47,8 +47,7 @@ def main(argv: list[str]) -> int:
         help=f"the web UI's port on 127.0.0.1 (env WEB_PORT, default {DEFAULT_WEB_PORT})",
     )
     args = parser.parse_args(argv)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    run_dir = ROOT / "runs" / f"ui-{stamp}"
+    run_dir = ROOT / RUNS_DIR / f"ui-{run_stamp()}"
     print(f"ui: starting stub and reference target, seeding ({run_dir / 'stack'})", flush=True)
     try:
         with local_stack(StackOptions(workdir=run_dir / "stack")) as stack:

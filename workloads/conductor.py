@@ -49,6 +49,7 @@ from workloads.settings import (
     RunSettings,
     SettingsError,
     check_new_run_dir,
+    run_stamp,
     settings_from,
     with_host,
 )
@@ -232,7 +233,7 @@ class Conductor:
         """--run-dir for the first test, else runs/<UTC timestamp>; later tests get a suffix."""
         if settings.run_dir is not None and settings.run_dir not in self._used_run_dirs:
             return check_new_run_dir(settings.run_dir)
-        base = settings.run_dir or RUNS_DIR / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        base = settings.run_dir or RUNS_DIR / run_stamp()
         chosen, n = base, 1
         while chosen.exists():
             n += 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from probes import ProbeOptions
@@ -24,6 +25,11 @@ from workloads.fixture import (
 from workloads.samples import SAMPLES_FILE
 
 RUNS_DIR = Path("runs")
+
+
+def run_stamp() -> str:
+    """Now, in UTC, as run directories are named: sortable, and the same on every host."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
 class SettingsError(ValueError):
