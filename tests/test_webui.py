@@ -13,6 +13,7 @@ import urllib.request
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -62,8 +63,13 @@ def page_text(browser) -> str:
     return browser.find_element(By.TAG_NAME, "body").text.lower()
 
 
+def patiently(browser) -> WebDriverWait:
+    """A wait that reads a page replaced mid-read (a form's redirect) again, not fails."""
+    return WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,))
+
+
 def wait_for_text(browser, text: str) -> None:
-    WebDriverWait(browser, WAIT_S).until(lambda b: text.lower() in page_text(b))
+    patiently(browser).until(lambda b: text.lower() in page_text(b))
 
 
 def type_into(browser, name: str, text: str) -> None:
@@ -77,7 +83,7 @@ def type_into(browser, name: str, text: str) -> None:
             field.send_keys(text)
         return b.find_element(By.NAME, name).get_attribute("value") == text
 
-    WebDriverWait(browser, WAIT_S).until(holds_text)
+    patiently(browser).until(holds_text)
 
 
 def current_rate(base: str) -> float:
