@@ -29,13 +29,13 @@ stub: venv
 	$(PY) -m stub $(STUB_ARGS)
 
 target: venv
-	$(PY) -m target $(TARGET_ARGS)
+	$(PY) -m reference_platform $(TARGET_ARGS)
 
-# The reference target's documented default password (target/README.md); export
+# The reference target's documented default password (reference_platform/README.md); export
 # LOAD_PASSWORD to seed a real deployment.
 seed: export LOAD_PASSWORD ?= loadkit-admin
 seed: venv
-	$(PY) -m workloads.seed $(SEED_ARGS)
+	$(PY) -m workloads.agenticos.seed $(SEED_ARGS)
 
 report: venv
 	@test -n "$(RUN)" || { echo "make report: give the run directory, e.g. make report RUN=runs/20261129T142300Z"; exit 2; }

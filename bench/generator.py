@@ -33,11 +33,11 @@ from locust.rpc import Message
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from engine.load_process import LoadProcess
+from engine.messages import DRAINED, REPORT_KEY, PlanUpdate, Prepare
+from engine.schedule import Plan
 from scenario import scenario_from_dict
 from stack.processes import free_port, wait_ready
-from workloads.load_process import LoadProcess
-from workloads.messages import DRAINED, REPORT_KEY, PlanUpdate, Prepare
-from workloads.schedule import Plan
 
 LATE_MS = 10.0
 MAX_LATE_FRACTION = 0.01

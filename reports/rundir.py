@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.samples import COLUMNS as SAMPLE_COLUMNS
+from engine.samples import OUTCOMES, SAMPLES_FILE
+from engine.samples import SUCCESSFUL as OK_OUTCOMES
 from scenario import Scenario, ScenarioError, scenario_from_dict
-from workloads.samples import COLUMNS as SAMPLE_COLUMNS
-from workloads.samples import OUTCOMES, SAMPLES_FILE
-from workloads.samples import SUCCESSFUL as OK_OUTCOMES
 
 RUN_FILE = "run.json"
 PROBES_FILE = "probes.csv"

@@ -7,10 +7,10 @@ four phases unless ``--rate`` is given. ``--class-picker`` lets the UI pick eith
 
 from __future__ import annotations
 
+from engine.conductor import Conductor
 from shapes.constant_rate import ConstantRateShape
 from shapes.four_phase import FourPhaseShape
 from shapes.kit_shape import KitShape
-from workloads.conductor import Conductor
 
 
 def choose_shape(environment, conductor: Conductor) -> object:

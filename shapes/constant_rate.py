@@ -8,9 +8,9 @@ effect a moment ahead, at the same arrival index in every process. With
 
 from __future__ import annotations
 
+from engine.schedule import Plan
+from engine.settings import RunSettings, SettingsError
 from shapes.kit_shape import KitShape
-from workloads.schedule import Plan
-from workloads.settings import RunSettings, SettingsError
 
 
 class ConstantRateShape(KitShape):

@@ -7,9 +7,9 @@ wearing the same name.
 
 from __future__ import annotations
 
+from engine.schedule import Plan
+from engine.settings import RunSettings
 from shapes.kit_shape import KitShape
-from workloads.schedule import Plan
-from workloads.settings import RunSettings
 
 
 class FourPhaseShape(KitShape):

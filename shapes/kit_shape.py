@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from locust import LoadTestShape
 
-from workloads.conductor import Conductor
-from workloads.schedule import Plan
-from workloads.settings import RunSettings
+from engine.conductor import Conductor
+from engine.schedule import Plan
+from engine.settings import RunSettings
 
 
 class KitShape(LoadTestShape):

@@ -15,9 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from engine.settings import RUNS_DIR, run_stamp
 from stack.local import LOCUST, LocalStack, StackOptions, child_env, local_stack
 from stack.processes import ROOT
-from workloads.settings import RUNS_DIR, run_stamp
 
 # Short enough for a first look (about 35 s of load), long enough to show each phase.
 DEFAULT_SCALE = 0.1

@@ -1,8 +1,8 @@
 """Stub + reference target on free loopback ports, seeded, as one context manager.
 
 A newcomer's demo and the web-UI session need a platform to measure; this starts
-the same processes an operator would (``python -m stub``, ``python -m target``,
-``python -m workloads.seed``), each on a port nobody else holds, and stops them
+the same processes an operator would (``python -m stub``, ``python -m reference_platform``,
+``python -m workloads.agenticos.seed``), each on a port nobody else holds, and stops them
 by PID however the block ends.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from stack.processes import ROOT, Server, free_port, running
 from workloads.fixture import DEFAULT_EMAIL, PASSWORD_ENV
 
-# The reference target's documented default admin password (target/README.md);
+# The reference target's documented default admin password (reference_platform/README.md);
 # used only when the operator has not exported LOAD_PASSWORD.
 DEFAULT_PASSWORD = "loadkit-admin"
 
@@ -118,7 +118,7 @@ def local_stack(options: StackOptions) -> Iterator[LocalStack]:
             "EMBEDDING_URL": stub.url,
             **options.target_env,
         }
-        target_args = ["-m", "target", "--port", str(target_port)]
+        target_args = ["-m", "reference_platform", "--port", str(target_port)]
         with running(
             target_args, "/api/v1/health", target_port, workdir / "target.log", target_env
         ) as target:
@@ -134,7 +134,7 @@ def seed(api_url: str, stub_url: str, documents: int, fixture: Path, env: dict[s
     command = [
         sys.executable,
         "-m",
-        "workloads.seed",
+        "workloads.agenticos.seed",
         "--api-url",
         api_url,
         "--stub-url",

@@ -14,9 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from engine.settings import RUNS_DIR, run_stamp
 from stack.local import LOCUST, LocalStack, StackOptions, child_env, local_stack
 from stack.processes import ROOT
-from workloads.settings import RUNS_DIR, run_stamp
 
 DEFAULT_WEB_PORT = 8089
 

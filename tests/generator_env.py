@@ -19,13 +19,13 @@ from pathlib import Path
 
 import yaml
 
+from engine.mix import Mix
+from engine.schedule import Plan
 from scenario import load_scenario
 from stack.processes import ROOT, Server, free_port, stop
 from stub.config import StubConfig
 from stub.faults import FaultPlan
 from tests.reference import RELAXED_LIMITS, stub_server, target_server
-from workloads.mix import Mix
-from workloads.schedule import Plan
 
 PASSWORD = "generator-tests-password"
 # The reference target's limits, raised so that the suite's many short runs never
@@ -83,7 +83,7 @@ def platform(
             [
                 sys.executable,
                 "-m",
-                "workloads.seed",
+                "workloads.agenticos.seed",
                 "--api-url",
                 target.url,
                 "--stub-url",

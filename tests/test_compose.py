@@ -19,9 +19,9 @@ from collections import Counter
 import pytest
 import yaml
 
+from engine.mix import Mix
 from scenario import load_scenario
 from stack.processes import ROOT, free_port, running, stop
-from workloads.mix import Mix
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]

@@ -10,6 +10,7 @@ import sys
 import time
 from collections import Counter
 
+from engine.mix import Mix
 from scenario import load_scenario
 from stack.processes import ROOT, stop
 from tests.generator_env import (
@@ -26,7 +27,6 @@ from tests.generator_env import (
     run_local,
     write_scenario,
 )
-from workloads.mix import Mix
 
 PHASES = [("ramp", 2.0, 6.0), ("sustain", 3.0, 12.0)]
 # Model-bound workloads only, so that most arrivals meet the fault.

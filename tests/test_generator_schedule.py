@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
+from engine.mix import Mix
+from engine.schedule import Plan, SlotCursor
 from scenario import load_scenario, scenario_from_dict
-from workloads.mix import Mix
-from workloads.schedule import Plan, SlotCursor
 
 
 def _walk(plan: Plan, slot: int, workers: int) -> list[tuple[int, int, float]]:

@@ -14,13 +14,13 @@ import sys
 
 import pytest
 
+from reference_platform.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, free_port
-from target.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
 from tests.reference import make_agent, signed_in, stub_server, target_server
-from workloads.agenticos_client import AgenticOSClient
+from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.preflight import PreflightError, run_preflight
+from workloads.agenticos.seed import SeedOptions, seed
 from workloads.fixture import Fixture
-from workloads.preflight import PreflightError, run_preflight
-from workloads.seed import SeedOptions, seed
 
 # Seconds the CLI may take: one cold interpreter plus one run against the fast stub.
 CLI_TIMEOUT_S = 60
@@ -116,7 +116,7 @@ def test_a_missing_trigger_is_a_skip_not_a_refusal(deployment):
 
 def run_cli(fixture_path, password: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "workloads.preflight", "--fixture", str(fixture_path)],
+        [sys.executable, "-m", "workloads.agenticos.preflight", "--fixture", str(fixture_path)],
         cwd=ROOT,
         env={**os.environ, "LOAD_PASSWORD": password},
         capture_output=True,

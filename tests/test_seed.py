@@ -1,6 +1,6 @@
 """The seeder builds the fixture through the API, idempotently, and refuses with one line.
 
-``python -m workloads.seed`` runs as the operator would run it, against a real
+``python -m workloads.agenticos.seed`` runs as the operator would run it, against a real
 stub and target; a second run must reuse everything but the trigger, which it
 recreates so the derived secret is the one in force.
 """
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from reference_platform.settings import DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, Server, free_port
-from target.settings import DEFAULT_ADMIN_PASSWORD
 from tests.reference import signed_in, stub_server, target_server
+from workloads.agenticos.seed import TRIGGER_NAME
 from workloads.fixture import Fixture, load_fixture
-from workloads.seed import TRIGGER_NAME
 
 DOCUMENTS = 6
 # Seconds a seeding run may take here: six tiny documents index in well under one.
@@ -40,12 +40,12 @@ class Seeded:
 
 
 def run_seed(*args: str, password: str | None = DEFAULT_ADMIN_PASSWORD):
-    """``python -m workloads.seed`` with LOAD_PASSWORD set to ``password`` (None: unset)."""
+    """``python -m workloads.agenticos.seed`` with LOAD_PASSWORD as ``password`` (None: unset)."""
     env = {k: v for k, v in os.environ.items() if k != "LOAD_PASSWORD"}
     if password is not None:
         env["LOAD_PASSWORD"] = password
     return subprocess.run(
-        [sys.executable, "-m", "workloads.seed", *args],
+        [sys.executable, "-m", "workloads.agenticos.seed", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

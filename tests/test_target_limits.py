@@ -1,7 +1,7 @@
 """The target's limits and startup refusals: 429 with Retry-After, one-line config errors.
 
 Each limit test starts its own target with a low limit, since the windows are
-per process and a minute long; the startup tests run ``python -m target``
+per process and a minute long; the startup tests run ``python -m reference_platform``
 with one bad knob each and read its stderr.
 """
 
@@ -17,7 +17,7 @@ import requests
 
 from stack.processes import ROOT, free_port
 from tests.reference import make_agent, stub_server, target_server
-from workloads.agenticos_client import AgenticOSClient, APIError
+from workloads.agenticos.client import AgenticOSClient, APIError
 
 # Seconds a refused start may take: a cold import of FastAPI and SQLAlchemy on a busy machine.
 STARTUP_TIMEOUT_S = 60
@@ -65,9 +65,9 @@ def test_runs_are_limited_per_user_with_retry_after(tmp_path, stub):
 
 
 def refused_start(*args: str, env: dict[str, str] | None = None) -> str:
-    """Start ``python -m target`` expecting a refusal; its stderr, checked to be one line."""
+    """Start ``python -m reference_platform`` expecting a refusal; its one-line stderr."""
     done = subprocess.run(
-        [sys.executable, "-m", "target", *args],
+        [sys.executable, "-m", "reference_platform", *args],
         cwd=ROOT,
         env={**os.environ, **(env or {})},
         capture_output=True,

@@ -14,9 +14,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engine.http import HttpCall, HttpTransport
+from engine.samples import Result
 from workloads.fixture import Fixture
-from workloads.http import HttpCall, HttpTransport
-from workloads.samples import Result
 
 
 @dataclass
@@ -52,3 +52,7 @@ class Dialect(ABC):
 
 class DialectError(RuntimeError):
     """The platform refused something the run cannot go without (sign-in); one line."""
+
+
+class PreflightError(Exception):
+    """The deployment cannot do the work; the message is one line with the fix."""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 DEFAULT_PATH = Path("fixture.json")
 
-# The seeded defaults: the reference target's first admin (see target/README.md).
+# The seeded defaults: the reference target's first admin (see reference_platform/README.md).
 DEFAULT_EMAIL = "admin@loadkit.local"
 PASSWORD_ENV = "LOAD_PASSWORD"
 
@@ -36,6 +36,8 @@ class Fixture:
     documents: int
     trigger_id: str | None
     trigger_source: str = "webhook"
+    # Which dialect speaks to this deployment (workloads/platforms.py).
+    platform: str = "agenticos"
 
     def save(self, path: str | Path = DEFAULT_PATH) -> None:
         """Write the fixture readable by its owner only."""

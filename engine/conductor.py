@@ -1,0 +1,483 @@
+"""The master's side of a run: check, prepare, start on one clock, collect, end, record.
+
+When a test starts it validates the options, runs preflight, gives every load
+process its slot and has it sign in, and only then picks the start time, so
+setup never counts as lateness. It streams every batch of samples to disk as it
+arrives, tells the shape when the run is over (every process drained, plus one
+Locust report interval so its own statistics are complete too), and writes
+run.json with how the run ended and what was offered. Shapes decide the plan;
+this module decides nothing about timing beyond when to start.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import gevent
+import gevent.event
+from locust.runners import STATE_MISSING, WORKER_REPORT_INTERVAL, MasterRunner
+
+from engine.clock import RunClock
+from engine.load_process import LoadProcess
+from engine.messages import (
+    PLAN,
+    PREPARE,
+    STOP,
+    Drained,
+    PlanUpdate,
+    Prepare,
+    Ready,
+    to_wire,
+)
+from engine.mix import Mix
+from engine.run_end import finish
+from engine.run_files import RunFiles, machine
+from engine.schedule import Plan
+from engine.settings import (
+    BAD_INPUT,
+    RUNS_DIR,
+    RunSettings,
+    SettingsError,
+    check_new_run_dir,
+    run_stamp,
+    settings_from,
+    with_host,
+)
+from probes import ProbeRun, Reading, start_probes
+from scenario import Scenario, Workload
+from workloads.dialect import PreflightError
+from workloads.fixture import password_from_env
+from workloads.platforms import platform
+
+log = logging.getLogger(__name__)
+
+# Shape answer while a run lasts: no Locust users (the dispatchers are not users).
+KEEP_RUNNING = (0, 1)
+# From choosing the start time to t = 0: every process has the plan before its first due time.
+START_LEAD_S = 0.5
+# A rate change takes effect this far ahead, so every process switches at the same index.
+CHANGE_LEAD_S = 1.0
+# Sign-in on every process, on a busy machine.
+READY_TIMEOUT_S = 30.0
+# An interrupted run waits this long for each process's last samples.
+STOP_WAIT_S = 10.0
+# After the drain deadline, how long a silent process is waited for before it is called lost.
+DRAIN_GRACE_S = 10.0
+# Locust's last worker statistics arrive within one report interval after the last samples.
+REPORT_WAIT_S = WORKER_REPORT_INTERVAL + 0.5
+# How often a local run moves its samples from the dispatcher to disk.
+LOCAL_FLUSH_S = 1.0
+# How often the console says where a run is, between phase changes.
+PROGRESS_EVERY_S = 10.0
+# Exit code for a run refused before any load (bad input, preflight, sign-in).
+REFUSED_EXIT = 2
+
+NOT_ENDED = "killed: the generator recorded no end"
+NOT_SUMMARISED = {"taken": [], "missing": {"all": "the run did not end"}, "failed": {}}
+
+
+@dataclass
+class _ActiveRun:
+    run_id: str
+    settings: RunSettings
+    scenario: Scenario
+    plan: Plan
+    files: RunFiles
+    slots: dict[str, int]
+    distributed: bool
+    skipped: dict[str, str]
+    clock: RunClock | None = None
+    started_at: str = ""
+    probes: ProbeRun | None = None
+    drained: dict[int, Drained] = field(default_factory=dict)
+    last_drained: float = 0.0
+    announced: tuple[str, int] = ("", -1)
+    end_s: float | None = None
+    stopped: str | None = None
+    discarded: int = 0
+    flusher: gevent.Greenlet | None = None
+    all_drained: gevent.event.Event = field(default_factory=gevent.event.Event)
+
+    @property
+    def workers(self) -> int:
+        """Load processes in this run."""
+        return len(self.slots)
+
+
+class Conductor:
+    """Runs each test on the master (or in a local run) and says when it is over."""
+
+    def __init__(self, environment, local: LoadProcess | None):
+        self.environment = environment
+        self.exit_code: int | None = None
+        self._local = local
+        self._run: _ActiveRun | None = None
+        self._preparing: str | None = None
+        self._ready: dict[int, Ready] = {}
+        self._expected = 0
+        self._all_ready = gevent.event.Event()
+        self._refused = False
+        self._used_run_dirs: set[Path] = set()
+
+    # -- starting ---------------------------------------------------------------------------
+
+    def begin(self) -> None:
+        """test_start: everything before load; on a refusal the shape ends the test."""
+        self._refused = False
+        self.exit_code = None
+        try:
+            self._begin()
+        except (*BAD_INPUT, PreflightError) as exc:
+            self.refuse(str(exc))
+
+    def refuse(self, line: str) -> None:
+        """Refuse the test with one line (stderr, or the web UI's log); the next tick ends it."""
+        if self.environment.web_ui is not None:
+            log.error("refused: %s", line)
+        else:
+            sys.stderr.write(f"agent-loadkit: {line}\n")
+            sys.stderr.flush()
+        self._refused = True
+        self.exit_code = REFUSED_EXIT
+
+    def _begin(self) -> None:
+        environment = self.environment
+        settings = settings_from(environment.parsed_options, environment.host)
+        shape = environment.shape_class
+        if not hasattr(shape, "initial_plan"):
+            raise SettingsError(
+                "shape: none of this kit's shapes is active; pick FourPhaseShape or "
+                "ConstantRateShape (or leave the class picker off)"
+            )
+        plan = shape.initial_plan(settings)
+        fixture = with_host(settings.fixture, settings.host)
+        password = password_from_env()
+        preflight = platform(fixture.platform).run_preflight(fixture, settings.email, password)
+        scenario, skipped = settings.scenario, dict(preflight.skipped)
+        for name, reason in skipped.items():
+            scenario = _without(scenario, name)
+            log.warning("%s skipped: %s", name, reason)
+        slots = self._slots()
+        if settings.connections < len(slots):
+            raise SettingsError(
+                f"--connections: {settings.connections} is fewer than the {len(slots)} load "
+                f"processes; give at least {len(slots)}"
+            )
+        run_dir = self._run_dir(settings)
+        self._ready, self._preparing, self._expected = {}, run_dir.name, len(slots)
+        self._all_ready.clear()
+        prepare = Prepare(
+            run_id=run_dir.name,
+            slots=slots,
+            connections=_split(settings.connections, len(slots)),
+            scenario=scenario.to_dict(),
+            fixture=vars(fixture),
+            host=settings.host,
+            email=settings.email,
+        )
+        environment.runner.send_message(PREPARE, to_wire(prepare))
+        self._all_ready.wait(READY_TIMEOUT_S)
+        self._preparing = None
+        errors = [r.error for r in self._ready.values() if r.error]
+        if errors or len(self._ready) < len(slots):
+            raise SettingsError(
+                errors[0]
+                if errors
+                else f"{len(slots) - len(self._ready)} load process(es) did "
+                f"not sign in within {READY_TIMEOUT_S:.0f} s; check they can reach {settings.host}"
+            )
+        run = _ActiveRun(
+            run_id=run_dir.name,
+            settings=settings,
+            scenario=scenario,
+            plan=plan,
+            files=RunFiles(run_dir, run_dir.name),
+            slots=slots,
+            distributed=isinstance(environment.runner, MasterRunner),
+            skipped=skipped,
+        )
+        if settings.run_dir is not None:
+            self._used_run_dirs.add(settings.run_dir)
+        start_epoch = time.time() + START_LEAD_S
+        run.clock = RunClock(start_epoch)
+        run.started_at = _iso(start_epoch)
+        run.probes = start_probes(settings.probes, run.files.dir / "probes.csv", start_epoch)
+        self._run = run
+        self._write_record(run)
+        self._send_plan(run)
+        if self._local is not None:
+            run.flusher = gevent.spawn(self._flush_local, run)
+        log.info(
+            "run %s: %s load process(es), %d connections, samples in %s",
+            run.run_id,
+            run.workers,
+            settings.connections,
+            run.files.dir,
+        )
+
+    def _slots(self) -> dict[str, int]:
+        runner = self.environment.runner
+        if isinstance(runner, MasterRunner):
+            clients = runner.clients.ready + runner.clients.spawning + runner.clients.running
+            ordered = sorted(clients, key=lambda c: runner.get_worker_index(c.id))
+            return {c.id: slot for slot, c in enumerate(ordered)}
+        return {runner.client_id: 0}
+
+    def _run_dir(self, settings: RunSettings) -> Path:
+        """--run-dir for the first test, else runs/<UTC timestamp>; later tests get a suffix."""
+        if settings.run_dir is not None and settings.run_dir not in self._used_run_dirs:
+            return check_new_run_dir(settings.run_dir)
+        base = settings.run_dir or RUNS_DIR / run_stamp()
+        chosen, n = base, 1
+        while chosen.exists():
+            n += 1
+            chosen = base.with_name(f"{base.name}-{n}")
+        return chosen
+
+    def _send_plan(self, run: _ActiveRun) -> None:
+        update = PlanUpdate(run.run_id, run.clock.start_epoch, run.plan.to_wire())
+        self.environment.runner.send_message(PLAN, to_wire(update))
+
+    # -- while it runs ----------------------------------------------------------------------
+
+    def on_ready(self, data: dict) -> None:
+        """A process signed in (or could not); the last one releases ``_begin``."""
+        if data["run_id"] == self._preparing:
+            self._ready[data["slot"]] = Ready(**data)
+            if len(self._ready) == self._expected:
+                self._all_ready.set()
+
+    def on_batch(self, data: dict) -> None:
+        """Append a batch of samples to disk, and the generator's readings to probes.csv."""
+        run = self._run
+        if run is None or data["run_id"] != run.run_id:
+            late = len(data["samples"])
+            log.warning("discarded %d samples that arrived after their run ended", late)
+            return
+        phases = [s.name for s in run.plan.segments]
+        run.files.append_samples(data["slot"], data["samples"], phases)
+        if data["readings"] and run.probes is not None:
+            run.probes.record(Reading(*r) for r in data["readings"])
+
+    def on_drained(self, drained: Drained) -> None:
+        """A process's last batch: write it and mark the process done."""
+        run = self._run
+        if run is None or drained.batch.run_id != run.run_id:
+            return
+        self.on_batch(vars(drained.batch))
+        run.drained[drained.batch.slot] = drained
+        run.last_drained = time.monotonic()
+        if len(run.drained) == run.workers:
+            run.all_drained.set()
+
+    def _flush_local(self, run: _ActiveRun) -> None:
+        while True:
+            gevent.sleep(LOCAL_FLUSH_S)
+            batch = self._local.take_batch()
+            if batch is not None:
+                self.on_batch(batch)
+
+    def progress(self) -> tuple[Path, int] | None:
+        """The current run's directory and how many arrivals were due by now (None before
+        a run starts): what the web UI's verdict tab sets beside the samples recorded."""
+        run = self._run
+        if run is None or run.clock is None:
+            return None
+        now = run.clock.now()
+        return run.files.dir, run.plan.due_before(now)
+
+    def change_plan(self, plan_for) -> None:
+        """Apply a plan change the shape computes from (current plan, when it takes effect)."""
+        run = self._run
+        if run is None or run.stopped is not None:
+            return
+        at_s = run.clock.now() + CHANGE_LEAD_S
+        if run.plan.end_s is not None and at_s >= run.plan.end_s:
+            return
+        run.plan = plan_for(run.plan, at_s)
+        self._send_plan(run)
+        self._write_record(run)
+
+    def tick(self) -> tuple[int, float] | None:
+        """The shape's answer: keep the test running, or None when it is over."""
+        if self._refused:
+            return None
+        run = self._run
+        if run is None:
+            return KEEP_RUNNING
+        now = run.clock.now()
+        if run.plan.end_s is None or now < run.plan.end_s:
+            self._announce(run, now)
+            return KEEP_RUNNING
+        deadline = run.plan.end_s + run.scenario.timeouts.slowest_s + DRAIN_GRACE_S
+        if set(range(run.workers)) - set(run.drained) - self._lost(run) and now < deadline:
+            return KEEP_RUNNING
+        if run.distributed and time.monotonic() - run.last_drained < REPORT_WAIT_S:
+            return KEEP_RUNNING
+        if run.stopped is None:
+            run.end_s = now
+            lost = run.workers - len(run.drained)
+            run.stopped = "completed" if not lost else f"incomplete: {lost} load process(es) lost"
+        return None
+
+    def _announce(self, run: _ActiveRun, now: float) -> None:
+        """Log the phase on each change and every PROGRESS_EVERY_S: offered so far (due by
+        now) against recorded, so an operator watching a headless run sees it fall behind."""
+        current = next((s for s in reversed(run.plan.segments) if s.start_s <= now), None)
+        if current is None:
+            return
+        mark = (current.name, int(now // PROGRESS_EVERY_S))
+        if mark == run.announced:
+            return
+        changed = current.name != run.announced[0]
+        run.announced = mark
+        log.info(
+            "%s%s at %g/s, t=%.0f s: offered %d, recorded %d",
+            "phase " if changed else "",
+            current.name,
+            current.rate,
+            now,
+            run.plan.due_before(now),
+            run.files.recorded,
+        )
+
+    def _lost(self, run: _ActiveRun) -> set[int]:
+        """Slots whose worker Locust has declared missing or removed: not worth waiting for."""
+        runner = self.environment.runner
+        if not isinstance(runner, MasterRunner):
+            return set()
+        return {
+            slot
+            for client, slot in run.slots.items()
+            if client not in runner.clients or runner.clients[client].state == STATE_MISSING
+        }
+
+    # -- ending -----------------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """test_stopping before the plan ended: stop every process now and collect what it has."""
+        run = self._run
+        if run is None or run.stopped is not None:
+            return
+        run.end_s = run.clock.now()
+        run.stopped = "interrupted"
+        self.environment.runner.send_message(STOP, {"run_id": run.run_id})
+        run.all_drained.wait(STOP_WAIT_S)
+
+    def close(self) -> None:
+        """test_stop: write how the run ended, Locust's tables beside ours, then the report."""
+        self._refused = False
+        run = self._run
+        if run is None:
+            return
+        self.interrupt()
+        self._run = None
+        if run.flusher is not None:
+            run.flusher.kill(block=True)
+        probes = run.probes.stop() if run.probes is not None else NOT_SUMMARISED
+        run.files.write_locust_tables(self.environment)
+        record = self._write_record(run, probes)
+        run.files.close()
+        shortfall = record["offered"] - run.files.recorded
+        log.info(
+            "run %s %s: offered %d, recorded %d%s",
+            run.run_id,
+            run.stopped,
+            record["offered"],
+            run.files.recorded,
+            f" -- {shortfall} missing, the run is unusable" if shortfall else "",
+        )
+        self.exit_code = finish(run.files.dir)
+
+    def _write_record(self, run: _ActiveRun, probes: dict | None = None) -> dict:
+        """run.json as of now: planned counts until the run ends, then what was offered."""
+        ended = run.stopped is not None
+        if ended:
+            end_s = run.end_s
+        elif run.plan.closed:
+            end_s = run.plan.end_s
+        else:
+            end_s = max(run.clock.now(), 0.0) + CHANGE_LEAD_S
+        plan = run.plan if run.plan.closed else run.plan.as_run(end_s)
+        offered = self._offered(run, plan) if ended else _planned(run.scenario, plan)
+        phases = []
+        for number, segment in enumerate(plan.segments):
+            counts = {name: offered.get((number, name), 0) for name in run.scenario.mix}
+            phases.append(
+                {
+                    "name": segment.name,
+                    "rate": segment.rate,
+                    "start_s": segment.start_s,
+                    "end_s": segment.end_s,
+                    "reason": segment.reason,
+                    "offered": counts,
+                    "offered_total": sum(counts.values()),
+                }
+            )
+        settings = run.settings
+        record = {
+            "run_id": run.run_id,
+            "started_at": run.started_at,
+            "start_epoch": run.clock.start_epoch,
+            "ended_at": _iso(run.clock.start_epoch + end_s) if ended else None,
+            "duration_s": round(end_s, 3),
+            "scenario": plan.scenario_as_run(run.scenario).to_dict(),
+            "scale": settings.scale,
+            "phases": phases,
+            "offered": sum(p["offered_total"] for p in phases),
+            "workers": run.workers,
+            "connections": settings.connections,
+            "host": settings.host,
+            "topology": settings.topology,
+            "machine": machine(),
+            "probes": probes or NOT_SUMMARISED,
+            "skipped": run.skipped,
+            "stopped": run.stopped or NOT_ENDED,
+        }
+        run.files.write_run_json(record)
+        return record
+
+    def _offered(self, run: _ActiveRun, plan: Plan) -> Counter:
+        """Per (segment, workload): what each process says it offered; the plan's share for a
+        process that never said (lost), up to when the run ended."""
+        offered: Counter = Counter()
+        for drained in run.drained.values():
+            for segment, name, count in drained.offered:
+                offered[segment, name] += count
+        silent = set(range(run.workers)) - set(run.drained)
+        if silent:
+            mix = Mix.from_scenario(run.scenario)
+            for segment, k in plan.indexes_before(run.end_s):
+                if k % run.workers in silent:
+                    offered[segment, mix.pick(k)] += 1
+        return offered
+
+
+def _planned(scenario: Scenario, plan: Plan) -> Counter:
+    """What a closed plan offers in full, per (segment, workload)."""
+    mix = Mix.from_scenario(scenario)
+    return Counter((segment, mix.pick(k)) for segment, k in plan.indexes_before())
+
+
+def _without(scenario: Scenario, workload: str) -> Scenario:
+    """The scenario with one workload's share set to 0 (the others renormalise)."""
+    workloads = tuple(
+        Workload(w.name, 0.0, w.description) if w.name == workload else w
+        for w in scenario.workloads
+    )
+    return replace(scenario, workloads=workloads)
+
+
+def _split(total: int, parts: int) -> list[int]:
+    """``total`` connections over ``parts`` processes, differing by at most one."""
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,177 @@
+"""The open-arrival dispatcher: one process's share of the schedule, offered on time.
+
+Each arrival runs in its own greenlet from a pool bounded by this process's share
+of ``--connections``; the dispatch loop never waits for a response, only for the
+due time and, when the pool is full, for a free slot (which the samples show as
+lateness: the run admits it turned closed instead of hiding it). Every arrival
+taken off the schedule leaves exactly one sample: served, or abandoned when the
+run ends with it still waiting or in flight. Nothing is recorded after ``close``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+import gevent
+import gevent.event
+import gevent.pool
+
+from engine.clock import RunClock
+from engine.http import HttpTransport
+from engine.mix import Mix
+from engine.samples import ABANDONED, ABANDONED_AT_END, Result, Sample
+from engine.schedule import Plan, SlotCursor
+from engine.serve import serve
+from scenario import Timeouts
+from workloads.dialect import Dialect
+
+
+class _Arrival:
+    """An arrival taken off the schedule and not yet recorded."""
+
+    __slots__ = ("due_s", "greenlet", "index", "segment", "sent_s", "workload")
+
+    def __init__(self, index: int, workload: str, segment: int, due_s: float):
+        self.index = index
+        self.workload = workload
+        self.segment = segment
+        self.due_s = due_s
+        self.sent_s: float | None = None
+        self.greenlet: gevent.Greenlet | None = None
+
+    def mark_sent(self, now: float) -> None:
+        """Note the run time at which the request left."""
+        self.sent_s = now
+
+
+class Dispatcher:
+    """Offers the arrivals ``slot, slot + W, ...`` of a plan and records one Sample each."""
+
+    def __init__(
+        self,
+        *,
+        slot: int,
+        workers: int,
+        plan: Plan,
+        mix: Mix,
+        timeouts: Timeouts,
+        dialect: Dialect,
+        http: HttpTransport,
+        clock: RunClock,
+        connections: int,
+        on_sample: Callable[[Sample], None],
+    ):
+        self.clock = clock
+        self.offered: Counter[tuple[int, str]] = Counter()
+        self._plan = plan
+        self._mix = mix
+        self._timeouts = timeouts
+        self._dialect = dialect
+        self._http = http
+        self._on_sample = on_sample
+        self._cursor = SlotCursor(slot, workers)
+        self._pool = gevent.pool.Pool(max(1, connections))
+        self._in_flight: dict[int, _Arrival] = {}
+        self._plan_changed = gevent.event.Event()
+        self._loop: gevent.Greenlet | None = None
+        self._closed = False
+
+    @property
+    def in_flight(self) -> int:
+        """Arrivals taken off the schedule and not finished (waiting for a slot or in flight)."""
+        return len(self._in_flight)
+
+    def start(self) -> None:
+        """Begin offering; arrivals before their due time wait for it."""
+        self._loop = gevent.spawn(self._offer)
+
+    def update_plan(self, plan: Plan) -> None:
+        """Follow a changed plan (a new rate); the loop re-reads its next due time."""
+        self._plan = plan
+        self._plan_changed.set()
+
+    def _offer(self) -> None:
+        cursor, clock = self._cursor, self.clock
+        while True:
+            upcoming = cursor.peek(self._plan)
+            if upcoming is None:
+                return
+            segment, index, due_s = upcoming
+            wait = due_s - clock.now()
+            if wait > 0 and self._plan_changed.wait(wait):
+                self._plan_changed.clear()
+                continue
+            cursor.advance()
+            workload = self._mix.pick(index)
+            self.offered[segment, workload] += 1
+            arrival = _Arrival(index, workload, segment, due_s)
+            self._in_flight[index] = arrival
+            arrival.greenlet = self._pool.spawn(self._serve, arrival)
+
+    def _serve(self, arrival: _Arrival) -> None:
+        workload = arrival.workload
+        result = serve(
+            self._dialect,
+            self._http,
+            self.clock,
+            workload,
+            arrival.index,
+            self._mix.cancels(arrival.index),
+            self._timeouts.for_workload(workload),
+            arrival.mark_sent,
+        )
+        self._record(arrival, result)
+
+    def _record(self, arrival: _Arrival, result: Result | None) -> None:
+        """The arrival's one sample; ``result`` None records it as abandoned."""
+        if self._closed or self._in_flight.pop(arrival.index, None) is None:
+            return
+        if result is None:
+            result = Result(0, ABANDONED, ABANDONED_AT_END)
+        sample = Sample(
+            arrival.index,
+            arrival.workload,
+            arrival.segment,
+            arrival.due_s,
+            arrival.sent_s,
+            self.clock.now(),
+            result.ttft_ms,
+            result.tokens,
+            result.status,
+            result.outcome,
+            result.detail,
+            result.bytes,
+        )
+        self._on_sample(sample)
+
+    def drain(self, deadline_s: float) -> None:
+        """Run a closed plan out, wait for in-flight work until ``deadline_s``, abandon the rest."""
+        assert self._loop is not None
+        self._loop.join(timeout=max(0.0, deadline_s - self.clock.now()))
+        self._pool.join(timeout=max(0.0, deadline_s - self.clock.now()))
+        self.close(until_s=None)
+
+    def close(self, until_s: float | None) -> None:
+        """Stop offering now: arrivals due before ``until_s`` (all, if None) but not finished are
+        recorded as abandoned, in-flight greenlets are killed, and nothing is recorded after."""
+        if self._closed:
+            return
+        if self._loop is not None:
+            self._loop.kill(block=True)
+        if until_s is None and not self._plan.closed:
+            until_s = self.clock.now()
+        while (upcoming := self._cursor.peek(self._plan)) is not None:
+            segment, index, due_s = upcoming
+            if until_s is not None and due_s >= until_s:
+                break
+            self._cursor.advance()
+            workload = self._mix.pick(index)
+            self.offered[segment, workload] += 1
+            self._in_flight[index] = _Arrival(index, workload, segment, due_s)
+        abandoned = sorted(self._in_flight.values(), key=lambda a: a.index)
+        self._pool.kill(block=True)
+        for arrival in abandoned:
+            self._record(arrival, None)
+        self._closed = True
+        self._http.close()

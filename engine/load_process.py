@@ -1,0 +1,191 @@
+"""One load-generating process (a Locust worker, or the whole of a local run).
+
+It does what the master's messages say: sign in and size its pool (Prepare),
+offer its share of the schedule from the common start time (PlanUpdate), drain
+when the plan ends or stop at once when told (Stop), and hand its samples over in
+batches, the last one in Drained. It also fires each finished request into
+Locust's own statistics so the web UI charts every workload live.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import gevent
+import gevent.event
+
+from engine.clock import RunClock
+from engine.dispatcher import Dispatcher
+from engine.http import HttpTransport
+from engine.messages import (
+    DRAINED,
+    READY,
+    Batch,
+    Drained,
+    PlanUpdate,
+    Prepare,
+    Ready,
+    to_wire,
+)
+from engine.mix import Mix
+from engine.samples import ABANDONED, SUCCESSFUL, Sample
+from engine.schedule import Plan
+from engine.self_probe import SelfProbe
+from engine.serve import CHAT
+from scenario import scenario_from_dict
+from workloads.dialect import Dialect, DialectError
+from workloads.fixture import Fixture, FixtureError, password_from_env
+from workloads.platforms import platform
+
+log = logging.getLogger(__name__)
+
+TTFT_NAME = "chat_stream TTFT"
+
+
+class RequestFailed(Exception):
+    """What Locust's failure table shows for a failed sample: its stable detail text."""
+
+
+class _Run:
+    """The state of one run inside this process."""
+
+    def __init__(self, prepare: Prepare, slot: int, dialect: Dialect, http: HttpTransport):
+        self.prepare = prepare
+        self.slot = slot
+        self.dialect = dialect
+        self.http = http
+        self.scenario = scenario_from_dict(prepare.scenario)
+        self.plan: Plan | None = None
+        self.plan_closed = gevent.event.Event()
+        self.dispatcher: Dispatcher | None = None
+        self.probe: SelfProbe | None = None
+        self.lifecycle: gevent.Greenlet | None = None
+        self.samples: list[Sample] = []
+
+
+class LoadProcess:
+    """Answers the master's messages for this process; ``send`` reaches the master."""
+
+    def __init__(self, client_id: str, send: Callable[[str, dict], None], fire_request):
+        self._client_id = client_id
+        self._send = send
+        self._fire = fire_request
+        self._run: _Run | None = None
+
+    def on_prepare(self, prepare: Prepare) -> None:
+        """Sign in and build the dispatcher's tools, then tell the master whether it worked."""
+        slot = prepare.slots.get(self._client_id)
+        if slot is None:
+            return
+        self.stop("superseded by a new run")
+        http = HttpTransport(prepare.host, prepare.connections[slot])
+        fixture = Fixture(**prepare.fixture)
+        dialect = platform(fixture.platform).dialect(fixture, prepare.host, prepare.run_id, http)
+        error = ""
+        try:
+            dialect.sign_in(prepare.email, password_from_env())
+        except (DialectError, FixtureError) as exc:
+            error = str(exc)
+            http.close()
+        else:
+            self._run = _Run(prepare, slot, dialect, http)
+        self._send(READY, to_wire(Ready(prepare.run_id, slot, error)))
+
+    def on_plan(self, update: PlanUpdate) -> None:
+        """Start offering at the common start time, or follow a changed rate."""
+        run = self._run
+        if run is None or update.run_id != run.prepare.run_id:
+            return
+        plan = Plan.from_wire(update.plan)
+        run.plan = plan
+        if run.dispatcher is None:
+            clock = RunClock(update.start_epoch)
+            run.dispatcher = Dispatcher(
+                slot=run.slot,
+                workers=len(run.prepare.slots),
+                plan=plan,
+                mix=Mix.from_scenario(run.scenario),
+                timeouts=run.scenario.timeouts,
+                dialect=run.dialect,
+                http=run.http,
+                clock=clock,
+                connections=run.prepare.connections[run.slot],
+                on_sample=lambda sample: self._on_sample(run, sample),
+            )
+            run.probe = SelfProbe(run.slot, clock, lambda: run.dispatcher.in_flight)
+            run.probe.start()
+            run.lifecycle = gevent.spawn(self._complete, run)
+        else:
+            run.dispatcher.update_plan(plan)
+        if plan.closed:
+            run.plan_closed.set()
+
+    def _complete(self, run: _Run) -> None:
+        """Offer the whole plan once it has an end, drain until the slowest timeout, report."""
+        run.dispatcher.start()
+        run.plan_closed.wait()
+        run.dispatcher.drain(run.plan.end_s + run.scenario.timeouts.slowest_s)
+        self._finish(run, "completed")
+
+    def stop(self, reason: str) -> None:
+        """Stop now: whatever was due and not finished is recorded as abandoned, then reported."""
+        run = self._run
+        if run is None:
+            return
+        if run.lifecycle is not None:
+            run.lifecycle.kill(block=True)
+        if run.dispatcher is not None:
+            run.dispatcher.close(until_s=run.dispatcher.clock.now())
+        self._finish(run, reason)
+
+    def _finish(self, run: _Run, reason: str) -> None:
+        if self._run is not run:
+            return
+        self._run = None
+        if run.probe is not None:
+            run.probe.stop()
+        offered = []
+        if run.dispatcher is not None:
+            offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
+        else:
+            run.http.close()
+        drained = Drained(self._batch(run), offered, reason)
+        self._send(DRAINED, to_wire(drained))
+
+    def take_batch(self) -> dict | None:
+        """Samples and readings gathered since the last batch, or None if there are none."""
+        run = self._run
+        if run is None or not (run.samples or (run.probe and run.probe.has_readings())):
+            return None
+        return to_wire(self._batch(run))
+
+    def _batch(self, run: _Run) -> Batch:
+        samples, run.samples = run.samples, []
+        readings = run.probe.take() if run.probe is not None else []
+        return Batch(run.prepare.run_id, run.slot, samples, readings)
+
+    def _on_sample(self, run: _Run, sample: Sample) -> None:
+        run.samples.append(sample)
+        if sample.outcome == ABANDONED:
+            return
+        kind = "WS" if sample.workload == CHAT else "HTTP"
+        latency_ms = (sample.finished_s - sample.sent_s) * 1000 if sample.sent_s is not None else 0
+        failed = None if sample.outcome in SUCCESSFUL else RequestFailed(sample.detail)
+        self._fire(
+            request_type=kind,
+            name=sample.workload,
+            response_time=latency_ms,
+            response_length=sample.bytes,
+            exception=failed,
+            context={},
+        )
+        if sample.ttft_ms is not None:
+            self._fire(
+                request_type=kind,
+                name=TTFT_NAME,
+                response_time=sample.ttft_ms,
+                response_length=0,
+                exception=None,
+                context={},
+            )

@@ -1,0 +1,84 @@
+"""The run directory on the master: samples appended as they arrive, run.json kept current.
+
+A killed run must still leave something to read, so nothing waits for the end:
+each batch is appended to ``samples.csv`` and flushed when it arrives, and
+``run.json`` is rewritten (atomically) whenever what it says changes, starting
+with "did not end" until the run records how it ended.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import socket
+from collections.abc import Iterable
+from pathlib import Path
+
+import psutil
+from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
+
+from engine.samples import COLUMNS, SAMPLES_FILE, Sample, csv_row
+
+RUN_JSON = "run.json"
+
+# Locust's own tables, kept beside ours for its familiar views (never used for the verdict).
+LOCUST_TABLES = {
+    "locust_stats.csv": "requests_csv",
+    "locust_failures.csv": "failures_csv",
+    "locust_exceptions.csv": "exceptions_csv",
+}
+
+
+class RunFiles:
+    """Writes one run directory; ``recorded`` counts the sample rows written."""
+
+    def __init__(self, run_dir: Path, run_id: str):
+        self.dir = run_dir
+        self.run_id = run_id
+        self.recorded = 0
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self._file = (run_dir / SAMPLES_FILE).open("a", newline="")
+        self._csv = csv.writer(self._file)
+        self._csv.writerow(COLUMNS)
+        self._file.flush()
+
+    def append_samples(self, worker: int, rows: Iterable, phases: list[str]) -> int:
+        """Append a batch of sample tuples from one process; returns how many were written."""
+        before = self.recorded
+        for row in rows:
+            sample = Sample(*row)
+            self._csv.writerow(csv_row(self.run_id, worker, phases[sample.segment], sample))
+            self.recorded += 1
+        self._file.flush()
+        return self.recorded - before
+
+    def write_run_json(self, record: dict) -> None:
+        """Replace run.json in one step, so a reader never sees half of it."""
+        path = self.dir / RUN_JSON
+        partial = path.with_suffix(".json.partial")
+        partial.write_text(json.dumps(record, indent=2) + "\n")
+        os.replace(partial, path)
+
+    def write_locust_tables(self, environment) -> None:
+        """Locust's own request, failure and exception tables, as its --csv would write them."""
+        tables = StatsCSV(environment, PERCENTILES_TO_REPORT)
+        for name, method in LOCUST_TABLES.items():
+            with (self.dir / name).open("w", newline="") as out:
+                getattr(tables, method)(csv.writer(out))
+
+    def close(self) -> None:
+        """Close samples.csv; nothing is appended after."""
+        self._file.close()
+
+
+def machine() -> dict:
+    """The machine the master ran on, for the report's header."""
+    return {
+        "hostname": socket.gethostname(),
+        "cpus": os.cpu_count(),
+        "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+    }

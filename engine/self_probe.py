@@ -1,0 +1,72 @@
+"""The generator watching itself: its CPU, its event loop's lag and its arrivals in flight.
+
+A saturated driver looks exactly like a saturated server unless the driver is
+measured too. Each load-generating process samples itself on the run's clock and
+ships the readings with its samples; the master writes them to ``probes.csv`` as
+probe ``generator.<worker>``, where the report can call the run invalid.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import gevent
+import psutil
+
+from engine.clock import RunClock
+
+# How often the loop is asked to wake; a wake-up later than this is lag.
+LAG_TICK_S = 0.05
+# Readings per interval, like the master's probes, so both lines share a time axis.
+INTERVAL_S = 2.0
+
+
+class SelfProbe:
+    """Readings ``(t_s, probe, metric, value)`` every INTERVAL_S while started."""
+
+    def __init__(self, worker: int, clock: RunClock, in_flight: Callable[[], int]):
+        self.probe = f"generator.{worker}"
+        self._clock = clock
+        self._in_flight = in_flight
+        self._readings: list[tuple[float, str, str, float]] = []
+        self._greenlet: gevent.Greenlet | None = None
+
+    def start(self) -> None:
+        """Begin watching, on a greenlet of its own."""
+        self._greenlet = gevent.spawn(self._watch)
+
+    def stop(self) -> None:
+        """Stop watching; readings already taken stay until taken."""
+        if self._greenlet is not None:
+            self._greenlet.kill(block=True)
+
+    def has_readings(self) -> bool:
+        """Whether a reading is waiting to be taken."""
+        return bool(self._readings)
+
+    def take(self) -> list[tuple[float, str, str, float]]:
+        """Readings since the last take."""
+        readings, self._readings = self._readings, []
+        return readings
+
+    def _watch(self) -> None:
+        process = psutil.Process()
+        cpu_before, wall_before = sum(process.cpu_times()[:2]), time.monotonic()
+        worst_lag = 0.0
+        while True:
+            asked = time.monotonic()
+            gevent.sleep(LAG_TICK_S)
+            woke = time.monotonic()
+            worst_lag = max(worst_lag, woke - asked - LAG_TICK_S)
+            if woke - wall_before < INTERVAL_S:
+                continue
+            cpu = sum(process.cpu_times()[:2])
+            t_s = round(self._clock.now(), 3)
+            cpu_percent = round(100 * (cpu - cpu_before) / (woke - wall_before), 1)
+            self._readings += [
+                (t_s, self.probe, "cpu_percent", cpu_percent),
+                (t_s, self.probe, "loop_lag_ms", round(worst_lag * 1000, 3)),
+                (t_s, self.probe, "in_flight", float(self._in_flight())),
+            ]
+            cpu_before, wall_before, worst_lag = cpu, woke, 0.0

@@ -1,0 +1,56 @@
+"""Serve one arrival: the dialect's request(s), a timeout from the moment it leaves, an outcome.
+
+The timeout starts when the request is sent, never while the arrival waited for
+a pool slot, so the generator's own queue is reported as lateness and never as
+the server's timeouts. Anything the network raises becomes a failure named by its
+exception class; nothing is retried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import gevent
+
+from engine.clock import RunClock
+from engine.http import HttpTransport, classify
+from engine.samples import FAILED, TIMED_OUT, TIMEOUT, Result
+from workloads.dialect import Attempt, Dialect
+
+CHAT = "chat_stream"
+
+
+def serve(
+    dialect: Dialect,
+    http: HttpTransport,
+    clock: RunClock,
+    workload: str,
+    index: int,
+    cancel: bool,
+    timeout_s: float,
+    on_sent: Callable[[float], None],
+) -> Result:
+    """How arrival ``index`` ended; ``on_sent`` gets the run time at which its request left."""
+    timeout = gevent.Timeout(timeout_s)
+
+    def sent() -> float:
+        now = clock.now()
+        on_sent(now)
+        timeout.start()
+        return now
+
+    try:
+        if workload == CHAT:
+            return dialect.chat_turn(Attempt(index, cancel, clock.now, sent), timeout_s)
+        call = dialect.call(workload, index)
+        sent()
+        status, body = http.send(call)
+        return classify(status, len(body))
+    except gevent.Timeout as exc:
+        if exc is not timeout:
+            raise
+        return Result(0, TIMEOUT, TIMED_OUT)
+    except Exception as exc:
+        return Result(0, FAILED, type(exc).__name__)
+    finally:
+        timeout.close()

@@ -1,0 +1,88 @@
+"""``python -m reference_platform``: check the settings, prepare the database, listen, serve.
+
+Each startup failure (a bad knob, a database that cannot be reached, a port
+already taken) is one line on stderr and a non-zero exit, before anything is
+served; see reference_platform/README.md for every knob and default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import sys
+
+import uvicorn
+
+from reference_platform.app import create_app
+from reference_platform.bootstrap import prepare_database
+from reference_platform.settings import Settings, SettingsError, load_settings
+
+log = logging.getLogger("reference_platform")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def _listen(settings: Settings) -> socket.socket:
+    """A bound, listening socket, so a taken port is our one line rather than uvicorn's trace."""
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((settings.host, settings.port))
+    except OSError as exc:
+        sock.close()
+        raise SettingsError(
+            f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}; "
+            "pass --port (or TARGET_PORT) with a free port"
+        ) from None
+    sock.listen(2048)
+    return sock
+
+
+def main(argv: list[str]) -> int:
+    """Run the target until SIGINT/SIGTERM; 0 on a clean stop, 2 on a startup error."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s target %(levelname)s %(message)s")
+    try:
+        settings = load_settings(argv)
+    except SettingsError as exc:
+        print(f"target: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(prepare_database(settings))
+    except Exception as exc:
+        print(
+            f"target: cannot prepare the database {settings.database_label}: {_first_line(exc)}; "
+            "check DATABASE_URL (or --database-url) and that the database accepts connections",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        sock = _listen(settings)
+    except SettingsError as exc:
+        print(f"target: {exc}", file=sys.stderr)
+        return 2
+    log.info(
+        "listening on http://%s:%d (database %s, embeddings %s, admin %s)",
+        settings.host,
+        sock.getsockname()[1],
+        settings.database_label,
+        settings.embedding_url,
+        settings.admin_email,
+    )
+    config = uvicorn.Config(
+        create_app(settings),
+        ws="wsproto",
+        access_log=False,
+        log_level="warning",
+        timeout_graceful_shutdown=10,
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

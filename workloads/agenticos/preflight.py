@@ -1,0 +1,234 @@
+"""Preflight: refuse, before any load, a deployment that cannot do the work.
+
+A run against a platform with no API, no published agent, an empty
+collection or a model it cannot reach would measure the breakage, not the
+platform. Each check is one real request of the kind the run will make; each
+refusal is one line naming what is wrong and the command that fixes it. The
+trigger is the exception: without it the run still goes ahead and reports
+``trigger_fire`` as skipped, so its state is returned, not raised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+
+from workloads.agenticos.client import AgenticOSClient, APIError, APIUnreachable
+from workloads.dialect import PreflightError
+from workloads.fixture import (
+    DEFAULT_EMAIL,
+    DEFAULT_PATH,
+    Fixture,
+    FixtureError,
+    load_fixture,
+    password_from_env,
+    webhook_secret,
+)
+
+SEARCH_QUERY = "how do connection pools behave under load"
+RUN_PROMPT = "agent-loadkit preflight: answer with one short sentence."
+
+
+@dataclass(frozen=True)
+class PreflightResult:
+    """What preflight saw: enough for the run header, and whether trigger_fire can run."""
+
+    api_url: str
+    org_id: str
+    agent_id: str
+    collection_name: str
+    search_results: int
+    run_id: str
+    run_seconds: float
+    trigger_fire_ready: bool
+    trigger_skip_reason: str | None
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        """Workloads the run must leave out, each with the reason the report gives."""
+        if self.trigger_fire_ready:
+            return {}
+        return {"trigger_fire": self.trigger_skip_reason or "preflight refused it"}
+
+
+def _check_api(client: AgenticOSClient, fixture: Fixture) -> None:
+    try:
+        client.health()
+    except (APIUnreachable, APIError) as exc:
+        raise PreflightError(
+            f"API at {fixture.api_url} does not answer health ({exc}): start the platform "
+            "(make target) or seed against the right --api-url (make seed)"
+        ) from None
+
+
+def _sign_in(client: AgenticOSClient, email: str, password: str) -> None:
+    try:
+        client.sign_in(email, password)
+    except APIError as exc:
+        if exc.status == 429:
+            retry = exc.headers.get("Retry-After", "60")
+            raise PreflightError(
+                f"sign-in as {email} rate limited (HTTP 429): wait {retry} s and run again"
+            ) from None
+        raise PreflightError(
+            f"sign-in as {email} refused (HTTP {exc.status}: {exc.message}): export "
+            "LOAD_PASSWORD with that user's password (and --email if not the default)"
+        ) from None
+
+
+def _check_agent(client: AgenticOSClient, fixture: Fixture) -> None:
+    orgs = {org.get("id") for org in client.get("/orgs").get("items", [])}
+    if fixture.org_id not in orgs:
+        raise PreflightError(
+            f"organisation {fixture.org_id} from the fixture is not one of this user's: "
+            "run make seed against this deployment"
+        )
+    client.org_id = fixture.org_id
+    try:
+        agent = client.get(f"/agents/{fixture.agent_id}")
+    except APIError as exc:
+        if exc.status == 404:
+            raise PreflightError(
+                f"agent {fixture.agent_id} from the fixture does not exist here: run make seed"
+            ) from None
+        raise
+    if agent.get("status") != "published":
+        raise PreflightError(
+            f"agent {fixture.agent_id} is {agent.get('status')!r}, not published: run make seed "
+            "(it publishes the agent)"
+        )
+
+
+def _check_search(client: AgenticOSClient, fixture: Fixture) -> int:
+    try:
+        results = client.search(fixture.collection_name, SEARCH_QUERY)
+    except APIError as exc:
+        if exc.status == 404:
+            raise PreflightError(
+                f"collection {fixture.collection_name!r} does not exist: run make seed"
+            ) from None
+        raise PreflightError(
+            f"search on {fixture.collection_name!r} failed (HTTP {exc.status}: {exc.message}): "
+            "the platform cannot embed the query; start the stub (make stub) where the "
+            "platform can reach it"
+        ) from None
+    if not results:
+        raise PreflightError(
+            f"collection {fixture.collection_name!r} is empty (search found nothing): run "
+            "make seed; if it stays empty the platform cannot reach its embedder (the stub)"
+        )
+    return len(results)
+
+
+def _check_run(client: AgenticOSClient, fixture: Fixture) -> tuple[str, float]:
+    began = time.monotonic()
+    try:
+        run = client.run_agent(fixture.agent_id, RUN_PROMPT)
+    except APIUnreachable as exc:
+        raise PreflightError(f"agent run got no answer ({exc}): is the platform up?") from None
+    except APIError as exc:
+        if exc.status == 429:
+            retry = exc.headers.get("Retry-After", "60")
+            raise PreflightError(
+                f"agent run refused by the run rate limit (HTTP 429): wait {retry} s, or raise "
+                "RATE_LIMIT_RUN_PER_MINUTE on the platform"
+            ) from None
+        raise PreflightError(
+            f"agent run failed (HTTP {exc.status}: {exc.message}): the platform cannot use the "
+            f"model at {fixture.stub_url}; start the stub (make stub) at an address the "
+            "platform reaches, or re-seed with --stub-url (make seed)"
+        ) from None
+    if run.get("status") != "completed":
+        raise PreflightError(
+            f"agent run {run.get('run_id')} ended {run.get('status')!r}, not completed: "
+            f"check the stub at {fixture.stub_url} (make stub)"
+        )
+    return str(run.get("run_id")), time.monotonic() - began
+
+
+def _trigger_state(client: AgenticOSClient, fixture: Fixture, password: str) -> str | None:
+    """None when a signed delivery is accepted, else why trigger_fire will be skipped."""
+    if not fixture.trigger_id:
+        return "the fixture has no trigger (seeding could not create one); run make seed"
+    triggers = {t.get("id") for t in client.list_all(f"/agents/{fixture.agent_id}/triggers")}
+    if fixture.trigger_id not in triggers:
+        return f"trigger {fixture.trigger_id} no longer exists; run make seed to recreate it"
+    body = json.dumps({"event": "agent-loadkit.preflight", "id": str(uuid.uuid4())}).encode()
+    resp = client.fire_webhook(
+        fixture.trigger_source,
+        fixture.trigger_id,
+        body,
+        webhook_secret(password, fixture.agent_id),
+        delivery_id=f"preflight-{uuid.uuid4()}",
+    )
+    if resp.status_code == 403:
+        return (
+            "the trigger refused the signature (HTTP 403): the password differs from the one "
+            "it was seeded with; run make seed"
+        )
+    if resp.status_code != 202:
+        return f"a signed delivery answered HTTP {resp.status_code}, not 202"
+    return None
+
+
+def run_preflight(fixture: Fixture, email: str, password: str) -> PreflightResult:
+    """Check the deployment can do every workload; PreflightError (one line) if not."""
+    with AgenticOSClient(fixture.api_url) as client:
+        _check_api(client, fixture)
+        _sign_in(client, email, password)
+        try:
+            _check_agent(client, fixture)
+            found = _check_search(client, fixture)
+            run_id, run_seconds = _check_run(client, fixture)
+            skip_reason = _trigger_state(client, fixture, password)
+        except APIUnreachable as exc:
+            raise PreflightError(f"the API stopped answering ({exc}): is it up?") from None
+        except APIError as exc:
+            raise PreflightError(f"{exc}: run make seed against this deployment") from None
+    return PreflightResult(
+        api_url=fixture.api_url,
+        org_id=fixture.org_id,
+        agent_id=fixture.agent_id,
+        collection_name=fixture.collection_name,
+        search_results=found,
+        run_id=run_id,
+        run_seconds=run_seconds,
+        trigger_fire_ready=skip_reason is None,
+        trigger_skip_reason=skip_reason,
+    )
+
+
+def main(argv: list[str]) -> int:
+    """Check the fixture's deployment; 0 and a summary when ready, 1 and one line when not."""
+    parser = argparse.ArgumentParser(
+        prog="python -m workloads.agenticos.preflight",
+        description="Refuse a deployment that cannot do the load run's work "
+        "(password from LOAD_PASSWORD).",
+    )
+    parser.add_argument("--fixture", default=str(DEFAULT_PATH), help=f"default {DEFAULT_PATH}")
+    parser.add_argument("--email", default=DEFAULT_EMAIL, help=f"default {DEFAULT_EMAIL}")
+    args = parser.parse_args(argv)
+    try:
+        result = run_preflight(load_fixture(args.fixture), args.email, password_from_env())
+    except (PreflightError, FixtureError) as exc:
+        print(f"preflight: {exc}", file=sys.stderr)
+        return 1
+    trigger = (
+        "trigger_fire ready"
+        if result.trigger_fire_ready
+        else f"trigger_fire will be skipped: {result.trigger_skip_reason}"
+    )
+    print(
+        f"preflight: ok; {result.api_url} agent {result.agent_id} published; "
+        f"search found {result.search_results}; run {result.run_id} completed in "
+        f"{result.run_seconds:.2f} s; {trigger}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,352 @@
+"""``python -m workloads.agenticos.seed``: build the run's fixture through the platform's API.
+
+Everything is created the way a user would create it (sign-in, secret, model
+profile on the stub, published agent, collection filled through the upload
+endpoint, webhook trigger), so seeding works unchanged against the reference
+target and a real AgenticOS. It is idempotent by name: a second run reuses
+what exists and adds only what is missing. The trigger is recreated each time
+so its signing secret (derived from the password, never stored) is known.
+Writes fixture.json: ids and URLs only, no token or password.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from workloads.agenticos.client import AgenticOSClient, APIError, APIUnreachable
+from workloads.fixture import (
+    DEFAULT_EMAIL,
+    DEFAULT_PATH,
+    Fixture,
+    FixtureError,
+    password_from_env,
+    webhook_secret,
+)
+
+# Names the fixture is found by on a second run; prefixed so they are obviously the kit's.
+SECRET_NAME = "loadkit-stub-key"
+PROFILE_LABEL = "loadkit-stub"
+AGENT_NAME = "loadkit-agent"
+KB_NAME = "loadkit-docs"
+TRIGGER_NAME = "loadkit-webhook"
+# The stub ignores keys and echoes any model name; these only have to be present.
+STUB_API_KEY = "loadkit-stub-no-real-key"
+STUB_MODEL = "loadkit-stub-model"
+AGENT_INSTRUCTIONS = "You are agent-loadkit's test agent. Answer briefly."
+TRIGGER_PROMPT = "Summarise this event in one sentence."
+DEFAULT_API_URL = "http://127.0.0.1:8000"
+DEFAULT_STUB_URL = "http://127.0.0.1:4020"
+DEFAULT_DOCUMENTS = 40
+# Seconds to wait for the platform's worker to index the uploads: generous for a
+# busy machine, bounded so a platform that never indexes is refused, not waited on.
+INDEX_WAIT_S = 120.0
+POLL_S = 0.5
+# Words the synthetic documents are made of, so searches have something to rank.
+TOPICS = (
+    "capacity planning",
+    "connection pools",
+    "rate limits",
+    "streaming responses",
+    "background workers",
+    "vector search",
+    "webhook delivery",
+    "tail latency",
+)
+
+
+class SeedError(Exception):
+    """Seeding cannot continue; the message is one line naming what and the fix."""
+
+
+@dataclass(frozen=True)
+class SeedOptions:
+    """What to seed where, as the command line says."""
+
+    api_url: str
+    stub_url: str
+    email: str
+    documents: int
+    fixture_path: str
+
+
+def document_name(index: int) -> str:
+    """The file name of synthetic document ``index``: stable, so re-seeding finds it."""
+    return f"loadkit-doc-{index:04d}.txt"
+
+
+def document_text(index: int) -> str:
+    """Synthetic document ``index``: a short paragraph (one chunk) on one of the topics."""
+    topic = TOPICS[index % len(TOPICS)]
+    return (
+        f"agent-loadkit synthetic document {index}, about {topic}.\n"
+        f"This note describes how {topic} affect an agent platform under load. "
+        f"Operators measure {topic} during the sustain phase and again after the burst, "
+        f"because a platform that recovers and one that stays degraded look alike mid-burst. "
+        f"Reference number {index * 7919 % 100003}.\n"
+    )
+
+
+def stub_base_url(stub_url: str) -> str:
+    """The model profile's base_url for the stub: its OpenAI-compatible /v1 root."""
+    return stub_url.rstrip("/") + "/v1"
+
+
+def _first(items, **match) -> dict | None:
+    return next((i for i in items if all(i.get(k) == v for k, v in match.items())), None)
+
+
+def ensure_profile(client: AgenticOSClient, stub_url: str) -> tuple[str, str]:
+    """The stub's model profile id (reused or created) and what happened."""
+    base_url = stub_base_url(stub_url)
+    profile = _first(client.list_all("/providers/model-profiles"), label=PROFILE_LABEL)
+    if profile:
+        existing = (profile.get("base_url") or "").rstrip("/")
+        if existing != base_url:
+            raise SeedError(
+                f"model profile {PROFILE_LABEL!r} points at {existing}, not {base_url}: seed "
+                f"with --stub-url {existing.removesuffix('/v1')} or delete that profile in the "
+                "platform, then run make seed"
+            )
+        return profile["id"], "reused"
+    secret = _first(client.list_all("/secrets"), name=SECRET_NAME)
+    if secret is None:
+        secret = client.post(
+            "/secrets",
+            {
+                "name": SECRET_NAME,
+                "purpose": "openai",
+                "value": {"kind": "api_key", "api_key": STUB_API_KEY},
+            },
+        )
+    profile = client.post(
+        "/providers/model-profiles",
+        {
+            "label": PROFILE_LABEL,
+            "provider": "openai",
+            "model": STUB_MODEL,
+            "secret_id": secret["id"],
+            "base_url": base_url,
+        },
+    )
+    return profile["id"], "created"
+
+
+def ensure_agent(client: AgenticOSClient, profile_id: str) -> tuple[str, str]:
+    """A published agent with no tools on the stub's profile: its id and what happened."""
+    agents = [a for a in client.list_all("/agents") if a.get("name") == AGENT_NAME]
+    agents.sort(key=lambda a: a.get("status") != "published")
+    if agents:
+        agent = agents[0]
+        used = agent.get("model_profile_id") or (agent.get("spec") or {}).get("model_profile_id")
+        if used and used != profile_id:
+            raise SeedError(
+                f"agent {AGENT_NAME!r} ({agent['id']}) uses model profile {used}, not "
+                f"{PROFILE_LABEL!r} ({profile_id}): rename or delete that agent in the platform, "
+                "then run make seed"
+            )
+        action = "reused"
+    else:
+        agent = client.post(
+            "/agents",
+            {
+                "spec": {
+                    "name": AGENT_NAME,
+                    "instructions": AGENT_INSTRUCTIONS,
+                    "model_profile_id": profile_id,
+                }
+            },
+        )
+        action = "created"
+    if agent.get("status") != "published":
+        client.post(f"/agents/{agent['id']}/publish", {"note": "agent-loadkit fixture"})
+        action += ", published"
+    return agent["id"], action
+
+
+def ensure_collection(client: AgenticOSClient) -> tuple[str, str]:
+    """The fixture's knowledge base: its collection name and what happened."""
+    kb = _first(client.list_all("/kb"), name=KB_NAME)
+    if kb:
+        return kb["collection_name"], "reused"
+    kb = client.post("/kb", {"name": KB_NAME, "scope": "org"})
+    return kb["collection_name"], "created"
+
+
+def upload_missing(client: AgenticOSClient, collection: str, documents: int) -> int:
+    """Upload each synthetic document not already present (or that failed); how many were sent."""
+    present = {
+        d.get("filename")
+        for d in client.list_all("/rag/documents", collection_name=collection)
+        if d.get("status") in ("processing", "done")
+    }
+    sent = 0
+    for index in range(documents):
+        name = document_name(index)
+        if name not in present:
+            client.upload(collection, name, document_text(index).encode())
+            sent += 1
+    return sent
+
+
+def _document_states(client: AgenticOSClient, collection: str) -> tuple[Counter, str | None]:
+    statuses, first_error = Counter(), None
+    for doc in client.list_all("/rag/documents", collection_name=collection):
+        statuses[doc.get("status", "unknown")] += 1
+        if doc.get("status") == "error" and first_error is None:
+            first_error = doc.get("error")
+    return statuses, first_error
+
+
+def wait_for_index(
+    client: AgenticOSClient, collection: str, needed: int, wait_s: float = INDEX_WAIT_S
+) -> int:
+    """Wait (bounded) until ``info`` shows ``needed`` vectors; the count, else SeedError."""
+    deadline = time.monotonic() + wait_s
+    began = time.monotonic()
+    while True:
+        total = int(client.get(f"/rag/collections/{collection}/info").get("total_vectors", 0))
+        if total >= needed:
+            return total
+        statuses, first_error = _document_states(client, collection)
+        settled = statuses.get("error") and not statuses.get("processing")
+        if settled or time.monotonic() >= deadline:
+            states = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "none"
+            why = f"; first error: {first_error}" if first_error else ""
+            raise SeedError(
+                f"collection {collection!r} holds {total} vectors of the {needed} needed after "
+                f"{time.monotonic() - began:.0f} s (documents: {states}){why}: check that the "
+                "platform's worker runs and reaches its embedder (the stub), then run make seed"
+            )
+        time.sleep(POLL_S)
+
+
+def recreate_trigger(client: AgenticOSClient, agent_id: str, password: str) -> str | None:
+    """Delete the kit's trigger and create it afresh so its secret is the derived one.
+
+    A platform that cannot create it is reported on stderr and leaves None:
+    the run then reports trigger_fire as skipped rather than failing.
+    """
+    try:
+        for trigger in client.list_all(f"/agents/{agent_id}/triggers"):
+            if trigger.get("name") == TRIGGER_NAME:
+                client.delete(f"/agents/{agent_id}/triggers/{trigger['id']}")
+        trigger = client.post(
+            f"/agents/{agent_id}/triggers",
+            {
+                "name": TRIGGER_NAME,
+                "prompt": TRIGGER_PROMPT,
+                "trigger_type": "event",
+                "event_source": "webhook",
+                "event_secret": webhook_secret(password, agent_id),
+            },
+        )
+    except APIError as exc:
+        print(f"seed: trigger not created ({exc}); trigger_fire will be skipped", file=sys.stderr)
+        return None
+    return trigger["id"]
+
+
+def pick_org(client: AgenticOSClient) -> str:
+    """The organisation to seed in: the user's personal one (the API's default), else the first."""
+    orgs = list(client.get("/orgs").get("items", []))
+    if not orgs:
+        raise SeedError("the user belongs to no organisation: create one in the platform first")
+    personal = _first(orgs, is_personal=True)
+    return (personal or orgs[0])["id"]
+
+
+def seed(options: SeedOptions, password: str) -> Fixture:
+    """Build (or find) every part of the fixture and return it; SeedError on refusal."""
+    with AgenticOSClient(options.api_url) as client:
+        try:
+            client.health()
+        except (APIUnreachable, APIError) as exc:
+            raise SeedError(
+                f"API at {options.api_url} does not answer ({exc}): start it (make target) or "
+                "pass --api-url"
+            ) from None
+        try:
+            client.sign_in(options.email, password)
+        except APIError as exc:
+            raise SeedError(
+                f"sign-in as {options.email} refused (HTTP {exc.status}: {exc.message}): "
+                "export LOAD_PASSWORD with that user's password, or pass --email"
+            ) from None
+        client.org_id = pick_org(client)
+        profile_id, profile_action = ensure_profile(client, options.stub_url)
+        agent_id, agent_action = ensure_agent(client, profile_id)
+        collection, kb_action = ensure_collection(client)
+        uploaded = upload_missing(client, collection, options.documents)
+        vectors = wait_for_index(client, collection, options.documents)
+        trigger_id = recreate_trigger(client, agent_id, password)
+    print(
+        f"seed: org {client.org_id}; model profile {profile_action}; agent {agent_id} "
+        f"({agent_action}); collection {collection!r} ({kb_action}, {uploaded} uploaded, "
+        f"{vectors} vectors); trigger {trigger_id or 'none'}"
+    )
+    return Fixture(
+        api_url=options.api_url.rstrip("/"),
+        org_id=client.org_id,
+        agent_id=agent_id,
+        model_profile_id=profile_id,
+        stub_url=options.stub_url.rstrip("/"),
+        collection_name=collection,
+        documents=options.documents,
+        trigger_id=trigger_id,
+    )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line; the defaults seed `make target` + `make stub` on this machine."""
+    parser = argparse.ArgumentParser(
+        prog="python -m workloads.agenticos.seed",
+        description="Create the load run's fixture through the platform's API "
+        "(password from LOAD_PASSWORD).",
+    )
+    parser.add_argument("--api-url", default=DEFAULT_API_URL, help=f"default {DEFAULT_API_URL}")
+    parser.add_argument(
+        "--stub-url",
+        default=DEFAULT_STUB_URL,
+        help=f"the stub as the platform reaches it (default {DEFAULT_STUB_URL})",
+    )
+    parser.add_argument("--email", default=DEFAULT_EMAIL, help=f"default {DEFAULT_EMAIL}")
+    parser.add_argument(
+        "--documents",
+        type=_positive,
+        default=DEFAULT_DOCUMENTS,
+        help=f"synthetic documents in the collection (default {DEFAULT_DOCUMENTS})",
+    )
+    parser.add_argument("--fixture", default=str(DEFAULT_PATH), help=f"default {DEFAULT_PATH}")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
+    args = build_parser().parse_args(argv)
+    options = SeedOptions(args.api_url, args.stub_url, args.email, args.documents, args.fixture)
+    try:
+        fixture = seed(options, password_from_env())
+    except (SeedError, FixtureError, APIUnreachable, APIError) as exc:
+        print(f"seed: {exc}", file=sys.stderr)
+        return 1
+    fixture.save(options.fixture_path)
+    print(f"seed: wrote {options.fixture_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,42 @@
+"""Which platforms the kit speaks, by name: the one place the engine learns of a platform.
+
+The engine imports this registry, never a platform package, so adding a
+platform is a package under ``workloads/`` and one line here. The fixture
+names its platform, so a run speaks the dialect of the deployment it was
+seeded against without being told twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+
+from workloads.dialect import Dialect
+from workloads.fixture import Fixture
+
+# Name -> package; each has dialect.py exporting DIALECT and preflight.py exporting
+# run_preflight, imported only when that platform is asked for.
+PLATFORMS = {"agenticos": "workloads.agenticos"}
+DEFAULT_PLATFORM = "agenticos"
+
+
+@dataclass(frozen=True)
+class Platform:
+    """One platform's load-time parts: how it is spoken to and how it is checked first."""
+
+    name: str
+    dialect: type[Dialect]
+    # (fixture, email, password) -> a result whose ``skipped`` maps workload -> reason;
+    # raises workloads.dialect.PreflightError when the deployment cannot do the work.
+    run_preflight: Callable[[Fixture, str, str], object]
+
+
+def platform(name: str) -> Platform:
+    """The platform called ``name``, or ValueError naming the ones there are."""
+    if name not in PLATFORMS:
+        known = ", ".join(sorted(PLATFORMS))
+        raise ValueError(f"platform: {name!r} is not one this kit speaks; use one of {known}")
+    package = PLATFORMS[name]
+    dialect = import_module(f"{package}.dialect").DIALECT
+    return Platform(name, dialect, import_module(f"{package}.preflight").run_preflight)
