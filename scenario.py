@@ -54,13 +54,45 @@ class Phase:
     reason: str
 
 
+# A threshold's phase list may say this instead of naming phases: every phase of the scenario.
+ALL_PHASES = "all"
+
+# Recovery either decides the verdict or is only reported.
+RECOVERY_MODES = ("required", "informational")
+
+
 @dataclass(frozen=True)
 class Threshold:
+    """A limit on one workload's metric, judged separately in each phase it names."""
+
     workload: str
     metric: str
     limit: float
     why: str = ""
-    phase: str = "sustain"
+    phases: tuple[str, ...] = ("sustain",)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """Which phases a threshold is judged in when it names none, and whether recovery counts.
+
+    The defaults are the scenario's to argue with (scenario.yaml gives the reasons):
+    error rates everywhere that matters, latency limits where the rate is the planned
+    one (whether latency came back after the burst is what recovery judges).
+    """
+
+    error_rate_phases: tuple[str, ...] = ("sustain", "burst", "recover")
+    latency_phases: tuple[str, ...] = ("sustain",)
+    recovery: str = "required"
+
+    def default_phases(self, metric: str) -> tuple[str, ...]:
+        """The phases a threshold on ``metric`` is judged in when it does not say."""
+        return self.error_rate_phases if metric == "error_rate" else self.latency_phases
+
+    @property
+    def recovery_required(self) -> bool:
+        """True when a workload that did not recover fails the run."""
+        return self.recovery == "required"
 
 
 @dataclass(frozen=True)
@@ -96,6 +128,7 @@ class Scenario:
     timeouts: Timeouts = field(default_factory=Timeouts)
     lateness: Lateness = field(default_factory=Lateness)
     shed_counts_as_error: bool = True
+    judging: Judging = field(default_factory=Judging)
 
     @property
     def mix(self) -> dict[str, float]:
@@ -129,7 +162,14 @@ class Scenario:
         """The scenario as run, with shares already normalised."""
         data = asdict(self)
         data["phases"] = [asdict(p) for p in self.phases]
-        data["thresholds"] = [asdict(t) for t in self.thresholds]
+        data["thresholds"] = [{**asdict(t), "phases": list(t.phases)} for t in self.thresholds]
+        # Only this scenario's phases: a constant-rate run renames them (Plan.scenario_as_run).
+        names = {p.name for p in self.phases}
+        data["judging"] = {
+            "error_rate_phases": [p for p in self.judging.error_rate_phases if p in names],
+            "latency_phases": [p for p in self.judging.latency_phases if p in names],
+            "recovery": self.judging.recovery,
+        }
         data["workloads"] = {
             w.name: {"share": self.mix[w.name], "description": w.description}
             for w in self.workloads
@@ -163,15 +203,18 @@ def scenario_from_dict(raw: object) -> Scenario:
     workloads = _workloads(raw.get("workloads"))
     phases = _phases(raw.get("phases"))
     names = {w.name for w in workloads}
+    phase_names = tuple(p.name for p in phases)
+    judging = _judging(raw.get("judging", {}), phase_names)
     return Scenario(
         name=str(raw.get("name") or "unnamed"),
         workloads=workloads,
         phases=phases,
-        thresholds=_thresholds(raw.get("thresholds", []), names, {p.name for p in phases}),
+        thresholds=_thresholds(raw.get("thresholds", []), names, phase_names, judging),
         chat_cancel_share=_fraction(raw.get("chat_cancel_share", 0.2), "chat_cancel_share"),
         timeouts=_timeouts(raw.get("timeouts", {})),
         lateness=_lateness(raw.get("lateness", {})),
         shed_counts_as_error=bool(raw.get("shed_counts_as_error", True)),
+        judging=judging,
     )
 
 
@@ -234,7 +277,9 @@ def _phases(raw: object) -> tuple[Phase, ...]:
     return tuple(phases)
 
 
-def _thresholds(raw: object, workloads: set[str], phases: set[str]) -> tuple[Threshold, ...]:
+def _thresholds(
+    raw: object, workloads: set[str], phases: tuple[str, ...], judging: Judging
+) -> tuple[Threshold, ...]:
     if not isinstance(raw, list):
         raise ScenarioError("thresholds: expected a list of {workload, metric, limit}")
     thresholds = []
@@ -242,7 +287,6 @@ def _thresholds(raw: object, workloads: set[str], phases: set[str]) -> tuple[Thr
         if not isinstance(spec, dict):
             raise ScenarioError(f"thresholds[{i}]: expected a mapping {{workload, metric, limit}}")
         workload, metric = spec.get("workload"), spec.get("metric")
-        phase = str(spec.get("phase", "sustain"))
         where = f"thresholds[{i}]"
         if workload not in workloads:
             raise ScenarioError(
@@ -250,13 +294,84 @@ def _thresholds(raw: object, workloads: set[str], phases: set[str]) -> tuple[Thr
             )
         if metric not in METRICS:
             raise ScenarioError(f"{where}.metric: {metric!r} is unknown; use one of {METRICS}")
-        if phase not in phases:
-            raise ScenarioError(f"{where}.phase: {phase!r} is not a phase; use one of {phases}")
         limit = _number(spec.get("limit"), f"{where}.limit", "give the limit as a number")
         if limit < 0:
             raise ScenarioError(f"{where}.limit: {limit} is negative; use 0 or more")
-        thresholds.append(Threshold(workload, metric, limit, str(spec.get("why", "")), phase))
+        judged_in = _threshold_phases(spec, where, metric, phases, judging)
+        thresholds.append(Threshold(workload, metric, limit, str(spec.get("why", "")), judged_in))
     return tuple(thresholds)
+
+
+def _threshold_phases(
+    spec: dict, where: str, metric: str, phases: tuple[str, ...], judging: Judging
+) -> tuple[str, ...]:
+    """The phases one threshold is judged in: its own list, its legacy ``phase``, or the default.
+
+    A default names the four-phase scenario's phases; those this scenario lacks are
+    dropped, so a one-phase test scenario is judged in what it has.
+    """
+    if "phases" in spec and "phase" in spec:
+        raise ScenarioError(f"{where}: give phases (a list) or phase (one name), not both")
+    if "phases" in spec:
+        return _phase_list(spec["phases"], f"{where}.phases", phases)
+    if "phase" in spec:
+        return _phase_list([spec["phase"]], f"{where}.phase", phases)
+    judged_in = judging.default_phases(metric)
+    if not judged_in:
+        kind = "error_rate_phases" if metric == "error_rate" else "latency_phases"
+        raise ScenarioError(
+            f"{where}.phases: judging.{kind} names none of this scenario's phases; give the "
+            f"threshold phases, e.g. phases: [{phases[0]}] or phases: all"
+        )
+    return judged_in
+
+
+def _phase_list(raw: object, where: str, phases: tuple[str, ...]) -> tuple[str, ...]:
+    """A list of phase names (or ``all``), each a phase of the scenario, none twice."""
+    if raw == ALL_PHASES or raw == [ALL_PHASES]:
+        return phases
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not raw:
+        raise ScenarioError(f"{where}: expected a list of phase names or {ALL_PHASES!r}")
+    names = []
+    for name in raw:
+        if name not in phases:
+            raise ScenarioError(
+                f"{where}: {name!r} is not a phase; use some of {phases} or {ALL_PHASES!r}"
+            )
+        if name in names:
+            raise ScenarioError(f"{where}: {name!r} appears twice; name each phase once")
+        names.append(name)
+    return tuple(names)
+
+
+def _judging(raw: object, phases: tuple[str, ...]) -> Judging:
+    if not isinstance(raw, dict):
+        raise ScenarioError(
+            "judging: expected a mapping {error_rate_phases, latency_phases, recovery}"
+        )
+    known = Judging.__dataclass_fields__
+    for key in raw:
+        if key not in known:
+            raise ScenarioError(f"judging.{key}: unknown; use one of {tuple(known)}")
+    defaults = Judging()
+    recovery = raw.get("recovery", defaults.recovery)
+    if recovery not in RECOVERY_MODES:
+        raise ScenarioError(
+            f"judging.recovery: {recovery!r} is unknown; use one of {RECOVERY_MODES}"
+        )
+    # Given lists must name this scenario's phases (an empty one: no default); the
+    # built-in ones keep the phases this scenario has.
+    lists = {}
+    for key in ("error_rate_phases", "latency_phases"):
+        if key not in raw:
+            lists[key] = tuple(p for p in getattr(defaults, key) if p in phases)
+        elif raw[key] == []:
+            lists[key] = ()
+        else:
+            lists[key] = _phase_list(raw[key], f"judging.{key}", phases)
+    return Judging(recovery=recovery, **lists)
 
 
 def _timeouts(raw: object) -> Timeouts:

@@ -115,7 +115,7 @@ class Plan:
             return scenario
         phases = tuple(Phase(s.name, s.end_s - s.start_s, s.rate, s.reason) for s in self.segments)
         thresholds = tuple(
-            replace(t, phase=s.name) for s in self.segments for t in scenario.thresholds
+            replace(t, phases=tuple(s.name for s in self.segments)) for t in scenario.thresholds
         )
         return replace(scenario, phases=phases, thresholds=thresholds)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from reports import render
 from reports.charts import report_charts
+from reports.headline import console_text
 from reports.report import report_document
 from reports.rundir import RunDirError, load_run
 from reports.stats import run_stats
@@ -41,13 +42,8 @@ def build_report(run_dir: str | Path) -> int:
     document = report_document(run, stats, system, verdict, report_charts(run))
     (run.path / "report.md").write_text(render.markdown(document))
     (run.path / "report.html").write_text(render.html(document))
-    (run.path / "summary.json").write_text(
-        json.dumps(summary(run, stats, system, verdict), indent=2) + "\n"
-    )
-    print(
-        f"{verdict.word.upper()} (exit {verdict.exit_code}): {run.path / 'report.md'}, "
-        f"report.html, summary.json"
-    )
-    for reason in verdict.invalid_reasons:
-        print(f"  invalid: {reason}")
+    facts = summary(run, stats, system, verdict)
+    (run.path / "summary.json").write_text(json.dumps(facts, indent=2) + "\n")
+    print(console_text(facts))
+    print(f"  report: {run.path / 'report.md'}, report.html, summary.json")
     return verdict.exit_code

@@ -30,7 +30,15 @@ class Banner:
     text: str
     level: str
     items: tuple[str, ...] = ()
+    # Per item, the id of the section holding its evidence ("" for none); may be empty.
+    links: tuple[str, ...] = ()
     kind: str = field(default="banner", init=False)
+
+    @property
+    def linked_items(self) -> tuple[tuple[str, str], ...]:
+        """(item, section id or "") pairs, for templates that link each item to its evidence."""
+        links = self.links or ("",) * len(self.items)
+        return tuple(zip(self.items, links, strict=True))
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,8 @@ class Table:
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     empty: str = "None."
+    # True: cells wrap so the table fits a phone's width instead of scrolling.
+    fit: bool = False
     kind: str = field(default="table", init=False)
 
 
@@ -69,6 +79,9 @@ class Section:
 
 @dataclass(frozen=True)
 class Document:
+    """Title, the first screen's blocks (``glance``, before the contents), then the sections."""
+
     title: str
     subtitle: str
     sections: tuple[Section, ...]
+    glance: tuple[Block, ...] = ()

@@ -53,6 +53,18 @@ def metric(name: str, value: float | None) -> str:
     return ABSENT if value is None else f"{ms(value)} ms"
 
 
+# Threshold metrics as a reader says them.
+_METRIC_NAMES = {"error_rate": "error rate", "samples": "samples"}
+
+
+def metric_name(name: str) -> str:
+    """A threshold metric in words: ``p95_ttft_ms`` is "p95 first token", ``p95_ms`` is "p95"."""
+    if name in _METRIC_NAMES:
+        return _METRIC_NAMES[name]
+    percentile, _, rest = name.partition("_")
+    return f"{percentile} first token" if rest == "ttft_ms" else percentile
+
+
 def probe_value(metric_name: str, value: float | None) -> str:
     """A probe reading in a readable unit: bytes as MiB, CPU as %, the rest as recorded."""
     if value is None:

@@ -2,7 +2,10 @@
 
 What was run, then each phase (offered and completed), the whole run, the
 system under test, and the verdict. The verdict is last on purpose: the sample
-counts above it say whether a tail is a finding or three requests.
+counts above it say whether a tail is a finding or three requests. The first
+screen still says the outcome, but as the seed says to read it: offered against
+recorded, late dispatches and validity first, then one verdict line whose every
+finding carries its sample count and a link to its evidence.
 """
 
 from __future__ import annotations
@@ -20,15 +23,18 @@ from reports.document import (
     Section,
     Table,
 )
+from reports.headline import findings, recovery_summary, verdict_line
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, SliceStats
 from reports.system import SystemStats
 from reports.verdict import (
     BASELINE_PHASE,
-    FAIL,
     JUMP_RULE,
+    NEVER,
+    NOT_JUDGED,
     NOT_MEASURED,
-    PASS,
+    NOT_RECOVERED,
+    RECOVERED,
     RECOVERY_PHASE,
     RECOVERY_RULE,
     Recovery,
@@ -74,15 +80,51 @@ def report_document(
         title=f"Load test: {run.scenario.name}, run {run.run_id}",
         subtitle=(
             f"Started {run.meta.get('started_at') or 'at an unrecorded time'} on "
-            f"{_machine(run.meta.get('machine'))}. The verdict is the last section, "
+            f"{_machine(run.meta.get('machine'))}. The full verdict is the last section, "
             "under the numbers it rests on."
         ),
+        glance=_glance(run, stats, verdict),
         sections=(
             _what_was_run(run, stats, system, verdict),
             *phase_sections,
             _whole_run(run, stats, request_charts),
             _system_section(run, system, system_charts),
             _verdict_section(verdict),
+        ),
+    )
+
+
+def _glance(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Block, ...]:
+    """The first screen: what to check before anything else, then one verdict line."""
+    late = stats.lateness
+    rule = run.scenario.lateness
+    validity = (
+        "INVALID: " + "; ".join(verdict.invalid_reasons)
+        if verdict.invalid_reasons
+        else ("valid: every offered arrival left a sample and the driver kept its schedule")
+    )
+    facts = Table(
+        ("offered", "recorded", "late dispatches", "validity"),
+        (
+            (
+                fmt.count(run.offered),
+                fmt.count(late.recorded),
+                f"{fmt.count(late.late)} ({fmt.rate(late.fraction)}; tolerance "
+                f"{fmt.rate(rule.max_late_fraction)})",
+                validity,
+            ),
+        ),
+        fit=True,
+    )
+    found = findings(verdict)
+    level = {0: "good", 1: "bad", 2: "bad"}[verdict.exit_code]
+    return (
+        facts,
+        Banner(
+            verdict_line(verdict),
+            level,
+            (*(f.text for f in found), recovery_summary(verdict)),
+            (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}"),
         ),
     )
 
@@ -179,6 +221,10 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
         Paragraph(NOTES.format(shed=_shed_note(run))),
         Paragraph(_lateness_text(run, stats)),
         Paragraph(_generator_text(system)),
+        Heading("Workloads skipped at preflight"),
+        Bullets(tuple(f"{name}: {why}" for name, why in verdict.skipped.items()))
+        if verdict.skipped
+        else Paragraph("Preflight skipped no workload."),
         Heading("Probes not taken"),
         Bullets(tuple(f"{probe}: {why}" for probe, why in system.missing.items()))
         if system.missing
@@ -356,6 +402,12 @@ def _jump_blocks(phase: PhaseStats, verdict: Verdict) -> list[Block]:
     ]
 
 
+def _time_to_recover(status: str, seconds: float | None) -> str:
+    if status == RECOVERED:
+        return fmt.seconds(seconds)
+    return NEVER if status == NOT_RECOVERED else status
+
+
 def _recovery_blocks(recovery: Recovery) -> list[Block]:
     rows = tuple(
         (
@@ -364,13 +416,18 @@ def _recovery_blocks(recovery: Recovery) -> list[Block]:
             fmt.rate(c.recover.counts.error_rate),
             f"{fmt.ms(c.baseline.latency.p95)} (n={c.baseline.latency.count})",
             f"{fmt.ms(c.recover.latency.p95)} (n={c.recover.latency.count})",
+            _time_to_recover(c.status, c.time_to_recover_s),
             c.status,
         )
         for c in recovery.checks
     )
     conclusion = {
-        "recovered": f"Recover came back to {BASELINE_PHASE}'s numbers.",
-        "not recovered": f"Recover did NOT come back to {BASELINE_PHASE}'s numbers.",
+        RECOVERED: f"Recover came back to {BASELINE_PHASE}'s numbers.",
+        NOT_RECOVERED: f"Recover did NOT come back to {BASELINE_PHASE}'s numbers"
+        + (
+            ": the run fails." if recovery.required else " (informational: the verdict ignores it)."
+        ),
+        NOT_JUDGED: f"Recovery was not judged: {BASELINE_PHASE} itself failed its thresholds.",
         NOT_MEASURED: "Recovery was not measured: no workload had samples in both phases.",
     }[recovery.status]
     return [
@@ -383,11 +440,12 @@ def _recovery_blocks(recovery: Recovery) -> list[Block]:
                 f"{RECOVERY_PHASE} error rate",
                 f"{BASELINE_PHASE} p95 ms",
                 f"{RECOVERY_PHASE} p95 ms",
+                "time to recover",
                 "result",
             ),
             rows,
         ),
-        Banner(conclusion, "good" if recovery.status == "recovered" else "bad"),
+        Banner(conclusion, "good" if recovery.status == RECOVERED else "bad"),
     ]
 
 
@@ -443,9 +501,7 @@ def _system_section(run: Run, system: SystemStats, charts: tuple[Chart, ...]) ->
 def _verdict_section(verdict: Verdict) -> Section:
     rows = tuple(
         (
-            t.workload,
-            t.metric,
-            t.phase,
+            f"{t.workload} {fmt.metric_name(t.metric)} in {t.phase}",
             "> 0 samples" if t.limit is None else f"≤ {fmt.metric(t.metric, t.limit)}",
             fmt.metric(t.metric, t.measured) if t.metric != "samples" else "0",
             fmt.count(t.samples),
@@ -454,10 +510,18 @@ def _verdict_section(verdict: Verdict) -> Section:
         for t in verdict.thresholds
     )
     blocks: list[Block] = [
+        Paragraph(
+            "Each threshold is judged on the requests offered in each phase it names "
+            "(scenario.yaml's judging block gives the defaults and why); a workload skipped "
+            "at preflight or with no samples is not measured, never a pass; a workload that "
+            "did not come back to sustain's band in recover fails the run unless the scenario "
+            "calls recovery informational."
+        ),
         Table(
-            ("workload", "metric", "phase", "limit", "measured", "samples", "result"),
+            ("check", "limit", "measured", "n", "result"),
             rows,
             empty="The scenario sets no thresholds.",
+            fit=True,
         ),
     ]
     if verdict.jumps:
@@ -466,13 +530,12 @@ def _verdict_section(verdict: Verdict) -> Section:
             Bullets(
                 tuple(
                     f"{j.workload} in {j.phase}: {j.kind} rate {fmt.rate(j.rate)} against "
-                    f"{fmt.rate(j.baseline_rate)} in {BASELINE_PHASE}"
+                    f"{fmt.rate(j.baseline_rate)} in {BASELINE_PHASE} ({j.count} of {j.calls})"
                     for j in verdict.jumps
                 )
             ),
         ]
-    if verdict.recovery is not None:
-        blocks.append(Paragraph(f"Recovery: {verdict.recovery.status}."))
+    blocks.append(Paragraph(recovery_summary(verdict) + "."))
     blocks.append(_verdict_banner(verdict))
     return Section("verdict", "Verdict", tuple(blocks))
 
@@ -484,11 +547,10 @@ def _verdict_banner(verdict: Verdict) -> Banner:
             "bad",
             verdict.invalid_reasons,
         )
-    failed = sum(t.status == FAIL for t in verdict.thresholds)
-    unmeasured = sum(t.status == NOT_MEASURED for t in verdict.thresholds)
-    passed = sum(t.status == PASS for t in verdict.thresholds)
-    if failed or unmeasured:
-        return Banner(
-            f"FAIL (exit 1): {failed} failed, {unmeasured} not measured, {passed} met.", "bad"
-        )
-    return Banner(f"PASS (exit 0): all {passed} thresholds met.", "good")
+    found = findings(verdict)
+    return Banner(
+        verdict_line(verdict) + ".",
+        "good" if verdict.exit_code == 0 else "bad",
+        tuple(f.text for f in found),
+        tuple(f.anchor for f in found),
+    )

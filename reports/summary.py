@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from reports.headline import findings, recovery_summary, verdict_line
 from reports.rundir import Run
 from reports.stats import Counts, RunStats, SliceStats
 from reports.system import SystemStats
-from reports.verdict import JUMP_RULE, RECOVERY_RULE, Verdict
+from reports.verdict import JUMP_RULE, RECOVERY_RULE, RECOVERY_WINDOW, Verdict
 
 
 def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) -> dict:
@@ -21,8 +22,20 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
         "scenario": run.scenario.name,
         "verdict": verdict.word,
         "exit_code": verdict.exit_code,
+        "headline": verdict_line(verdict),
+        "findings": [asdict(f) for f in findings(verdict)],
+        "recovery_line": recovery_summary(verdict),
+        "validity": {
+            "status": "invalid" if verdict.invalid_reasons else "valid",
+            "offered": run.offered,
+            "recorded": stats.lateness.recorded,
+            "late": stats.lateness.late,
+            "late_fraction": stats.lateness.fraction,
+            "late_tolerance": run.scenario.lateness.max_late_fraction,
+        },
         "invalid_reasons": list(verdict.invalid_reasons),
         "warnings": list(verdict.warnings),
+        "skipped": verdict.skipped,
         "thresholds": [asdict(t) for t in verdict.thresholds],
         "counts": {
             "offered": run.offered,
@@ -50,8 +63,13 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
         if verdict.recovery is None
         else {
             "rule": RECOVERY_RULE,
+            "required": verdict.recovery.required,
+            "window_arrivals": RECOVERY_WINDOW,
             "status": verdict.recovery.status,
-            "workloads": {c.workload: c.status for c in verdict.recovery.checks},
+            "workloads": {
+                c.workload: {"status": c.status, "time_to_recover_s": c.time_to_recover_s}
+                for c in verdict.recovery.checks
+            },
         },
         "generators": [asdict(g) for g in system.generators],
         "probes_missing": system.missing,

@@ -1,23 +1,31 @@
-"""From statistics to a verdict: thresholds, run validity, jumps after sustain, recovery.
+"""From statistics to a verdict: thresholds in every phase they name, validity, jumps, recovery.
 
 A threshold with no samples is "not measured", never a pass; a run whose driver
-fell behind or lost samples is invalid rather than failed; and a workload whose
-failures jump in burst or recover is flagged even where no threshold covers it,
-because a run once "passed" while 58% of one workload's requests were refused.
+fell behind or lost samples is invalid rather than failed; a workload skipped at
+preflight is not measured, not forgotten; a workload whose failures jump in burst
+or recover is flagged even where no threshold covers it, because a run once
+"passed" while 58% of one workload's requests were refused; and a recover phase
+that stays broken fails the run (unless the scenario calls recovery
+informational), because "did it come back" is what the run is for.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+from numpy.lib.stride_tricks import sliding_window_view
+
 from reports.rundir import Run
-from reports.stats import Counts, PhaseStats, RunStats, WorkloadStats
+from reports.stats import Counts, PhaseStats, RunStats, WorkloadStats, timed_successes
 from reports.system import SystemStats
 from scenario import Threshold
 
 PASS = "pass"
 FAIL = "FAIL"
 NOT_MEASURED = "not measured"
+NOT_JUDGED = "not judged"
 
 # The phase every other phase is held against: the seed judges thresholds there.
 BASELINE_PHASE = "sustain"
@@ -32,6 +40,9 @@ RECOVER_P95_RATIO = 1.2
 # ...or within this many ms of it: +6 ms on a 20 ms read is jitter, not a deployment
 # that stayed degraded.
 RECOVER_P95_SLACK_MS = 50.0
+# Arrivals in the sliding window time to recover is judged over: enough that one slow
+# request is not a p95 (nearest rank 19 of 20), few enough to resolve seconds at 12/s.
+RECOVERY_WINDOW = 20
 
 JUMP_RULE = (
     f"a workload is flagged when its failure rate (failed, timeout, abandoned) or its shed "
@@ -39,11 +50,16 @@ JUMP_RULE = (
     f"point above its {BASELINE_PHASE} rate"
 )
 RECOVERY_RULE = (
-    f"a workload recovered when, for requests offered in {RECOVERY_PHASE}, its error rate is at "
-    f"most {RECOVER_ERROR_POINTS * 100:g} percentage point above {BASELINE_PHASE}'s and its p95 "
-    f"latency is at most {RECOVER_P95_RATIO:g} x {BASELINE_PHASE}'s or at most "
-    f"{RECOVER_P95_SLACK_MS:g} ms above it (p95 compared only when "
-    f"{BASELINE_PHASE} had successes); the run recovered when every workload measured in both did"
+    f"{BASELINE_PHASE}'s band for a workload is an error rate at most "
+    f"{RECOVER_ERROR_POINTS * 100:g} percentage point above {BASELINE_PHASE}'s and a p95 latency "
+    f"at most {RECOVER_P95_RATIO:g} x {BASELINE_PHASE}'s or at most {RECOVER_P95_SLACK_MS:g} ms "
+    f"above it (p95 compared only when {BASELINE_PHASE} had successes). Over the arrivals offered "
+    f"in {RECOVERY_PHASE}, in order of their due time, a window of {RECOVERY_WINDOW} consecutive "
+    f"arrivals slides one at a time; time to recover is the seconds from the start of "
+    f"{RECOVERY_PHASE} to the first arrival from which every window is inside the band, and "
+    f"'never, within the phase' when the last window is still outside it. A workload that "
+    f"recovers within the phase recovered; one whose {BASELINE_PHASE} failed its own thresholds "
+    f"is not judged (there is no good band to come back to)"
 )
 
 
@@ -76,12 +92,19 @@ class Jump:
 
 @dataclass(frozen=True)
 class RecoveryCheck:
-    """One workload's recover numbers against its sustain numbers."""
+    """One workload's recover numbers against its sustain band, and when it came back.
+
+    ``time_to_recover_s`` is None unless the status is "recovered"; ``window`` is how
+    many arrivals each sliding window held (fewer than RECOVERY_WINDOW when the phase
+    had fewer).
+    """
 
     workload: str
     baseline: WorkloadStats
     recover: WorkloadStats
     status: str
+    time_to_recover_s: float | None = None
+    window: int = 0
 
 
 @dataclass(frozen=True)
@@ -90,10 +113,12 @@ class Recovery:
 
     checks: tuple[RecoveryCheck, ...]
     status: str
+    required: bool = True
 
 
 RECOVERED = "recovered"
 NOT_RECOVERED = "not recovered"
+NEVER = "never, within the phase"
 
 
 @dataclass(frozen=True)
@@ -105,13 +130,25 @@ class Verdict:
     thresholds: tuple[ThresholdResult, ...]
     jumps: tuple[Jump, ...]
     recovery: Recovery | None
+    skipped: dict[str, str]
+
+    @property
+    def unrecovered(self) -> tuple[RecoveryCheck, ...]:
+        """Workloads that did not come back to sustain's band within recover."""
+        if self.recovery is None:
+            return ()
+        return tuple(c for c in self.recovery.checks if c.status == NOT_RECOVERED)
 
     @property
     def exit_code(self) -> int:
-        """0 pass, 1 a threshold failed or was not measured, 2 the run is invalid."""
+        """0 pass; 1 a threshold failed or was not measured, or a required recovery did not
+        happen; 2 the run is invalid."""
         if self.invalid_reasons:
             return 2
-        return 0 if all(t.status == PASS for t in self.thresholds) else 1
+        if any(t.status != PASS for t in self.thresholds):
+            return 1
+        recovery_fails = self.recovery is not None and self.recovery.required
+        return 1 if recovery_fails and self.unrecovered else 0
 
     @property
     def word(self) -> str:
@@ -120,13 +157,21 @@ class Verdict:
 
 def judge(run: Run, stats: RunStats, system: SystemStats) -> Verdict:
     """The verdict of a run: validity first, then every threshold, jumps and recovery."""
+    thresholds = judge_thresholds(run, stats)
     return Verdict(
         invalid_reasons=invalid_reasons(run, stats),
         warnings=warnings(run, system),
-        thresholds=judge_thresholds(run, stats),
+        thresholds=thresholds,
         jumps=jumps(stats),
-        recovery=recovery(stats),
+        recovery=recovery(run, stats, thresholds),
+        skipped=skipped(run),
     )
+
+
+def skipped(run: Run) -> dict[str, str]:
+    """Workloads preflight left out of the run, each with its reason (run.json's ``skipped``)."""
+    raw = run.meta.get("skipped") or {}
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
 
 
 def invalid_reasons(run: Run, stats: RunStats) -> tuple[str, ...]:
@@ -168,12 +213,21 @@ def warnings(run: Run, system: SystemStats) -> tuple[str, ...]:
 
 
 def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:
-    """Each threshold judged on requests offered in its phase, plus workloads with no samples.
+    """Each threshold judged on requests offered in each of its phases, plus absent workloads.
 
     A workload in the mix that produced no sample in the whole run gets its own
-    "not measured" row even when no threshold names it: absent is never a pass.
+    "not measured" row even when no threshold names it, and so does one preflight
+    skipped: absent is never a pass.
     """
-    results = [_judge_in_phase(t, stats.phase(t.phase)) for t in run.scenario.thresholds]
+    results = [
+        _judge_in_phase(t, name, stats.phase(name))
+        for t in run.scenario.thresholds
+        for name in t.phases
+    ]
+    results += [
+        ThresholdResult(name, "samples", "preflight", None, reason, None, 0, NOT_MEASURED)
+        for name, reason in skipped(run).items()
+    ]
     for name, share in run.scenario.mix.items():
         if share > 0 and stats.whole.workload(name).counts.calls == 0:
             results.append(
@@ -184,9 +238,9 @@ def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:
     return tuple(results)
 
 
-def _judge_in_phase(threshold: Threshold, phase: PhaseStats | None) -> ThresholdResult:
+def _judge_in_phase(threshold: Threshold, name: str, phase: PhaseStats | None) -> ThresholdResult:
     workload = phase.by_offer.workload(threshold.workload) if phase else None
-    return judge_threshold(threshold, workload, threshold.phase)
+    return judge_threshold(threshold, workload, name)
 
 
 def judge_threshold(
@@ -244,32 +298,90 @@ def _rate_jumps(workload: str, phase: str, before: Counts, now: Counts) -> list[
     ]
 
 
-def recovery(stats: RunStats) -> Recovery | None:
-    """Whether the recovery phase came back to the baseline's numbers; None without both."""
+def recovery(
+    run: Run, stats: RunStats, thresholds: tuple[ThresholdResult, ...] = ()
+) -> Recovery | None:
+    """Whether each workload came back to the baseline's band in recover, and how fast.
+
+    None without both phases. A workload whose baseline failed one of its own
+    thresholds is "not judged": coming back to a broken band proves nothing.
+    """
     baseline, recover = stats.phase(BASELINE_PHASE), stats.phase(RECOVERY_PHASE)
     if baseline is None or recover is None:
         return None
-    checks = tuple(
-        RecoveryCheck(before.workload, before, after, _recovered(before, after))
-        for before, after in zip(
-            baseline.by_offer.workloads, recover.by_offer.workloads, strict=True
-        )
-    )
-    measured = [c.status for c in checks if c.status != NOT_MEASURED]
-    if not measured:
-        status = NOT_MEASURED
-    else:
-        status = RECOVERED if all(s == RECOVERED for s in measured) else NOT_RECOVERED
-    return Recovery(checks, status)
+    failed_baseline = {
+        t.workload for t in thresholds if t.phase == BASELINE_PHASE and t.status == FAIL
+    }
+    samples = run.samples[run.samples["phase"] == RECOVERY_PHASE]
+    checks = []
+    for before, after in zip(baseline.by_offer.workloads, recover.by_offer.workloads, strict=True):
+        if not before.counts.calls or not after.counts.calls:
+            checks.append(RecoveryCheck(before.workload, before, after, NOT_MEASURED))
+        elif before.workload in failed_baseline:
+            checks.append(RecoveryCheck(before.workload, before, after, NOT_JUDGED))
+        else:
+            mine = samples[samples["workload"] == before.workload]
+            seconds, window = time_to_recover(
+                mine, before, recover.window.start_s, run.scenario.shed_counts_as_error
+            )
+            status = NOT_RECOVERED if seconds is None else RECOVERED
+            checks.append(RecoveryCheck(before.workload, before, after, status, seconds, window))
+    return Recovery(tuple(checks), _overall(checks), run.scenario.judging.recovery_required)
 
 
-def _recovered(before: WorkloadStats, after: WorkloadStats) -> str:
-    if not before.counts.calls or not after.counts.calls:
-        return NOT_MEASURED
-    errors_back = after.counts.error_rate <= before.counts.error_rate + RECOVER_ERROR_POINTS
-    p95_back = before.latency.p95 is None or (
-        after.latency.p95 is not None
-        and after.latency.p95
-        <= max(RECOVER_P95_RATIO * before.latency.p95, before.latency.p95 + RECOVER_P95_SLACK_MS)
+def _overall(checks: list[RecoveryCheck]) -> str:
+    statuses = {c.status for c in checks}
+    for status in (NOT_RECOVERED, RECOVERED, NOT_JUDGED):
+        if status in statuses:
+            return status
+    return NOT_MEASURED
+
+
+def in_band(baseline: WorkloadStats, error_rate: np.ndarray, p95: np.ndarray) -> np.ndarray:
+    """True where an error rate and a p95 (NaN: no success to take it over) are in the band."""
+    ok = error_rate <= (baseline.counts.error_rate or 0.0) + RECOVER_ERROR_POINTS + 1e-12
+    if baseline.latency.p95 is None:
+        return ok
+    limit = max(
+        RECOVER_P95_RATIO * baseline.latency.p95, baseline.latency.p95 + RECOVER_P95_SLACK_MS
     )
-    return RECOVERED if errors_back and p95_back else NOT_RECOVERED
+    return ok & ~np.isnan(p95) & (np.nan_to_num(p95, nan=np.inf) <= limit)
+
+
+def time_to_recover(
+    samples: pd.DataFrame, baseline: WorkloadStats, start_s: float, shed_is_error: bool
+) -> tuple[float | None, int]:
+    """Seconds from ``start_s`` until every sliding window is inside the baseline's band.
+
+    Returns (None, window) when the last window is still outside it: never, within
+    the phase. Windows are RECOVERY_WINDOW consecutive arrivals by due time (all of
+    them when there are fewer); p95 is nearest-rank over each window's timed
+    successes.
+    """
+    samples = samples.sort_values("due_s", kind="stable")
+    n = len(samples)
+    window = min(RECOVERY_WINDOW, n)
+    errors = samples["outcome"].isin(ERROR_OUTCOMES | ({"shed"} if shed_is_error else set()))
+    latency = samples["latency_ms"].where(timed_successes(samples)).to_numpy(dtype="float64")
+    error_rate = sliding_window_view(errors.to_numpy(dtype="float64"), window).mean(axis=1)
+    p95 = _window_p95(sliding_window_view(latency, window))
+    good = in_band(baseline, error_rate, p95)
+    if not good[-1]:
+        return None, window
+    bad = np.flatnonzero(~good)
+    first = 0 if len(bad) == 0 else int(bad[-1]) + 1
+    due = samples["due_s"].to_numpy(dtype="float64")
+    return max(0.0, float(due[first]) - start_s) if first else 0.0, window
+
+
+# Outcomes that count as errors whatever the shed rule says.
+ERROR_OUTCOMES = frozenset({"failed", "timeout", "abandoned"})
+
+
+def _window_p95(windows: np.ndarray) -> np.ndarray:
+    """Nearest-rank p95 of each row over its non-NaN values; NaN for a row with none."""
+    ordered = np.sort(windows, axis=1)
+    counts = (~np.isnan(windows)).sum(axis=1)
+    rank = np.maximum((95 * counts + 99) // 100 - 1, 0)
+    values = ordered[np.arange(len(ordered)), rank]
+    return np.where(counts > 0, values, np.nan)

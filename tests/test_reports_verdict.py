@@ -1,0 +1,193 @@
+"""The verdict judges burst and recover: doctored run directories that must fail, and one that
+must recover at the right time.
+
+Each run is the seeded synthetic run of tests/rundirs.py with one thing broken by
+hand: a workload shed entirely in recover, a workload failing as much in sustain
+as in recover, a recover that is slow for its first seconds and good after.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from reports import build_report
+from reports.rundir import load_run
+from reports.stats import run_stats
+from reports.system import system_stats
+from reports.verdict import (
+    FAIL,
+    NOT_JUDGED,
+    NOT_MEASURED,
+    NOT_RECOVERED,
+    RECOVERED,
+    RECOVERY_WINDOW,
+    judge,
+)
+from scenario import ScenarioError, load_scenario, scenario_from_dict
+from tests.rundirs import edit_run_json, schedule, synthetic_samples, write_run_dir
+
+# Long enough that recover holds a few windows of every large workload (12 s at 12/s).
+SCENARIO = load_scenario().scaled(0.2)
+
+
+def _recover_start() -> float:
+    return next(p["start_s"] for p in schedule(SCENARIO) if p["name"] == "recover")
+
+
+def _shed(samples, phase: str, workload: str):
+    rows = (samples["phase"] == phase) & (samples["workload"] == workload)
+    samples.loc[rows, ["status", "ok", "outcome", "detail"]] = [429, 0, "shed", "HTTP 429"]
+    samples.loc[rows, "ttft_ms"] = np.nan
+    return samples
+
+
+def _verdict(path):
+    run = load_run(path)
+    stats = run_stats(run)
+    return judge(run, stats, system_stats(run))
+
+
+def test_a_clean_run_passes_and_recovers_at_once(tmp_path):
+    path = write_run_dir(tmp_path / "clean", SCENARIO)
+    assert build_report(path) == 0
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["recovery"]["status"] == RECOVERED
+    assert all(w["time_to_recover_s"] == 0.0 for w in summary["recovery"]["workloads"].values())
+
+
+def test_everything_shed_in_recover_fails(tmp_path, capsys):
+    samples = _shed(synthetic_samples(SCENARIO), "recover", "agent_run")
+    path = write_run_dir(tmp_path / "shed", SCENARIO, samples)
+    assert build_report(path) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL (exit 1)")
+    # The console's short list: kind, phase, workload, metric, limit and measured with units, n.
+    line = next(x for x in out.splitlines() if "recover" in x and "error rate" in x)
+    assert "≤ 1.00%" in line and "100.00%" in line
+    n = int((samples.phase == "recover").mul(samples.workload == "agent_run").sum())
+    assert line.split()[-1] == str(n)
+    assert "agent_run never, within the phase" in out
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["recovery"]["workloads"]["agent_run"] == {
+        "status": NOT_RECOVERED,
+        "time_to_recover_s": None,
+    }
+    kinds = {(f["kind"], f["phase"], f["workload"]) for f in summary["findings"]}
+    assert ("failed", "recover", "agent_run") in kinds
+    assert ("not recovered", "recover", "agent_run") in kinds
+    assert ("failed", "burst", "agent_run") not in kinds
+
+
+def test_recovery_fails_a_run_even_without_a_recover_threshold(tmp_path):
+    samples = _shed(synthetic_samples(SCENARIO), "recover", "agent_run")
+    path = write_run_dir(tmp_path / "bare", SCENARIO, samples)
+    edit_run_json(path, scenario={"thresholds": []})
+    verdict = _verdict(path)
+    assert [c.workload for c in verdict.unrecovered] == ["agent_run"]
+    assert verdict.exit_code == 1
+    edit_run_json(path, scenario={"judging": {"recovery": "informational"}})
+    assert _verdict(path).exit_code == 0
+
+
+def test_failing_equally_in_sustain_and_recover_is_not_recovered(tmp_path):
+    broken = {(phase, "rag_query"): 0.98 for phase in ("ramp", "sustain", "burst", "recover")}
+    path = write_run_dir(
+        tmp_path / "broken", SCENARIO, synthetic_samples(SCENARIO, error_rates=broken)
+    )
+    verdict = _verdict(path)
+    check = next(c for c in verdict.recovery.checks if c.workload == "rag_query")
+    assert check.status == NOT_JUDGED and check.time_to_recover_s is None
+    failed = {(t.workload, t.phase) for t in verdict.thresholds if t.status == FAIL}
+    assert {("rag_query", "sustain"), ("rag_query", "recover")} <= failed
+    assert verdict.exit_code == 1
+    assert build_report(path) == 1
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["recovery"]["workloads"]["rag_query"]["status"] == "not judged"
+    assert "rag_query not judged" in summary["recovery_line"]
+
+
+@pytest.mark.parametrize("slow_for_s", [3.0, 6.0])
+def test_slow_then_good_recover_times_within_one_window(tmp_path, slow_for_s):
+    samples = synthetic_samples(SCENARIO)
+    start = _recover_start()
+    slow = (
+        (samples.phase == "recover")
+        & (samples.workload == "api_read")
+        & (samples.due_s < start + slow_for_s)
+    )
+    samples.loc[slow, ["latency_ms", "latency_due_ms"]] *= 20
+    path = write_run_dir(tmp_path / "slow", SCENARIO, samples)
+    check = next(c for c in _verdict(path).recovery.checks if c.workload == "api_read")
+    assert check.status == RECOVERED
+    api_rate = SCENARIO.phases[-1].rate * SCENARIO.mix["api_read"]
+    window_s = RECOVERY_WINDOW / api_rate
+    assert abs(check.time_to_recover_s - slow_for_s) <= window_s
+    assert build_report(path) == 0
+    ttr = json.loads((path / "summary.json").read_text())["recovery"]["workloads"]["api_read"]
+    assert ttr["time_to_recover_s"] == pytest.approx(check.time_to_recover_s)
+    assert "time to recover" in (path / "report.md").read_text()
+
+
+def test_a_workload_skipped_at_preflight_is_named_and_not_measured(tmp_path):
+    reason = "the trigger refused the signature (HTTP 403): run make seed"
+    path = write_run_dir(tmp_path / "skipped", SCENARIO, skipped={"trigger_fire": reason})
+    verdict = _verdict(path)
+    row = next(t for t in verdict.thresholds if t.phase == "preflight")
+    assert (row.workload, row.status, row.why) == ("trigger_fire", NOT_MEASURED, reason)
+    assert verdict.exit_code == 1
+    assert build_report(path) == 1
+    markdown = (path / "report.md").read_text()
+    assert f"- trigger_fire: {reason}" in markdown
+    glance = markdown.split("## What was run")[0]
+    assert "not measured: trigger_fire samples in preflight" in glance
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"phases": ["sustain", "nope"]}, "thresholds[0].phases"),
+        ({"phases": ["sustain", "sustain"]}, "thresholds[0].phases"),
+        ({"phases": "sometimes"}, "thresholds[0].phases"),
+        ({"phase": "burst", "phases": ["burst"]}, "thresholds[0]"),
+    ],
+)
+def test_bad_threshold_phases_are_one_line_naming_the_field(change, field):
+    raw = SCENARIO.to_dict()
+    raw["thresholds"][0].pop("phases")
+    raw["thresholds"][0].update(change)
+    with pytest.raises(ScenarioError) as caught:
+        scenario_from_dict(raw)
+    assert str(caught.value).startswith(f"{field}:") and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("judging", "field"),
+    [
+        ({"recovery": "maybe"}, "judging.recovery"),
+        ({"latency_phases": ["warmup"]}, "judging.latency_phases"),
+        ({"when": 1}, "judging.when"),
+    ],
+)
+def test_bad_judging_is_one_line_naming_the_field(judging, field):
+    raw = SCENARIO.to_dict()
+    raw["judging"] = judging
+    with pytest.raises(ScenarioError) as caught:
+        scenario_from_dict(raw)
+    assert str(caught.value).startswith(f"{field}:")
+
+
+def test_shipped_defaults_judge_error_rates_after_sustain_and_latency_in_sustain():
+    by_metric = {(t.workload, t.metric): t.phases for t in SCENARIO.thresholds}
+    assert by_metric[("agent_run", "error_rate")] == ("sustain", "burst", "recover")
+    assert by_metric[("api_read", "p95_ms")] == ("sustain",)
+    assert SCENARIO.judging.recovery_required
+    everywhere = scenario_from_dict(
+        {
+            **SCENARIO.to_dict(),
+            "thresholds": [{**SCENARIO.to_dict()["thresholds"][0], "phases": "all"}],
+        }
+    )
+    assert everywhere.thresholds[0].phases == tuple(p.name for p in SCENARIO.phases)
