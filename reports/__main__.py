@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from reports import build_report, compare_runs
-from reports.compare import DEFAULT_TOLERANCE
+from reports.compare import DEFAULT_MIN_SAMPLES, DEFAULT_P95_FLOOR_MS, DEFAULT_TOLERANCE
 
 
 def _fraction(text: str) -> float:
@@ -21,6 +21,16 @@ def _fraction(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number; give e.g. 0.2") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text} is negative; give e.g. 0.2 for 20%")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give e.g. 30") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is below 1; give e.g. 30")
     return value
 
 
@@ -47,6 +57,9 @@ def parser() -> argparse.ArgumentParser:
         description=(
             "Write compare-<BASE run id>.md and .html into RUN: per phase and workload, the "
             "change in p95, error rate and throughput, CPU and memory, and the regressions. "
+            "A regression needs enough samples on both sides, a rise above an absolute floor "
+            "and a relative tolerance, and a 99%% bootstrap interval excluding zero; a "
+            "different machine, topology, stub lateness or generator lag is stated on top. "
             "Exit 1 when a regression is found, 2 when either run is invalid or the runs "
             "ran different scenarios (unless --force)."
         ),
@@ -66,6 +79,18 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_TOLERANCE,
         help="peak API RSS rise that is a regression, as a fraction (default %(default)s)",
     )
+    comp.add_argument(
+        "--min-samples",
+        type=_count,
+        default=DEFAULT_MIN_SAMPLES,
+        help="samples each side needs before a p95 or error rate is compared (default %(default)s)",
+    )
+    comp.add_argument(
+        "--p95-floor-ms",
+        type=_fraction,
+        default=DEFAULT_P95_FLOOR_MS,
+        help="smallest p95 rise in ms that can be a regression (default %(default)s)",
+    )
     return top
 
 
@@ -74,7 +99,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "build":
         return build_report(args.run_dir)
-    return compare_runs(args.base, args.run, args.force, args.p95_tolerance, args.rss_tolerance)
+    return compare_runs(
+        args.base,
+        args.run,
+        args.force,
+        args.p95_tolerance,
+        args.rss_tolerance,
+        args.min_samples,
+        args.p95_floor_ms,
+    )
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Starts the stub and the reference target, seeds, runs the four phases headless
 (short by default: SCALE=0.1), builds the reports, stops what it started (also on
-Ctrl-C or failure), prints the verdict table and where the reports are, and exits
+Ctrl-C or failure), prints the verdict's short list and where the reports are, and exits
 with the report's code: 0 pass, 1 a threshold failed, 2 the run was invalid.
 """
 
@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from engine.settings import RUNS_DIR, run_stamp
+from reports.headline import console_text
 from stack.local import LOCUST, LocalStack, StackOptions, child_env, local_stack
 from stack.processes import ROOT
 
@@ -46,19 +47,9 @@ def locust_command(stack: LocalStack, run_dir: Path, scale: float) -> list[str]:
 
 
 def verdict_table(run_dir: Path) -> str:
-    """The verdict rows of summary.json as aligned text, for the terminal."""
-    summary = json.loads((run_dir / "summary.json").read_text())
-    lines = [f"verdict: {summary['verdict'].upper()}"]
-    for row in summary["thresholds"]:
-        limit, measured = (
-            "-" if value is None else f"{value:g}" for value in (row["limit"], row["measured"])
-        )
-        lines.append(
-            f"  {row['status']:<13} {row['workload']:<13} {row['metric']:<12} "
-            f"limit {limit}  measured {measured}  (n={row['samples']})"
-        )
-    lines.extend(f"  invalid: {reason}" for reason in summary.get("invalid_reasons", []))
-    return "\n".join(lines)
+    """The report's short list from summary.json: verdict, findings with units and n, recovery,
+    validity; the same text a headless run prints when it ends."""
+    return console_text(json.loads((run_dir / "summary.json").read_text()))
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -2,7 +2,8 @@
 
 Both runs are generated from the same seed, so without injected damage they are
 sample-for-sample equal; the damage is a slower api_read in sustain, errors on a
-zero-tolerance workload, and a bigger API process.
+zero-tolerance workload, and a bigger API process. The runs are long enough
+(scale 0.4) that even ingest has more than the minimum sample count in sustain.
 """
 
 from html.parser import HTMLParser
@@ -15,7 +16,7 @@ from reports.rundir import load_run
 from scenario import load_scenario
 from tests.rundirs import synthetic_probes, synthetic_samples, write_run_dir
 
-SCENARIO = load_scenario().scaled(0.05)
+SCENARIO = load_scenario().scaled(0.4)
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +89,43 @@ def test_a_looser_tolerance_forgives_the_latency(runs):
     base, _, worse = runs
     found = compare(load_run(base), load_run(worse), p95_tolerance=10.0).regressions
     assert not any(r.what.startswith("p95") for r in found)
+
+
+def test_a_big_change_on_a_few_samples_is_shown_but_not_counted(tmp_path):
+    scenario = load_scenario().scaled(0.05)
+    small = [
+        write_run_dir(
+            tmp_path / name,
+            scenario,
+            synthetic_samples(
+                scenario, name, seed=7, latency_factor={("sustain", "trigger_fire"): factor}
+            ),
+        )
+        for name, factor in (("small-base", 1.0), ("small-run", 3.0))
+    ]
+    comparison = compare(load_run(small[0]), load_run(small[1]))
+    assert not comparison.regressions
+    assert any(
+        r.workload == "trigger_fire" and "too few samples" in r.what for r in comparison.unproven
+    )
+
+
+def test_a_different_environment_is_said_on_top(runs, tmp_path):
+    base = runs[0]
+    busy = synthetic_probes(SCENARIO, rss_mib=200)
+    lag = (busy.probe == "generator.0") & (busy.metric == "loop_lag_ms")
+    busy.loc[lag, "value"] = 40.0
+    noisy = write_run_dir(
+        tmp_path / "noisy",
+        SCENARIO,
+        synthetic_samples(SCENARIO, "noisy", seed=7),
+        busy,
+        machine={"hostname": "other", "cpus": 8},
+    )
+    comparison = compare(load_run(base), load_run(noisy))
+    said = " ".join(comparison.environment)
+    assert "machine differs" in said and "generator's peak loop lag" in said
+    assert comparison.exit_code == 0
+    assert compare_runs(base, noisy) == 0
+    text = (noisy / "compare-base.md").read_text()
+    assert text.index("environments differ") < text.index("## Per phase and workload")

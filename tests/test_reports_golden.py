@@ -15,7 +15,7 @@ from reports import build_report
 from reports.rundir import load_run
 from reports.stats import run_stats
 from reports.system import system_stats
-from reports.verdict import FAIL, NOT_MEASURED, NOT_RECOVERED, PASS, RECOVERED, judge
+from reports.verdict import FAIL, NOT_MEASURED, PASS, RECOVERED, judge
 from tests.rundirs import GOLDEN, edit_run_json, golden_copy
 
 
@@ -134,7 +134,9 @@ def test_build_writes_the_three_files_in_order(tmp_path):
         "The system under test while it ran",
         "Verdict",
     ]
-    assert "| chat_stream p95 first token in sustain | ≤ 180.0 ms | 200.0 ms | 2 | FAIL |" in markdown
+    assert (
+        "| chat_stream p95 first token in sustain | ≤ 180.0 ms | 200.0 ms | 2 | FAIL |" in markdown
+    )
     # chat_stream failed its sustain threshold, so its recovery is not judged; api_read's is.
     assert "Recover came back to sustain's numbers." in markdown
     assert "api_read 0.0 s; chat_stream not judged" in markdown
@@ -210,9 +212,11 @@ def test_an_interrupted_run_is_invalid_not_a_pass(tmp_path):
     assert any("killed before it ended" in r for r in verdict.invalid_reasons)
 
 
-@pytest.mark.parametrize(("recover_ms", "status"), [(85.0, RECOVERED), (95.0, NOT_RECOVERED)])
-def test_recovery_allows_a_small_absolute_rise_on_a_fast_workload(tmp_path, recover_ms, status):
-    # api_read's sustain p95 is 40 ms: 85 ms is above 1.2 x 40 but within 40 + 50 ms.
+@pytest.mark.parametrize("recover_ms", [85.0, 950.0])
+def test_recovery_judges_a_few_requests_by_errors_not_by_their_maximum(tmp_path, recover_ms):
+    # Rule changed (issue 12): api_read has under 20 successes in recover, so its
+    # nearest-rank p95 would be its maximum; such a window is judged by errors alone.
+    # The band's slack on a fast workload is tested in test_reports_verdict.py.
     path = golden_copy(tmp_path / "run")
     samples = pd.read_csv(path / "samples.csv", dtype=str, keep_default_na=False)
     timed = (samples.phase == "recover") & (samples.workload == "api_read") & (samples.ok == "1")
@@ -222,4 +226,4 @@ def test_recovery_allows_a_small_absolute_rise_on_a_fast_workload(tmp_path, reco
     verdict = judge(run, run_stats(run), system_stats(run))
     check = next(c for c in verdict.recovery.checks if c.workload == "api_read")
     assert check.baseline.latency.p95 == 40.0
-    assert check.status == status
+    assert (check.status, check.window) == (RECOVERED, 7)

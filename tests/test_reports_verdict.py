@@ -131,6 +131,19 @@ def test_slow_then_good_recover_times_within_one_window(tmp_path, slow_for_s):
     assert "time to recover" in (path / "report.md").read_text()
 
 
+@pytest.mark.parametrize(("above_p95_ms", "status"), [(40.0, RECOVERED), (80.0, NOT_RECOVERED)])
+def test_the_band_allows_a_small_absolute_rise_on_a_fast_workload(tmp_path, above_p95_ms, status):
+    # api_read's sustain p95 is about 65 ms: +40 ms is far above 1.2 x, within +50 ms.
+    samples = synthetic_samples(SCENARIO)
+    sustain = samples[(samples.phase == "sustain") & (samples.workload == "api_read")]
+    p95 = np.sort(sustain.latency_ms.to_numpy())[int(np.ceil(0.95 * len(sustain))) - 1]
+    recover = (samples.phase == "recover") & (samples.workload == "api_read")
+    samples.loc[recover, "latency_ms"] = p95 + above_p95_ms
+    path = write_run_dir(tmp_path / "band", SCENARIO, samples)
+    check = next(c for c in _verdict(path).recovery.checks if c.workload == "api_read")
+    assert check.status == status
+
+
 def test_a_workload_skipped_at_preflight_is_named_and_not_measured(tmp_path):
     reason = "the trigger refused the signature (HTTP 403): run make seed"
     path = write_run_dir(tmp_path / "skipped", SCENARIO, skipped={"trigger_fire": reason})
