@@ -11,7 +11,13 @@ configuration on a shared machine differ by far more than a naive percentage
   requests is its largest value or close to it;
 - a change above an absolute floor as well as a relative one: +6 ms on a 20 ms
   read is +30% and still jitter;
-- evidence beyond noise: the bootstrap interval of the change excludes zero.
+- evidence beyond noise: the bootstrap interval of the change excludes zero,
+  and, for latency, excludes what the environment's own slowdown explains (the
+  rise in the generator's peak loop lag plus the rise in the stub's own
+  lateness: a response read by a lagging generator, or answered by a lagging
+  stub, is late by that much whatever the release did). Measured: two runs of
+  one configuration on this shared machine differed by +36 ms in api_read's p95
+  while the generator's peak loop lag rose by 46 ms.
 
 Why a bootstrap interval on the p95 difference rather than a rank test: the
 question is whether the *p95* rose, and a rank test (Mann-Whitney) answers
@@ -115,6 +121,8 @@ class Comparison:
     rules: Rules
     regressions: tuple[Regression, ...]
     environment: tuple[str, ...] = ()
+    # Milliseconds of a latency rise the environment's own slowdown explains.
+    allowance_ms: float = 0.0
     # Changes beyond the floors that lacked samples or evidence: shown, not counted.
     unproven: tuple[Regression, ...] = ()
 
@@ -177,15 +185,34 @@ def compare(
         )
     sides = [_side(r) for r in (base, run)]
     rules = Rules(p95_tolerance, rss_tolerance, min_samples, p95_floor_ms)
-    found, unproven = regressions(*sides, rules)
+    allowance = environment_allowance_ms(*sides)
+    found, unproven = regressions(*sides, rules, allowance)
     return Comparison(
         *sides,
         scenario_difference=difference,
         rules=rules,
         regressions=found,
         environment=environment_differences(*sides),
+        allowance_ms=allowance,
         unproven=unproven,
     )
+
+
+def environment_allowance_ms(base: Side, run: Side) -> float:
+    """How much later RUN's responses can be through the machine alone: the rise in the
+    generator's peak loop lag plus the rise in the stub's worst p99 lateness (0 if none)."""
+    rises = []
+    for figure in (_generator_lag, _stub_lateness):
+        old, new = figure(base), figure(run)
+        if old is not None and new is not None:
+            rises.append(max(0.0, new - old))
+    return sum(rises)
+
+
+def _stub_lateness(side: Side) -> float | None:
+    peaks = [side.system.peak(probe, metric) for probe, metric in STUB_LATENESS]
+    known = [p for p in peaks if p is not None]
+    return max(known) if known else None
 
 
 def environment_differences(base: Side, run: Side) -> tuple[str, ...]:
@@ -266,7 +293,7 @@ def _latencies(samples: pd.DataFrame, workload: str) -> np.ndarray:
 
 
 def regressions(
-    base: Side, run: Side, rules: Rules
+    base: Side, run: Side, rules: Rules, allowance_ms: float = 0.0
 ) -> tuple[tuple[Regression, ...], tuple[Regression, ...]]:
     """(regressions, unproven): p95 and error-rate rises per phase and workload, and peak RSS.
 
@@ -283,7 +310,12 @@ def regressions(
             if before is None or where not in base_samples:
                 continue
             p95 = _p95_rise(
-                where, now.workload, before, now, base_samples[where], run_samples[where], rules
+                where,
+                now.workload,
+                (before, now),
+                (base_samples[where], run_samples[where]),
+                rules,
+                allowance_ms,
             )
             errors = _error_rise(where, before, now, now.workload in strict, rules)
             for verdict, regression in (p95, errors):
@@ -310,13 +342,14 @@ def regressions(
 def _p95_rise(
     where: str,
     workload: str,
-    before: WorkloadStats,
-    now: WorkloadStats,
-    base_samples: pd.DataFrame,
-    run_samples: pd.DataFrame,
+    stats: tuple[WorkloadStats, WorkloadStats],
+    samples: tuple[pd.DataFrame, pd.DataFrame],
     rules: Rules,
+    allowance_ms: float,
 ) -> tuple[bool, Regression | None]:
     """(proven, the rise) when p95 rose past both floors; (False, None) when it did not."""
+    before, now = stats
+    base_samples, run_samples = samples
     old, new = before.latency.p95, now.latency.p95
     if old is None or new is None:
         return False, None
@@ -334,6 +367,13 @@ def _p95_rise(
     bounds = f"{CONFIDENCE:.0%} interval {fmt.ms(interval.low)} to {fmt.ms(interval.high)} ms"
     if interval.low <= 0:
         return False, Regression(where, workload, f"{head}: within noise ({bounds})")
+    if interval.low <= allowance_ms:
+        return False, Regression(
+            where,
+            workload,
+            f"{head}: within what the environment explains ({bounds}; the generator's lag and "
+            f"the stub's lateness rose by {fmt.ms(allowance_ms)} ms)",
+        )
     return True, Regression(where, workload, f"{head}; {bounds}")
 
 
@@ -524,7 +564,9 @@ def _regressions_section(c: Comparison) -> Section:
             f"Rules: in any phase or the whole run, a p95 rise is a regression when it is above "
             f"{rules.p95_tolerance:.0%} and above {rules.p95_floor_ms:g} ms, both sides have at "
             f"least {rules.min_samples} timed successes, and the {CONFIDENCE:.0%} bootstrap "
-            f"interval of the difference excludes zero; an error-rate rise likewise, above "
+            f"interval of the difference lies above zero and above what the environment "
+            f"explains ({fmt.ms(c.allowance_ms)} ms here: the rise in the generator's peak loop "
+            f"lag plus the rise in the stub's own lateness); an error-rate rise likewise, above "
             f"{ERROR_FLOOR * 100:g} point (any rise on a zero-tolerance workload: "
             f"{', '.join(strict) or 'none in this scenario'}) with at least {rules.min_samples} "
             f"calls each; peak API RSS up more than {rules.rss_tolerance:.0%} and "
