@@ -2,7 +2,8 @@
 
 One real stub and target, seeded once; each broken case is the fixture
 pointing at something that is not right (a dead API, a draft agent, an empty
-collection, a model the platform cannot reach), never a mocked answer.
+collection, a model the platform cannot reach, a model stub injecting faults),
+never a mocked answer.
 """
 
 from __future__ import annotations
@@ -16,9 +17,17 @@ import pytest
 
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, free_port
-from tests.reference import make_agent, signed_in, stub_server, target_server
+from stub import app as stub_app
+from stub.config import StubConfig
+from stub.faults import FaultPlan
+from tests.reference import FAST_STUB, make_agent, signed_in, stub_server, target_server
 from workloads.agenticos.client import AgenticOSClient
-from workloads.agenticos.preflight import PreflightError, run_preflight
+from workloads.agenticos.preflight import (
+    INJECTED_FAULT_MARKER,
+    PROBE_ATTEMPTS,
+    PreflightError,
+    run_preflight,
+)
 from workloads.agenticos.seed import SeedOptions, seed
 from workloads.fixture import Fixture
 
@@ -136,3 +145,37 @@ def test_the_command_line_exits_zero_or_one_with_one_line(deployment, tmp_path):
     assert len(failed.stderr.strip().splitlines()) == 1 and "LOAD_PASSWORD" in failed.stderr
     missing = run_cli(tmp_path / "absent.json", DEFAULT_ADMIN_PASSWORD)
     assert missing.returncode == 1 and "make seed" in missing.stderr
+
+
+def _seed_whose_first_requests_fault(faults: int, **rates: float) -> str:
+    """A stub seed whose first ``faults`` model requests are injected faults and the next is not."""
+    for number in range(10_000):
+        plan = FaultPlan(StubConfig(seed=number, **rates))
+        drawn = [plan.next_fault() for _ in range(faults + 1)]
+        if all(drawn[:faults]) and drawn[faults] is None:
+            return str(number)
+    raise AssertionError(f"no seed faults {faults} times first at {rates}")
+
+
+def test_the_stub_marks_every_fault_it_injects():
+    assert INJECTED_FAULT_MARKER in stub_app.ERROR_MESSAGE
+    assert INJECTED_FAULT_MARKER in stub_app.RATE_LIMIT_MESSAGE
+
+
+def test_injected_faults_do_not_refuse_a_fault_injection_run(deployment, tmp_path):
+    # The agent run's first two model calls draw injected 500s; preflight tries again.
+    faulted = _seed_whose_first_requests_fault(2, error_rate=0.5)
+    with stub_server(tmp_path, *FAST_STUB, "--error-rate", "0.5", "--seed", faulted) as faulty:
+        _, agent_id = make_agent(deployment.client, faulty.url + "/v1")
+        fixture = dataclasses.replace(deployment.fixture, agent_id=agent_id, stub_url=faulty.url)
+        result = run_preflight(fixture, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
+    assert result.run_id
+
+
+def test_a_stub_that_faults_every_time_is_named_as_the_cause(deployment, tmp_path):
+    with stub_server(tmp_path, *FAST_STUB, "--error-rate", "1") as faulty:
+        _, agent_id = make_agent(deployment.client, faulty.url + "/v1")
+        fixture = dataclasses.replace(deployment.fixture, agent_id=agent_id, stub_url=faulty.url)
+        message = refused(fixture)
+    assert f"all {PROBE_ATTEMPTS} attempts" in message and "injected" in message
+    assert "--seed" in message and "make stub" not in message

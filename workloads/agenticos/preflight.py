@@ -6,6 +6,11 @@ platform. Each check is one real request of the kind the run will make; each
 refusal is one line naming what is wrong and the command that fixes it. The
 trigger is the exception: without it the run still goes ahead and reports
 ``trigger_fire`` as skipped, so its state is returned, not raised.
+
+A fault-injection run points the platform at a stub that refuses a share of
+model calls on purpose, so one refused probe is not a broken deployment: the
+probes that reach the model are tried a few times, and a refusal that carries
+the stub's fault marker is named as an injected fault, not as a missing stub.
 """
 
 from __future__ import annotations
@@ -31,6 +36,12 @@ from workloads.fixture import (
 
 SEARCH_QUERY = "how do connection pools behave under load"
 RUN_PROMPT = "agent-loadkit preflight: answer with one short sentence."
+# Tries of a probe that reaches the model: at a 20% injected fault rate, five
+# refusals in a row happen once in 3,000 preflights.
+PROBE_ATTEMPTS = 5
+# Text in every fault the stub injects (stub/app.py ERROR_MESSAGE and
+# RATE_LIMIT_MESSAGE); a platform that passes its provider's error on carries it.
+INJECTED_FAULT_MARKER = "stub model injected"
 
 
 @dataclass(frozen=True)
@@ -103,13 +114,45 @@ def _check_agent(client: AgenticOSClient, fixture: Fixture) -> None:
         )
 
 
+def _injected(message: str) -> bool:
+    return INJECTED_FAULT_MARKER in message
+
+
+def _fault_hint(what: str, message: str) -> str:
+    """The refusal when every attempt drew a fault the stub injected on purpose."""
+    return (
+        f"{what} failed on all {PROBE_ATTEMPTS} attempts with a fault the stub injected "
+        f"({message}): the stub runs, but its fault rates (--error-rate, --rate-limit-rate) "
+        "refuse too much for preflight; lower them or pick another --seed"
+    )
+
+
+def _retried(call, attempts: int = PROBE_ATTEMPTS):
+    """``call()``, tried again on a server-side refusal (5xx) up to ``attempts`` times.
+
+    Only 5xx is retried: a 4xx (not found, rate limited) is the platform's answer,
+    and asking again would not change it.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except APIError as exc:
+            if exc.status < 500 or attempt == attempts:
+                raise
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
 def _check_search(client: AgenticOSClient, fixture: Fixture) -> int:
     try:
-        results = client.search(fixture.collection_name, SEARCH_QUERY)
+        results = _retried(lambda: client.search(fixture.collection_name, SEARCH_QUERY))
     except APIError as exc:
         if exc.status == 404:
             raise PreflightError(
                 f"collection {fixture.collection_name!r} does not exist: run make seed"
+            ) from None
+        if _injected(exc.message):
+            raise PreflightError(
+                _fault_hint("search (one embedding)", f"HTTP {exc.status}")
             ) from None
         raise PreflightError(
             f"search on {fixture.collection_name!r} failed (HTTP {exc.status}: {exc.message}): "
@@ -127,7 +170,7 @@ def _check_search(client: AgenticOSClient, fixture: Fixture) -> int:
 def _check_run(client: AgenticOSClient, fixture: Fixture) -> tuple[str, float]:
     began = time.monotonic()
     try:
-        run = client.run_agent(fixture.agent_id, RUN_PROMPT)
+        run = _retried(lambda: client.run_agent(fixture.agent_id, RUN_PROMPT))
     except APIUnreachable as exc:
         raise PreflightError(f"agent run got no answer ({exc}): is the platform up?") from None
     except APIError as exc:
@@ -137,6 +180,8 @@ def _check_run(client: AgenticOSClient, fixture: Fixture) -> tuple[str, float]:
                 f"agent run refused by the run rate limit (HTTP 429): wait {retry} s, or raise "
                 "RATE_LIMIT_RUN_PER_MINUTE on the platform"
             ) from None
+        if _injected(exc.message):
+            raise PreflightError(_fault_hint("agent run", f"HTTP {exc.status}")) from None
         raise PreflightError(
             f"agent run failed (HTTP {exc.status}: {exc.message}): the platform cannot use the "
             f"model at {fixture.stub_url}; start the stub (make stub) at an address the "
