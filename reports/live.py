@@ -1,14 +1,19 @@
-"""The verdict so far, for the web UI while a run is going: same numbers as the report.
+"""The verdict so far, for the web UI while a run is going: the same truth as the report.
 
 An operator exploring by hand wants to see which thresholds hold at the rate they
 chose, before the run ends. This reads the run directory as the final report does
 (nearest-rank over successes, counts beside every percentile, no samples = not
 measured) and judges each threshold over every sample recorded so far, since an
-exploratory run has no sustain phase to judge in.
+exploratory run has no sustain phase to judge in. It also says whether the run is
+still valid (the driver's lateness so far against the scenario's tolerance), and
+once the run has ended, the report's own verdict line instead of a guess: a tab
+that showed "10 of 10 thresholds pass" for a run the terminal called INVALID was
+worse than no tab.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +23,8 @@ from reports.verdict import ThresholdResult, judge_threshold
 
 # Where a live threshold was judged: over the whole run so far.
 SO_FAR = "so far"
+# What the tab says for a run stopped before its report exists.
+INTERRUPTED = "interrupted: invalid (a partial run is not a result)"
 
 
 @dataclass(frozen=True)
@@ -34,44 +41,93 @@ class LiveRow:
     p95_ms: float | None
     timed: int
     p95_ttft_ms: float | None
-    thresholds: str
+    thresholds: tuple[ThresholdResult, ...]
+
+
+@dataclass(frozen=True)
+class Validity:
+    """The driver's lateness so far against the scenario's tolerance."""
+
+    recorded: int
+    late: int
+    fraction: float | None
+    tolerance: float
+    late_after_ms: float
+
+    @property
+    def valid(self) -> bool:
+        return self.fraction is None or self.fraction <= self.tolerance
 
 
 @dataclass(frozen=True)
 class LiveVerdict:
+    """The tab's content: counts, validity, rows, and the final verdict once there is one."""
+
     offered: int
     recorded: int
     rows: tuple[LiveRow, ...]
     thresholds: tuple[ThresholdResult, ...]
+    validity: Validity
+    final: str | None
 
 
-def live_verdict(run_dir: str | Path, offered: int) -> LiveVerdict:
+def final_verdict(run_dir: Path, meta: dict) -> str | None:
+    """The report's verdict line once the run has ended; "interrupted" before its report."""
+    summary = run_dir / "summary.json"
+    if summary.exists():
+        try:
+            return str(json.loads(summary.read_text())["headline"])
+        except (ValueError, KeyError):
+            return None
+    if meta.get("stopped") == "interrupted":
+        return INTERRUPTED
+    return None
+
+
+def live_verdict(run_dir: str | Path, offered: int | None) -> LiveVerdict:
     """Per-workload statistics and each threshold judged over the samples recorded so far.
 
     ``offered`` is how many arrivals were due by now (the master knows the schedule;
-    the samples only hold those that finished).
+    the samples only hold those that finished); None once the run has ended, when
+    run.json's own count is final.
     """
     run = load_run(run_dir)
-    whole = run_stats(run).whole
+    stats = run_stats(run)
+    whole = stats.whole
     unique = {(t.workload, t.metric, t.limit): t for t in run.scenario.thresholds}.values()
     results = tuple(judge_threshold(t, whole.workload(t.workload), SO_FAR) for t in unique)
     rows = []
-    for stats in whole.workloads:
-        mine = [r for r in results if r.workload == stats.workload]
-        counts = stats.counts
+    for workload in whole.workloads:
+        counts = workload.counts
         rows.append(
             LiveRow(
-                workload=stats.workload,
+                workload=workload.workload,
                 recorded=counts.calls,
                 ok=counts.successes,
                 failed=counts.failures,
                 shed=counts.shed,
                 error_rate=counts.error_rate,
-                p50_ms=stats.latency.p50,
-                p95_ms=stats.latency.p95,
-                timed=stats.latency.count,
-                p95_ttft_ms=stats.ttft.p95,
-                thresholds=", ".join(f"{r.metric} {r.status}" for r in mine),
+                p50_ms=workload.latency.p50,
+                p95_ms=workload.latency.p95,
+                timed=workload.latency.count,
+                p95_ttft_ms=workload.ttft.p95,
+                thresholds=tuple(r for r in results if r.workload == workload.workload),
             )
         )
-    return LiveVerdict(offered, whole.total.calls, tuple(rows), results)
+    lateness = run.scenario.lateness
+    validity = Validity(
+        recorded=stats.lateness.recorded,
+        late=stats.lateness.late,
+        fraction=stats.lateness.fraction,
+        tolerance=lateness.max_late_fraction,
+        late_after_ms=lateness.late_after_ms,
+    )
+    ended = offered is None
+    return LiveVerdict(
+        offered=run.offered if ended else offered,
+        recorded=whole.total.calls,
+        rows=tuple(rows),
+        thresholds=results,
+        validity=validity,
+        final=final_verdict(run.path, run.meta) if ended else None,
+    )

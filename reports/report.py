@@ -502,7 +502,7 @@ def _verdict_section(verdict: Verdict) -> Section:
     rows = tuple(
         (
             f"{t.workload} {fmt.metric_name(t.metric)} in {t.phase}",
-            "> 0 samples" if t.limit is None else f"≤ {fmt.metric(t.metric, t.limit)}",
+            "> 0 samples" if t.limit is None else f"≤\u00a0{fmt.metric(t.metric, t.limit)}",
             fmt.metric(t.metric, t.measured) if t.metric != "samples" else "0",
             fmt.count(t.samples),
             t.status,

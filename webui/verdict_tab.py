@@ -2,8 +2,11 @@
 
 Locust's own tables are rounded buckets over every response, failures included;
 an operator exploring a rate needs the report's numbers (nearest-rank over
-successes, counts beside them) and which thresholds hold, while it runs. The tab
-rides on Locust's extended-tabs hook: its rows travel in ``/stats/requests``.
+successes, counts beside them) and which thresholds hold, while it runs, and
+whether the run is still valid. After Stop it shows the report's verdict for the
+run that just ended, not the last guess. Numbers carry their units and the
+report's rounding. The tab rides on Locust's extended-tabs hook: its rows travel
+in ``/stats/requests``.
 """
 
 from __future__ import annotations
@@ -11,13 +14,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 
 from flask import request
 
-from reports.live import live_verdict
+from reports import formatting as fmt
+from reports.live import LiveVerdict, live_verdict
 from reports.rundir import RunDirError
+from reports.verdict import PASS
 
 TAB_KEY = "verdict"
 
@@ -32,30 +36,66 @@ COLUMNS = (
     ("failed", "Failed"),
     ("shed", "Shed (429)"),
     ("error_rate", "Error rate"),
-    ("p50_ms", "p50 ms"),
-    ("p95_ms", "p95 ms"),
+    ("p50_ms", "p50"),
+    ("p95_ms", "p95"),
     ("timed", "Timed (n)"),
-    ("p95_ttft_ms", "p95 first token ms"),
-    ("thresholds", "Thresholds"),
+    ("p95_ttft_ms", "p95 first token"),
+    ("thresholds", "Thresholds (whole run so far)"),
 )
 
 
-def _cell(value: object) -> object:
-    """Numbers rounded for reading; absent values shown as a dash, never as 0."""
-    if value is None:
-        return "–"
-    return round(value, 4) if isinstance(value, float) else value
+def _ms(value: float | None) -> str:
+    return fmt.ABSENT if value is None else f"{fmt.ms(value)} ms"
 
 
-def verdict_rows(run_dir: Path, offered: int) -> list[dict]:
-    """The tab's rows: one per workload, then the whole run's offered vs. recorded."""
+def _validity(verdict: LiveVerdict) -> str:
+    v = verdict.validity
+    word = "valid so far" if v.valid else "INVALID: the driver fell behind"
+    return (
+        f"{word}: {fmt.count(v.late)} of {fmt.count(v.recorded)} dispatches late "
+        f"(> {v.late_after_ms:g} ms): {fmt.rate(v.fraction)}, tolerance {fmt.rate(v.tolerance)}"
+    )
+
+
+def verdict_rows(run_dir: Path, offered: int | None) -> list[dict]:
+    """The tab's rows: the verdict line, validity, one row per workload, offered vs. recorded.
+
+    ``offered`` None means the run has ended: the first row is then the report's
+    verdict (or "interrupted: invalid"), never the so-far count of thresholds.
+    """
     verdict = live_verdict(run_dir, offered)
-    rows = [{k: _cell(v) for k, v in asdict(row).items()} for row in verdict.rows]
-    passed = sum(r.status == "pass" for r in verdict.thresholds)
+    passed = sum(r.status == PASS for r in verdict.thresholds)
+    if offered is None:
+        head = f"final: {verdict.final or 'the run ended; its report is being written'}"
+    elif not verdict.validity.valid:
+        head = f"so far: INVALID, {passed} of {len(verdict.thresholds)} thresholds would pass"
+    else:
+        head = f"so far: {passed} of {len(verdict.thresholds)} thresholds pass"
+    rows = [{"workload": head}, {"workload": _validity(verdict)}]
+    for row in verdict.rows:
+        rows.append(
+            {
+                "workload": row.workload,
+                "recorded": fmt.count(row.recorded),
+                "ok": fmt.count(row.ok),
+                "failed": fmt.count(row.failed),
+                "shed": fmt.count(row.shed),
+                "error_rate": fmt.rate(row.error_rate),
+                "p50_ms": _ms(row.p50_ms),
+                "p95_ms": _ms(row.p95_ms),
+                "timed": fmt.count(row.timed),
+                "p95_ttft_ms": _ms(row.p95_ttft_ms),
+                "thresholds": "; ".join(
+                    f"{fmt.metric_name(t.metric)} ≤ {fmt.metric(t.metric, t.limit)}: {t.status}"
+                    for t in row.thresholds
+                )
+                or fmt.ABSENT,
+            }
+        )
     rows.append(
         {
-            "workload": f"all: offered {verdict.offered}, recorded {verdict.recorded}",
-            "thresholds": f"{passed} of {len(verdict.thresholds)} thresholds pass",
+            "workload": f"all: offered {fmt.count(verdict.offered)}, "
+            f"recorded {fmt.count(verdict.recorded)}",
         }
     )
     return rows
@@ -67,7 +107,7 @@ def add_verdict_tab(web_ui, progress: Callable[[], tuple[Path, int] | None]) -> 
     web_ui.template_args["extended_tables"] = [
         {"key": TAB_KEY, "structure": [{"key": k, "title": t} for k, t in COLUMNS]}
     ]
-    cache = {"at": 0.0, "rows": []}
+    cache = {"at": 0.0, "rows": [], "run_dir": None, "final": False}
 
     @web_ui.app.after_request
     def add_verdict_rows(response):
@@ -75,9 +115,15 @@ def add_verdict_tab(web_ui, progress: Callable[[], tuple[Path, int] | None]) -> 
         if request.path != "/stats/requests" or response.status_code != 200:
             return response
         current = progress()
+        if current is not None:
+            cache["run_dir"], cache["final"] = current[0], False
+        elif cache["run_dir"] is not None and not cache["final"]:
+            # The run has ended: its report's verdict, once, instead of the last guess.
+            current = (cache["run_dir"], None)
         if current is not None and time.monotonic() - cache["at"] >= REFRESH_S:
             try:
                 cache["rows"] = verdict_rows(*current)
+                cache["final"] = current[1] is None and (current[0] / "summary.json").exists()
             except RunDirError as exc:
                 cache["rows"] = [{"workload": f"no verdict yet: {exc}"}]
             cache["at"] = time.monotonic()

@@ -1,0 +1,56 @@
+"""The "Verdict so far" tab tells the report's truth: validity so far, units, and the final verdict.
+
+Rows are built from doctored run directories, as the tab builds them from a live
+one: a run falling behind is invalid so far whatever its thresholds say; a run
+that ended shows its report's verdict line; one interrupted before its report
+says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reports import build_report
+from scenario import load_scenario
+from tests.rundirs import golden_copy, synthetic_samples, write_run_dir
+from webui.verdict_tab import verdict_rows
+
+SCENARIO = load_scenario().scaled(0.05)
+
+
+def test_while_running_numbers_carry_units_and_the_reports_rounding(tmp_path):
+    path = write_run_dir(tmp_path / "run", SCENARIO, stopped="not ended", ended_at=None)
+    rows = verdict_rows(path, offered=400)
+    assert rows[0]["workload"].startswith("so far: ") and "thresholds pass" in rows[0]["workload"]
+    assert rows[1]["workload"].startswith("valid so far: 0 of ")
+    api = next(r for r in rows if r["workload"] == "api_read")
+    assert api["error_rate"] == "0.00%"
+    assert api["p95_ms"].endswith(" ms") and len(api["p95_ms"].split(".")[1]) == len("1 ms")
+    assert "error rate ≤ 0.10%: pass" in api["thresholds"]
+    assert rows[-1]["workload"].startswith("all: offered 400, recorded ")
+
+
+def test_a_driver_behind_its_schedule_is_invalid_so_far(tmp_path):
+    samples = synthetic_samples(SCENARIO)
+    late = np.arange(len(samples)) % 10 == 0  # 10% late, tolerance 1%
+    samples.loc[late, "sent_s"] = samples.loc[late, "due_s"] + 0.5
+    path = write_run_dir(tmp_path / "late", SCENARIO, samples, stopped="not ended", ended_at=None)
+    rows = verdict_rows(path, offered=len(samples))
+    assert rows[0]["workload"].startswith("so far: INVALID")
+    assert rows[1]["workload"].startswith("INVALID: the driver fell behind")
+    assert "tolerance 1.00%" in rows[1]["workload"]
+
+
+def test_after_stop_the_reports_verdict_replaces_the_guess(tmp_path):
+    path = golden_copy(tmp_path / "golden")
+    assert build_report(path) == 1
+    rows = verdict_rows(path, offered=None)
+    assert rows[0]["workload"].startswith("final: FAIL (exit 1)")
+
+
+def test_interrupted_before_its_report_says_so(tmp_path):
+    path = write_run_dir(tmp_path / "stopped", SCENARIO, stopped="interrupted")
+    rows = verdict_rows(path, offered=None)
+    assert rows[0]["workload"] == "final: interrupted: invalid (a partial run is not a result)"
+    assert build_report(path) == 2
+    assert verdict_rows(path, offered=None)[0]["workload"].startswith("final: INVALID (exit 2)")

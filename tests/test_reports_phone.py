@@ -1,0 +1,102 @@
+"""The HTML report read in a real headless Chromium at 1280 px and on a 390 px phone.
+
+The first screen must state validity and the verdict with its sample counts
+before any scrolling; the page never scrolls sideways (wide tables scroll inside
+their own box); the verdict table fits a phone without scrolling at all.
+Chromium and its driver come from Debian (.ci/run installs them).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+from reports import build_report
+from scenario import load_scenario
+from tests.rundirs import synthetic_probes, synthetic_samples, write_run_dir
+from tests.test_webui import CHROMIUM_FLAGS
+
+SCENARIO = load_scenario().scaled(0.2)
+# (width, height, device pixel ratio, mobile): a laptop, and a 390 px phone.
+SCREENS = {"desktop": (1280, 800, 1, False), "phone": (390, 844, 3, True)}
+
+# Where each thing the first screen must show sits, as the page lays it out.
+FIRST_SCREEN = """
+const glance = document.getElementById('at-a-glance');
+const box = (el) => el.getBoundingClientRect();
+const banner = glance.querySelector('.banner');
+const cells = [...glance.querySelectorAll('td')];
+return {
+  viewport: [window.innerWidth, window.innerHeight],
+  pageWidth: document.documentElement.scrollWidth,
+  verdict: [banner.querySelector('p').textContent, box(banner.querySelector('p')).bottom],
+  finding: [banner.querySelector('li').textContent, box(banner.querySelector('li')).bottom],
+  validity: [cells[cells.length - 1].textContent, box(cells[cells.length - 1]).bottom],
+  wraps: [...document.querySelectorAll('.table-wrap')].map(
+    (w) => [getComputedStyle(w).overflowX, box(w).right]),
+  verdictTable: (() => {
+    const wrap = document.querySelector('#verdict .table-wrap');
+    return [wrap.scrollWidth, wrap.clientWidth];
+  })(),
+};
+"""
+
+
+@pytest.fixture(scope="module")
+def failing_report(tmp_path_factory):
+    """A run whose agent_run was shed entirely in recover: FAIL, with counts to show."""
+    samples = synthetic_samples(SCENARIO)
+    shed = (samples.phase == "recover") & (samples.workload == "agent_run")
+    samples.loc[shed, ["status", "ok", "outcome", "detail"]] = [429, 0, "shed", "HTTP 429"]
+    samples.loc[shed, "ttft_ms"] = np.nan
+    path = write_run_dir(
+        tmp_path_factory.mktemp("phone") / "run", SCENARIO, samples, synthetic_probes(SCENARIO)
+    )
+    assert build_report(path) == 1
+    return path / "report.html"
+
+
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory):
+    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (binary and driver):
+        pytest.skip(
+            "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
+        )
+    options = webdriver.ChromeOptions()
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium')}")
+    options.binary_location = binary
+    session = webdriver.Chrome(service=Service(driver), options=options)
+    yield session
+    session.quit()
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_first_screen_states_validity_and_the_verdict_with_counts(chromium, failing_report, screen):
+    width, height, ratio, mobile = SCREENS[screen]
+    chromium.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": ratio, "mobile": mobile},
+    )
+    chromium.get(failing_report.as_uri())
+    page = chromium.execute_script(FIRST_SCREEN)
+    assert page["viewport"] == [width, height]
+    verdict, verdict_bottom = page["verdict"]
+    finding, finding_bottom = page["finding"]
+    validity, validity_bottom = page["validity"]
+    assert verdict.startswith("FAIL (exit 1)") and verdict_bottom <= height
+    assert "agent_run error rate in recover" in finding and "n=" in finding
+    assert finding_bottom <= height, page
+    assert validity.startswith("valid") and validity_bottom <= height
+    # The page itself never scrolls sideways: wide tables scroll in their own box.
+    assert page["pageWidth"] <= width, page
+    assert all(overflow == "auto" and right <= width for overflow, right in page["wraps"]), page
+    # The verdict table fits without scrolling, even on the phone.
+    scroll_width, client_width = page["verdictTable"]
+    assert scroll_width <= client_width, page
