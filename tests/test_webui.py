@@ -2,7 +2,8 @@
 
 Start a run from Locust's form at an arrival rate, change the rate while it runs,
 and read the "Verdict so far" tab: the workloads, from our samples, with their
-thresholds. Chromium and its driver come from Debian (.ci/run installs them).
+thresholds and validity, then the report's verdict once the run is stopped.
+Chromium and its driver come from Debian (.ci/run installs them).
 """
 
 from __future__ import annotations
@@ -127,12 +128,16 @@ def test_operator_sets_a_rate_changes_it_and_reads_the_verdict_tab(tmp_path, bro
                 assert workload in table
             assert "offered" in table and "recorded" in table
 
+            assert "valid so far" in table and "tolerance 1.00%" in table
+
             browser.find_element(By.XPATH, "//button[contains(., 'Stop')]").click()
             wait_for_text(browser, "stopped")
             record = tmp_path / "run" / "run.json"
             WebDriverWait(browser, WAIT_S).until(
                 lambda _: json.loads(record.read_text())["ended_at"]
             )
+            # After Stop the tab shows the report's verdict: a stopped run is not a result.
+            wait_for_text(browser, "final: invalid (exit 2)")
     rates = [phase["rate"] for phase in json.loads(record.read_text())["phases"]]
     # The schedule followed the operator: 6/s from the form, then 10/s from the rate page.
     assert rates == [6, 10]

@@ -16,7 +16,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import gevent
 from flask import request
+from locust.runners import STATE_CLEANUP, STATE_STOPPED, STATE_STOPPING
 
 from reports import formatting as fmt
 from reports.live import LiveVerdict, live_verdict
@@ -24,6 +26,15 @@ from reports.rundir import RunDirError
 from reports.verdict import PASS
 
 TAB_KEY = "verdict"
+
+# Runner states in which the run is ending or has ended: Locust's page polls no more.
+ENDING = (STATE_STOPPING, STATE_CLEANUP, STATE_STOPPED)
+# The longest the last poll waits for the report: the drain waits up to the slowest
+# timeout (90 s by default), then the report takes seconds.
+FINAL_WAIT_S = 150.0
+# How often that wait looks for the report.
+FINAL_POLL_S = 0.25
+SUMMARY_FILE = "summary.json"
 
 # Reading samples.csv costs the master CPU; the UI polls every 2 s, so at most
 # one fresh computation per this many seconds, whatever the number of viewers.
@@ -101,6 +112,19 @@ def verdict_rows(run_dir: Path, offered: int | None) -> list[dict]:
     return rows
 
 
+def _await_report(run_dir: Path, state: Callable[[], str]) -> None:
+    """Hold the poll that saw the run stop until the run's report exists (or FINAL_WAIT_S).
+
+    Locust's page stops polling once the run is no longer running, so the answer
+    to this poll is the last the tab gets: it must carry the report's verdict.
+    """
+    deadline = time.monotonic() + FINAL_WAIT_S
+    while time.monotonic() < deadline:
+        if state() == STATE_STOPPED and (run_dir / SUMMARY_FILE).exists():
+            return
+        gevent.sleep(FINAL_POLL_S)
+
+
 def add_verdict_tab(web_ui, progress: Callable[[], tuple[Path, int] | None]) -> None:
     """Register the tab; ``progress`` gives the current run directory and offered count."""
     web_ui.template_args["extended_tabs"] = [{"title": "Verdict so far", "key": TAB_KEY}]
@@ -109,27 +133,30 @@ def add_verdict_tab(web_ui, progress: Callable[[], tuple[Path, int] | None]) -> 
     ]
     cache = {"at": 0.0, "rows": [], "run_dir": None, "final": False}
 
+    def state() -> str:
+        return web_ui.environment.runner.state
+
     @web_ui.app.after_request
     def add_verdict_rows(response):
         """Append the tab's rows to Locust's periodic stats answer."""
         if request.path != "/stats/requests" or response.status_code != 200:
             return response
+        payload = response.get_json()
         current = progress()
         if current is not None:
             cache["run_dir"], cache["final"] = current[0], False
-        elif cache["run_dir"] is not None and not cache["final"]:
-            # The run has ended: its report's verdict, once, instead of the last guess.
-            current = (cache["run_dir"], None)
+        if cache["run_dir"] is not None and not cache["final"] and state() in ENDING:
+            # The run is ending: this is the page's last poll, so wait for the verdict.
+            _await_report(cache["run_dir"], state)
+            current, cache["at"] = (cache["run_dir"], None), 0.0
+            payload["state"] = state()
         if current is not None and time.monotonic() - cache["at"] >= REFRESH_S:
             try:
                 cache["rows"] = verdict_rows(*current)
-                cache["final"] = current[1] is None and (current[0] / "summary.json").exists()
+                cache["final"] = current[1] is None and (current[0] / SUMMARY_FILE).exists()
             except RunDirError as exc:
                 cache["rows"] = [{"workload": f"no verdict yet: {exc}"}]
             cache["at"] = time.monotonic()
-        payload = {
-            **response.get_json(),
-            "extended_stats": [{"key": TAB_KEY, "data": cache["rows"]}],
-        }
+        payload = {**payload, "extended_stats": [{"key": TAB_KEY, "data": cache["rows"]}]}
         response.set_data(json.dumps(payload))
         return response
