@@ -18,7 +18,6 @@ from pathlib import Path
 
 import gevent
 from flask import request
-from locust.runners import STATE_CLEANUP, STATE_STOPPED, STATE_STOPPING
 
 from reports import formatting as fmt
 from reports.live import LiveVerdict, live_verdict
@@ -27,8 +26,11 @@ from reports.verdict import PASS
 
 TAB_KEY = "verdict"
 
+# Locust's runner states (locust.runners.STATE_*), spelled here so that importing
+# this module (the tab's tests do) does not import locust, which monkey-patches.
+STATE_STOPPED = "stopped"
 # Runner states in which the run is ending or has ended: Locust's page polls no more.
-ENDING = (STATE_STOPPING, STATE_CLEANUP, STATE_STOPPED)
+ENDING = ("stopping", "cleanup", STATE_STOPPED)
 # The longest the last poll waits for the report: the drain waits up to the slowest
 # timeout (90 s by default), then the report takes seconds.
 FINAL_WAIT_S = 150.0
