@@ -104,7 +104,7 @@ def findings(verdict: Verdict) -> tuple[Finding, ...]:
                         RECOVERY_PHASE,
                         c.workload,
                         "time to recover",
-                        f"back in {BASELINE_PHASE}'s band in {RECOVERY_PHASE}",
+                        f"{BASELINE_PHASE}'s band",
                         NEVER,
                         c.recover.counts.calls,
                         _phase_anchor(RECOVERY_PHASE),
