@@ -25,6 +25,8 @@ from reports.verdict import (
     Verdict,
 )
 
+# Kinds of finding that fail the run; the others (flags, informational recovery) are read.
+FAILING_KINDS = ("failed", NOT_MEASURED, "not recovered")
 # Where the evidence for each kind of finding is in the report (section ids).
 VERDICT_ANCHOR = "verdict"
 RUN_ANCHOR = "what-was-run"
@@ -150,17 +152,28 @@ def recovery_summary(verdict: Verdict) -> str:
     return f"time to recover{mode}, windows of {RECOVERY_WINDOW} arrivals: " + "; ".join(parts)
 
 
+def _recovery_word(verdict: Verdict) -> str:
+    if verdict.recovery is None:
+        return "recovery not measured"
+    if verdict.unrecovered:
+        return "did not recover (informational)"
+    return verdict.recovery.status
+
+
 def verdict_line(verdict: Verdict) -> str:
     """PASS / FAIL / INVALID with its exit code and how many findings decided it."""
     word = verdict.word.upper()
     if verdict.invalid_reasons:
         return f"{word} (exit 2): the run cannot be judged; " + "; ".join(verdict.invalid_reasons)
-    failing = [f for f in findings(verdict) if f.kind != "flag"]
-    flags = len(findings(verdict)) - len(failing)
+    found = findings(verdict)
+    failing = [f for f in found if f.kind in FAILING_KINDS]
+    flags = len(found) - len(failing)
     judged = sum(t.metric != "samples" for t in verdict.thresholds)
     if not failing:
         tail = f", {flags} flagged" if flags else ""
-        return f"{word} (exit 0): all {judged} threshold checks met, recovered{tail}"
+        return (
+            f"{word} (exit 0): all {judged} threshold checks met, {_recovery_word(verdict)}{tail}"
+        )
     return f"{word} (exit {verdict.exit_code}): {len(failing)} failing of {judged} checks" + (
         f", {flags} flagged" if flags else ""
     )

@@ -90,6 +90,13 @@ def test_recovery_fails_a_run_even_without_a_recover_threshold(tmp_path):
     assert verdict.exit_code == 1
     edit_run_json(path, scenario={"judging": {"recovery": "informational"}})
     assert _verdict(path).exit_code == 0
+    assert build_report(path) == 0
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["headline"] == (
+        "PASS (exit 0): all 0 threshold checks met, did not recover (informational), 2 flagged"
+    )
+    kinds = [f["kind"] for f in summary["findings"]]
+    assert kinds == ["not recovered (informational)", "flag"]
 
 
 def test_failing_equally_in_sustain_and_recover_is_not_recovered(tmp_path):
