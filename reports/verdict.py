@@ -47,6 +47,8 @@ RECOVERY_WINDOW = 20
 # A window of the baseline's own traffic falls outside its band by chance at most this
 # rarely, so a steady platform (or steady injected faults) is not called "never".
 BAND_CONFIDENCE = 0.99
+# Outcomes that count as errors whatever the shed rule says (stats.Counts.failures).
+ERROR_OUTCOMES = frozenset({"failed", "timeout", "abandoned"})
 
 JUMP_RULE = (
     f"a workload is flagged when its failure rate (failed, timeout, abandoned) or its shed "
@@ -426,10 +428,6 @@ def time_to_recover(
         return 0.0, window
     due = samples["due_s"].to_numpy(dtype="float64")
     return max(0.0, float(due[int(bad[-1]) + 1]) - start_s), window
-
-
-# Outcomes that count as errors whatever the shed rule says.
-ERROR_OUTCOMES = frozenset({"failed", "timeout", "abandoned"})
 
 
 def _window_p95(windows: np.ndarray) -> np.ndarray:
