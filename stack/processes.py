@@ -72,12 +72,16 @@ def running(
     port: int,
     log: Path,
     env: dict[str, str] | None = None,
+    python: str = sys.executable,
 ) -> Iterator[Server]:
-    """Run ``python -m ...`` args from the repository root until the block ends."""
+    """Run ``python -m ...`` args from the repository root until the block ends.
+
+    ``python`` is another interpreter for a platform that lives in its own environment (agno).
+    """
     full_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, *args],
+            [python, *args],
             cwd=ROOT,
             env=full_env,
             stdout=out,
