@@ -16,6 +16,7 @@ import hmac
 import json
 from urllib.parse import urlencode
 
+import gevent
 from geventhttpclient import HTTPClient
 from geventhttpclient.url import URL
 from urllib3 import encode_multipart_formdata
@@ -40,6 +41,12 @@ QUERIES = (
 # Where the WhatsApp interface is mounted unless the fixture's extra says otherwise.
 DEFAULT_WHATSAPP_PREFIX = "/whatsapp"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+
+# How often an accepted upload's status is asked for: often enough that the sample's end is
+# within this of agno's, rare enough that following adds little load (ingest is 5% of arrivals).
+FOLLOW_POLL_S = 0.2
+# Content states that are final (agno.os.schema ContentStatus); "processing" is not.
+CONTENT_DONE, CONTENT_FAILED = "completed", ("failed", "partial")
 
 # The SSE events that end a turn, and the one that says it was cancelled.
 RUN_COMPLETED, RUN_CANCELLED, RUN_ERROR = "RunCompleted", "RunCancelled", "RunError"
@@ -94,6 +101,69 @@ class Agno(Dialect):
             return self._webhook(k)
         raise ValueError(f"{workload} is not a plain-HTTP workload")
 
+    def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
+        """agno answers 200 to a run whose model failed and to a search that could not embed
+        its query, so each answer is read; an accepted upload is followed to its final status."""
+        result = classify(status, len(body))
+        if result.outcome != OK:
+            return result
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            return Result(status, FAILED, "not JSON", len(body))
+        if workload == "agent_run" and str(answer.get("status", "")).upper() != "COMPLETED":
+            return Result(status, FAILED, f"run {answer.get('status')}", len(body))
+        if workload == "rag_query" and not answer.get("data"):
+            return Result(status, FAILED, "no results", len(body))
+        if workload == "trigger_fire":
+            if answer.get("status") != "processing":
+                return Result(status, FAILED, f"webhook {answer.get('status')}", len(body))
+            return self._follow_webhook(k, len(body))
+        if workload == "ingest":
+            return self._follow_upload(answer.get("id", ""), len(body))
+        return result
+
+    def _follow_upload(self, content_id: str, size: int) -> Result:
+        """Poll an accepted upload until agno says it is completed or failed."""
+        call = HttpCall("GET", f"/knowledge/content/{content_id}/status", b"", self._auth)
+        while True:
+            status, body = self.http.send(call)
+            size += len(body)
+            if status != 200:
+                return Result(status, FAILED, f"status HTTP {status}", size)
+            state = json.loads(body).get("status")
+            if state == CONTENT_DONE:
+                return Result(202, OK, "", size)
+            if state in CONTENT_FAILED:
+                return Result(202, FAILED, f"content {state}", size)
+            gevent.sleep(FOLLOW_POLL_S)
+
+    def _follow_webhook(self, k: int, size: int) -> Result:
+        """Poll the delivery's session until its agent run has ended.
+
+        agno writes the WhatsApp session (``wa:<agent>:<sender>``) only when the run ends,
+        so a 404 means "not yet"; a delivery that never runs ends as the arrival's timeout.
+        """
+        session = f"wa:{self.fixture.agent_id}:{self._sender(k)}"
+        call = HttpCall("GET", f"/sessions/{session}/runs?type=agent", b"", self._auth)
+        while True:
+            status, body = self.http.send(call)
+            size += len(body)
+            if status == 200:
+                runs = json.loads(body)
+                state = str(runs[-1].get("status", "")).upper() if runs else ""
+                if state == "COMPLETED":
+                    return Result(200, OK, "", size)
+                if state in ("ERROR", "CANCELLED"):
+                    return Result(200, FAILED, f"run {state}", size)
+            elif status != 404:
+                return Result(status, FAILED, f"session HTTP {status}", size)
+            gevent.sleep(FOLLOW_POLL_S)
+
+    def _sender(self, k: int) -> str:
+        """A new WhatsApp sender per delivery, so no session grows with the run."""
+        return f"loadkit-{self.run_id}-{k}"
+
     def _ingest(self, k: int) -> HttpCall:
         # agno names content by a hash of it: each upload's text is unique, or it would be a no-op.
         text = (
@@ -108,7 +178,7 @@ class Agno(Dialect):
 
     def _webhook(self, k: int) -> HttpCall:
         message = {
-            "from": f"loadkit-{self.run_id}-{k}",
+            "from": self._sender(k),
             "id": f"wamid.loadkit-{self.run_id}-{k}",
             "timestamp": "0",
             "type": "text",
