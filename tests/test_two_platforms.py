@@ -33,6 +33,8 @@ SCALE = 0.04
 STUB_ARGS = ("--first-token-ms", "20", "--token-ms", "2", "--tokens", "8")
 # Seeding agno from cold, the load, the drain and the reports, on a busy 2-core machine.
 RUN_TIMEOUT_S = 600
+# Both stacks and runs happen in the first test's setup: more than the suite's 300 s default.
+pytestmark = pytest.mark.timeout(2 * RUN_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")
