@@ -47,7 +47,7 @@ def webhook_secret(password: str, agent_id: str) -> str:
     """The WhatsApp app secret, derived as the kit derives webhook secrets (workloads/fixture.py).
 
     Duplicated rather than imported: this package runs in agno's environment and
-    must not import the kit. tests/test_agno_platform.py checks the two agree.
+    must not import the kit. tests/test_two_platforms.py checks the two agree.
     """
     digest = hmac.new(
         password.encode(), f"agent-loadkit webhook {agent_id}".encode(), hashlib.sha256

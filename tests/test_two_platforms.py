@@ -18,11 +18,13 @@ import subprocess
 
 import pytest
 
+from agno_platform.app import webhook_secret as agno_platform_secret
 from engine.samples import OUTCOMES
 from stack.agno import AgnoUnavailable, ensure_agno_venv
 from stack.demo import locust_command
 from stack.local import StackOptions, child_env, local_stack
 from stack.processes import ROOT
+from workloads.fixture import webhook_secret
 
 PLATFORMS = ("agenticos", "agno")
 WORKLOADS = {"api_read", "chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire"}
@@ -113,3 +115,9 @@ def test_agno_streams_and_cancels_chat_turns_for_real(runs):
     finished = [r for r in chats if r["outcome"] == "ok"]
     assert finished and all(int(r["tokens"]) == 8 for r in finished)
     assert all(r["ttft_ms"] for r in chats if r["outcome"] in ("ok", "cancelled"))
+
+
+def test_agno_platform_derives_the_webhook_secret_as_the_kit_does():
+    """agno_platform cannot import the kit, so it keeps a copy; a drift would 403 every webhook."""
+    for password, agent in (("loadkit-admin", "loadkit-agent"), ("x", "y")):
+        assert agno_platform_secret(password, agent) == webhook_secret(password, agent)
