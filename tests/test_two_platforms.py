@@ -15,6 +15,7 @@ import csv
 import json
 import re
 import subprocess
+from dataclasses import replace
 
 import pytest
 
@@ -31,6 +32,8 @@ WORKLOADS = {"api_read", "chat_stream", "agent_run", "rag_query", "ingest", "tri
 # The repository's scenario at 4% of its length: about 14 s of load and 190 arrivals, every
 # phase and every workload present, rates unchanged.
 SCALE = 0.04
+# Enough arrivals for a few of each workload, for the run that leaves one out.
+SHORT_SCALE = 0.02
 # A quick model (agno's knowledge keeps the stub's default vector width, so no --embedding-dim).
 STUB_ARGS = ("--first-token-ms", "20", "--token-ms", "2", "--tokens", "8")
 # Seeding agno from cold, the load, the drain and the reports, on a busy 2-core machine.
@@ -41,7 +44,8 @@ pytestmark = pytest.mark.timeout(2 * RUN_TIMEOUT_S)
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """One finished run directory per platform, with the Locust exit code."""
+    """One finished run directory per platform, with the Locust result; for agno also a run
+    against a fixture naming a WhatsApp interface the AgentOS does not have ("agno-no-webhook")."""
     try:
         ensure_agno_venv()
     except AgnoUnavailable as exc:
@@ -52,18 +56,28 @@ def runs(tmp_path_factory):
         options = StackOptions(
             workdir=base / "stack", documents=6, stub_args=STUB_ARGS, platform=name
         )
-        run_dir = base / "run"
         with local_stack(options) as stack:
-            result = subprocess.run(
-                [*locust_command(stack, run_dir, SCALE), "--only-summary"],
-                cwd=ROOT,
-                env=child_env(),
-                capture_output=True,
-                text=True,
-                timeout=RUN_TIMEOUT_S,
-            )
-        done[name] = (run_dir, result)
+            done[name] = _run(stack, base / "run", SCALE)
+            if name == "agno":
+                fixture = json.loads(stack.fixture.read_text())
+                fixture["extra"] = {"whatsapp_prefix": "/no-such-interface"}
+                elsewhere = base / "no-webhook.json"
+                elsewhere.write_text(json.dumps(fixture))
+                no_webhook = replace(stack, fixture=elsewhere)
+                done["agno-no-webhook"] = _run(no_webhook, base / "no-webhook", SHORT_SCALE)
     return done
+
+
+def _run(stack, run_dir, scale):
+    result = subprocess.run(
+        [*locust_command(stack, run_dir, scale), "--only-summary"],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    return run_dir, result
 
 
 def _summary(run_dir):
@@ -121,3 +135,24 @@ def test_agno_platform_derives_the_webhook_secret_as_the_kit_does():
     """agno_platform cannot import the kit, so it keeps a copy; a drift would 403 every webhook."""
     for password, agent in (("loadkit-admin", "loadkit-agent"), ("x", "y")):
         assert agno_platform_secret(password, agent) == webhook_secret(password, agent)
+
+
+def test_a_workload_without_a_counterpart_is_not_offered_and_never_passes(runs):
+    """An AgentOS without the WhatsApp interface: preflight leaves trigger_fire out, the
+    report's mix says "not offered" with the reason, and its thresholds are not a pass."""
+    run_dir, result = runs["agno-no-webhook"]
+    record = json.loads((run_dir / "run.json").read_text())
+    assert "no WhatsApp interface" in record["skipped"]["trigger_fire"]
+    with (run_dir / "samples.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert record["offered"] == len(rows) > 0
+    assert "trigger_fire" not in {r["workload"] for r in rows}
+    mix_row = next(
+        line
+        for line in (run_dir / "report.md").read_text().splitlines()
+        if line.startswith("| trigger_fire | not offered |")
+    )
+    assert "no WhatsApp interface" in mix_row
+    rows = [t for t in _summary(run_dir)["thresholds"] if t["workload"] == "trigger_fire"]
+    assert rows and all(t["status"] != "pass" for t in rows)
+    assert result.returncode == 1

@@ -129,8 +129,12 @@ def _webhook_state(client: AgnoClient, fixture: Fixture, password: str) -> str |
     prefix = fixture.extra.get("whatsapp_prefix", "/whatsapp")
     body = json.dumps({"object": "whatsapp_business_account", "entry": []}).encode()
     resp = client.fire_whatsapp(prefix, body, webhook_secret(password, fixture.agent_id))
-    if resp.status_code == 404:
-        return f"no WhatsApp interface at {prefix}/webhook; run agno_platform, which mounts it"
+    if resp.status_code in (401, 404):
+        # The interface takes no key, so AgentOS's auth answering 401 means no route there.
+        return (
+            f"no WhatsApp interface at {prefix}/webhook (HTTP {resp.status_code}); mount "
+            "agno's Whatsapp interface (agno_platform does)"
+        )
     if resp.status_code == 403:
         return (
             "the WhatsApp interface refused the signature (HTTP 403): its WHATSAPP_APP_SECRET is "
