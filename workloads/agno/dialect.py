@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 
 import gevent
 from geventhttpclient import HTTPClient
+from geventhttpclient.response import HTTPParseError
 from geventhttpclient.url import URL
 from urllib3 import encode_multipart_formdata
 
@@ -69,7 +70,7 @@ class Agno(Dialect):
         auth = {"Authorization": f"Bearer {password}"}
         try:
             status, _ = self.http.send(HttpCall("GET", "/agents", b"", auth))
-        except OSError as exc:
+        except (OSError, HTTPParseError) as exc:
             raise DialectError(
                 f"AgentOS: no answer from the API ({type(exc).__name__}); check --host"
             ) from None
