@@ -58,7 +58,7 @@ class Agno(Dialect):
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
         super().__init__(fixture, run_id, http)
-        self._base_url = base_url.rstrip("/")
+        self._base_url = URL(base_url.rstrip("/"))
         self._auth: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
         self._webhook_secret = b""
@@ -206,16 +206,15 @@ class Agno(Dialect):
         # One connection per turn, as a browser's EventSource opens one: a stream held open
         # must not occupy a socket of the shared pool the other workloads draw from.
         client = HTTPClient.from_url(
-            URL(self._base_url),
+            self._base_url,
             concurrency=1,
             connection_timeout=timeout_s,
             network_timeout=timeout_s,
         )
         try:
             sent = attempt.sent()
-            response = client.post(
-                self._runs, urlencode(form).encode(), headers={**self._auth, **FORM}
-            )
+            path = self._base_url.path.rstrip("/") + self._runs
+            response = client.post(path, urlencode(form).encode(), headers={**self._auth, **FORM})
             try:
                 if response.status_code != 200:
                     return classify(response.status_code, len(response.read()))
