@@ -20,6 +20,9 @@ from workloads.fixture import DEFAULT_EMAIL
 AGNO_PYTHON = ROOT / ".venv-agno" / "bin" / "python"
 # A first install downloads agno, LanceDB and pyarrow; bounded so a dead index is an error.
 INSTALL_TIMEOUT_S = 900
+# agno imports LanceDB, pyarrow and the OpenAI SDK before it listens: slower than our servers
+# from a cold disk on a busy machine.
+READY_TIMEOUT_S = 120.0
 
 
 class AgnoUnavailable(RuntimeError):
@@ -75,7 +78,13 @@ def agno_stack(options: StackOptions) -> Iterator[LocalStack]:
         }
         agno_args = ["-m", "agno_platform", "--port", str(agno_port)]
         with running(
-            agno_args, "/health", agno_port, workdir / "agno.log", agno_env, python=python
+            agno_args,
+            "/health",
+            agno_port,
+            workdir / "agno.log",
+            agno_env,
+            python=python,
+            ready_timeout=READY_TIMEOUT_S,
         ) as agno:
             fixture = workdir / "fixture.json"
             seed(agno.url, stub.url, options.documents, fixture, env, platform="agno")

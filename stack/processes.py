@@ -73,6 +73,7 @@ def running(
     log: Path,
     env: dict[str, str] | None = None,
     python: str = sys.executable,
+    ready_timeout: float = READY_TIMEOUT_S,
 ) -> Iterator[Server]:
     """Run ``python -m ...`` args from the repository root until the block ends.
 
@@ -89,7 +90,7 @@ def running(
         )
     server = Server(proc, f"http://127.0.0.1:{port}", log)
     try:
-        wait_ready(server.url + health_path, proc)
+        wait_ready(server.url + health_path, proc, ready_timeout)
         yield server
     finally:
         stop(proc)
