@@ -2,8 +2,9 @@
 
 The timeout starts when the request is sent, never while the arrival waited for
 a pool slot, so the generator's own queue is reported as lateness and never as
-the server's timeouts. Anything the network raises becomes a failure named by its
-exception class; nothing is retried.
+the server's timeouts. The dialect reads each answer (a 200 can still be a failure,
+a 202 may be followed to its end) inside that same timeout. Anything the network
+raises becomes a failure named by its exception class; nothing is retried.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable
 import gevent
 
 from engine.clock import RunClock
-from engine.http import HttpTransport, classify
+from engine.http import HttpTransport
 from engine.samples import FAILED, TIMED_OUT, TIMEOUT, Result
 from workloads.dialect import Attempt, Dialect
 
@@ -45,7 +46,7 @@ def serve(
         call = dialect.call(workload, index)
         sent()
         status, body = http.send(call)
-        return classify(status, len(body))
+        return dialect.answer(workload, index, status, body)
     except gevent.Timeout as exc:
         if exc is not timeout:
             raise

@@ -183,10 +183,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
         Heading("Mix (normalised shares)"),
         Table(
             ("workload", "share", "what one request is"),
-            tuple(
-                (w.name, f"{run.scenario.mix[w.name]:.1%}", w.description)
-                for w in run.scenario.workloads
-            ),
+            tuple(_mix_row(run, w.name, w.description) for w in run.scenario.workloads),
         ),
         Heading("Phases"),
         Table(
@@ -231,6 +228,14 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
         else Paragraph("Every probe the run asked for was taken."),
     ]
     return Section("what-was-run", "What was run", tuple(blocks))
+
+
+def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
+    """A workload preflight left out reads "not offered" with the reason, never a 0% share."""
+    skipped = run.meta.get("skipped") or {}
+    if name in skipped:
+        return (name, "not offered", f"{description}. Not offered: {skipped[name]}")
+    return (name, f"{run.scenario.mix[name]:.1%}", description)
 
 
 def _outcome_cells(counts: Counts) -> tuple[str, ...]:

@@ -1,6 +1,7 @@
 """``make demo``: the whole job on embedded defaults, for someone who just cloned the repo.
 
-Starts the stub and the reference target, seeds, runs the four phases headless
+Starts the stub and the reference target (agno's AgentOS with PLATFORM=agno), seeds,
+runs the four phases headless
 (short by default: SCALE=0.1), builds the reports, stops what it started (also on
 Ctrl-C or failure), prints the verdict's short list and where the reports are, and exits
 with the report's code: 0 pass, 1 a threshold failed, 2 the run was invalid.
@@ -19,6 +20,7 @@ from engine.settings import RUNS_DIR, run_stamp
 from reports.headline import console_text
 from stack.local import LOCUST, LocalStack, StackOptions, child_env, local_stack
 from stack.processes import ROOT
+from workloads.platforms import PLATFORMS
 
 # Short enough for a first look (about 35 s of load), long enough to show each phase.
 DEFAULT_SCALE = 0.1
@@ -66,6 +68,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="where samples and reports go (default runs/demo-<UTC timestamp>)",
     )
     parser.add_argument(
+        "--platform",
+        choices=PLATFORMS,
+        default=os.environ.get("PLATFORM") or "agenticos",
+        help="the reference target (agenticos, default) or agno's AgentOS (agno); env PLATFORM",
+    )
+    parser.add_argument(
         "--database-url",
         default=os.environ.get("DEMO_DATABASE_URL"),
         help="run the target on this database instead of a fresh SQLite file",
@@ -82,9 +90,13 @@ def main(argv: list[str]) -> int:
     run_dir = (args.run_dir or ROOT / RUNS_DIR / f"demo-{run_stamp()}").resolve()
     pool = {knob: os.environ[knob] for knob in POOL_KNOBS if knob in os.environ}
     options = StackOptions(
-        workdir=run_dir / "stack", database_url=args.database_url, target_env=pool
+        workdir=run_dir / "stack",
+        database_url=args.database_url,
+        target_env=pool,
+        platform=args.platform,
     )
-    print(f"demo: starting stub and reference target, seeding ({run_dir / 'stack'})", flush=True)
+    what = "agno's AgentOS" if args.platform == "agno" else "reference target"
+    print(f"demo: starting stub and {what}, seeding ({run_dir / 'stack'})", flush=True)
     try:
         with local_stack(options) as stack:
             print(f"demo: load at scale {args.scale}; Locust's progress follows", flush=True)

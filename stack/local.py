@@ -41,6 +41,8 @@ class StackOptions:
     documents: int = 40
     stub_args: tuple[str, ...] = ()
     target_env: dict[str, str] = field(default_factory=dict)
+    # Which platform to start: the reference target ("agenticos") or agno's AgentOS ("agno").
+    platform: str = "agenticos"
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,8 @@ class LocalStack:
     email: str
     topology: str
     database_url: str | None
+    # Whether the platform serves Prometheus /metrics (agno's AgentOS does not).
+    metrics: bool = True
 
     @property
     def metrics_url(self) -> str:
@@ -67,8 +71,7 @@ class LocalStack:
             self.email,
             "--api-pid",
             str(self.target.pid),
-            "--metrics-url",
-            self.metrics_url,
+            *(["--metrics-url", self.metrics_url] if self.metrics else []),
             "--stub-url",
             self.stub.url,
             *(["--database-url", self.database_url] if self.database_url else []),
@@ -104,6 +107,12 @@ def _topology(options: StackOptions, stub: Server) -> str:
 @contextlib.contextmanager
 def local_stack(options: StackOptions) -> Iterator[LocalStack]:
     """Start stub and target, seed the fixture, yield; stop both when the block ends."""
+    if options.platform == "agno":
+        from stack.agno import agno_stack
+
+        with agno_stack(options) as stack:
+            yield stack
+        return
     workdir = options.workdir
     workdir.mkdir(parents=True, exist_ok=True)
     env = child_env()
@@ -129,12 +138,19 @@ def local_stack(options: StackOptions) -> Iterator[LocalStack]:
             )
 
 
-def seed(api_url: str, stub_url: str, documents: int, fixture: Path, env: dict[str, str]) -> None:
+def seed(
+    api_url: str,
+    stub_url: str,
+    documents: int,
+    fixture: Path,
+    env: dict[str, str],
+    platform: str = "agenticos",
+) -> None:
     """Build the fixture through the API, as ``make seed`` does; raise with its message."""
     command = [
         sys.executable,
         "-m",
-        "workloads.agenticos.seed",
+        f"workloads.{platform}.seed",
         "--api-url",
         api_url,
         "--stub-url",

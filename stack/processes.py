@@ -72,12 +72,17 @@ def running(
     port: int,
     log: Path,
     env: dict[str, str] | None = None,
+    python: str = sys.executable,
+    ready_timeout: float = READY_TIMEOUT_S,
 ) -> Iterator[Server]:
-    """Run ``python -m ...`` args from the repository root until the block ends."""
+    """Run ``python -m ...`` args from the repository root until the block ends.
+
+    ``python`` is another interpreter for a platform that lives in its own environment (agno).
+    """
     full_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, *args],
+            [python, *args],
             cwd=ROOT,
             env=full_env,
             stdout=out,
@@ -85,7 +90,7 @@ def running(
         )
     server = Server(proc, f"http://127.0.0.1:{port}", log)
     try:
-        wait_ready(server.url + health_path, proc)
+        wait_ready(server.url + health_path, proc, ready_timeout)
         yield server
     finally:
         stop(proc)

@@ -42,7 +42,7 @@ RATE_LIMIT_MESSAGE = "The stub model injected a rate limit (--rate-limit-rate)."
 _JSON = "application/json"
 _SSE_HEADERS = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
 
-_CHAT, _EMBEDDINGS, _EMBED, _OLLAMA_EMBEDDINGS, _MODELS, _HEALTH = range(len(ENDPOINTS))
+_CHAT, _EMBEDDINGS, _EMBED, _OLLAMA_EMBEDDINGS, _MODELS, _HEALTH, _WHATSAPP = range(len(ENDPOINTS))
 _ERRORS, _TIMEOUTS, _RATE_LIMITED = range(len(FAULTS))
 _FIRST, _TOKEN, _LOOP = 0, 1, 2
 # How often the event loop checks its own punctuality: sees any stall of 20 ms or more, and
@@ -259,6 +259,17 @@ class _Stub:
         finally:
             self.stats.end()
 
+    async def whatsapp_messages(self, request: web.Request) -> web.Response:
+        """POST /{version}/{phone}/messages: WhatsApp Cloud API's send, so a platform's replies
+        (agno's WhatsApp interface) land here and are counted, never at Meta."""
+        self.stats.begin(_WHATSAPP)
+        try:
+            await request.read()
+            message = {"id": f"wamid.stub-{next(self.ids)}"}
+            return web.json_response({"messaging_product": "whatsapp", "messages": [message]})
+        finally:
+            self.stats.end()
+
     async def get_stats(self, request: web.Request) -> web.Response:
         """GET /stats: combined counters of every stub process on this port."""
         return web.json_response(self.stats.snapshot())
@@ -353,6 +364,7 @@ def build_app(config: StubConfig, stats: Stats, stream: int = 0) -> web.Applicat
     app.router.add_get("/health", stub.health)
     app.router.add_get("/stats", stub.get_stats)
     app.router.add_post("/stats/reset", stub.reset_stats)
+    app.router.add_post("/{version}/{phone}/messages", stub.whatsapp_messages)
 
     async def watch_loop(_app: web.Application) -> None:
         stub.pacer.at(time.monotonic() + LOOP_TICK_S, lambda due: _tick(stub, due))

@@ -33,6 +33,7 @@ ENDPOINTS = (
     "/api/embeddings",
     "/v1/models",
     "/health",
+    "/{version}/{phone}/messages",
 )
 FAULTS = ("errors", "timeouts", "rate_limited")
 # First frames (or a whole non-streamed answer) and later tokens are judged apart; "loop" is

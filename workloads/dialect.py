@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.http import HttpCall, HttpTransport
+from engine.http import HttpCall, HttpTransport, classify
 from engine.samples import Result
 from workloads.fixture import Fixture
 
@@ -44,6 +44,12 @@ class Dialect(ABC):
     @abstractmethod
     def call(self, workload: str, k: int) -> HttpCall:
         """The request for arrival k of a plain-HTTP workload (everything but chat_stream)."""
+
+    def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
+        """How plain-HTTP arrival k ended, given its answer. By status alone here; a platform
+        whose 2xx can still mean failure, or whose 202 must be followed to its end, overrides
+        it. Runs inside the arrival's timeout, so a follow-up can never outlive it."""
+        return classify(status, len(body))
 
     @abstractmethod
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:

@@ -11,7 +11,7 @@ import hashlib
 import hmac
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 DEFAULT_PATH = Path("fixture.json")
@@ -25,19 +25,24 @@ class FixtureError(ValueError):
     """The fixture file is missing or does not describe a deployment; says how to seed."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Fixture:
+    """A seeded deployment. Fields a platform has no use for keep their defaults (agno has no
+    organisation, model profile or trigger id); what only one platform needs goes in ``extra``."""
+
     api_url: str
-    org_id: str
     agent_id: str
-    model_profile_id: str
     stub_url: str
     collection_name: str
     documents: int
-    trigger_id: str | None
+    org_id: str = ""
+    model_profile_id: str = ""
+    trigger_id: str | None = None
     trigger_source: str = "webhook"
     # Which dialect speaks to this deployment (workloads/platforms.py).
     platform: str = "agenticos"
+    # Platform-specific names (ids and paths only, never a secret), read by that platform's package.
+    extra: dict[str, str] = field(default_factory=dict)
 
     def save(self, path: str | Path = DEFAULT_PATH) -> None:
         """Write the fixture readable by its owner only."""

@@ -17,7 +17,7 @@ from workloads.fixture import Fixture
 
 # Name -> package; each has dialect.py exporting DIALECT and preflight.py exporting
 # run_preflight, imported only when that platform is asked for.
-PLATFORMS = {"agenticos": "workloads.agenticos"}
+PLATFORMS = {"agenticos": "workloads.agenticos", "agno": "workloads.agno"}
 DEFAULT_PLATFORM = "agenticos"
 
 

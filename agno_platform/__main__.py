@@ -1,0 +1,58 @@
+"""``python -m agno_platform``: agno's AgentOS on the stub, bound to loopback unless told.
+
+Run it with ``.venv-agno/bin/python`` (``make agno`` creates that environment).
+A missing setting or a taken port is one line on stderr and exit 2, before
+anything is served.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+
+from agno_platform.app import AppSettingsError, create_app, settings_from_env
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7777
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A bound socket, so a taken port is our one line rather than uvicorn's trace."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise AppSettingsError(
+            f"--port: cannot listen on {host}:{port} ({exc.strerror}); pick a free port"
+        ) from None
+    sock.listen(2048)
+    return sock
+
+
+def main(argv: list[str]) -> int:
+    """Serve until SIGINT/SIGTERM; 2 on a startup error."""
+    parser = argparse.ArgumentParser(
+        prog="python -m agno_platform",
+        description="agno's AgentOS on the stub (AGNO_STUB_URL, AGNO_DATA_DIR, OS_SECURITY_KEY).",
+    )
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"default {DEFAULT_HOST}")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
+    args = parser.parse_args(argv)
+    try:
+        settings = settings_from_env()
+        sock = _listen(args.host, args.port)
+    except AppSettingsError as exc:
+        print(f"agno_platform: {exc}", file=sys.stderr)
+        return 2
+    import uvicorn
+
+    config = uvicorn.Config(create_app(settings), log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,99 @@
+"""Stub + agno's AgentOS on free loopback ports, seeded, for ``make demo PLATFORM=agno`` and tests.
+
+agno runs from its own environment (``.venv-agno``, built by ``make agno-venv``
+from requirements-agno.txt on first use), so it can pin its own FastAPI and
+pydantic without moving the kit's. The AgentOS key is the run's password
+(LOAD_PASSWORD), passed in the child's environment, never in argv.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import Iterator
+
+from stack.local import LocalStack, StackOptions, child_env, password, seed
+from stack.processes import ROOT, free_port, running
+from workloads.fixture import DEFAULT_EMAIL
+
+AGNO_PYTHON = ROOT / ".venv-agno" / "bin" / "python"
+# A first install downloads agno, LanceDB and pyarrow; bounded so a dead index is an error.
+INSTALL_TIMEOUT_S = 900
+# agno imports LanceDB, pyarrow and the OpenAI SDK before it listens: slower than our servers
+# from a cold disk on a busy machine.
+READY_TIMEOUT_S = 120.0
+
+
+class AgnoUnavailable(RuntimeError):
+    """agno's environment could not be built here; one line saying why."""
+
+
+def ensure_agno_venv() -> str:
+    """The agno interpreter, building its environment first if needed (``make agno-venv``)."""
+    done = subprocess.run(
+        ["make", "--no-print-directory", "agno-venv"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+    )
+    if done.returncode != 0 or not AGNO_PYTHON.exists():
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        raise AgnoUnavailable(
+            f"make agno-venv failed: {lines[-1] if lines else done.returncode}; "
+            "check that PyPI is reachable"
+        )
+    return str(AGNO_PYTHON)
+
+
+def _topology(options: StackOptions, stub_url: str) -> str:
+    stub_knobs = [
+        *options.stub_args,
+        *(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("STUB_")),
+    ]
+    return (
+        "one host: agno AgentOS 3.1.10 (agno_platform/, 1 uvicorn process, SQLite sessions, "
+        f"LanceDB knowledge) and stub ({stub_url}, {' '.join(stub_knobs) or 'default delays'}) "
+        "on 127.0.0.1, Locust in one local process"
+    )
+
+
+@contextlib.contextmanager
+def agno_stack(options: StackOptions) -> Iterator[LocalStack]:
+    """Start stub and AgentOS, seed its knowledge, yield; stop both when the block ends."""
+    python = ensure_agno_venv()
+    workdir = options.workdir
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = child_env()
+    stub_port, agno_port = free_port(), free_port()
+    stub_args = ["-m", "stub", "--port", str(stub_port), *options.stub_args]
+    with running(stub_args, "/health", stub_port, workdir / "stub.log", env) as stub:
+        agno_env = {
+            **env,
+            "OS_SECURITY_KEY": password(),
+            "AGNO_STUB_URL": stub.url,
+            "AGNO_DATA_DIR": str((workdir / "agno-data").resolve()),
+            "AGNO_TELEMETRY": "false",
+        }
+        agno_args = ["-m", "agno_platform", "--port", str(agno_port)]
+        with running(
+            agno_args,
+            "/health",
+            agno_port,
+            workdir / "agno.log",
+            agno_env,
+            python=python,
+            ready_timeout=READY_TIMEOUT_S,
+        ) as agno:
+            fixture = workdir / "fixture.json"
+            seed(agno.url, stub.url, options.documents, fixture, env, platform="agno")
+            yield LocalStack(
+                stub,
+                agno,
+                fixture,
+                DEFAULT_EMAIL,
+                _topology(options, stub.url),
+                None,
+                metrics=False,
+            )

@@ -1,0 +1,281 @@
+"""The agno AgentOS dialect: the six workloads as agno 3.1's AgentOS serves them (CONTRACT.md).
+
+Paths sit at the API's root; the security key travels as a bearer token, held
+in memory only. A chat turn is the run endpoint with ``stream=true``: server-sent
+events (``RunStarted`` names the run, ``RunContent`` carries the tokens), and a
+turn cancelled after its first token asks the run-cancel endpoint, then reads
+on until agno says ``RunCancelled``. The webhook is agno's WhatsApp interface,
+signed as Meta signs (``X-Hub-Signature-256``) with the secret derived from the
+password, each delivery from a new sender so no session grows without bound.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from urllib.parse import urlencode
+
+import gevent
+from geventhttpclient import HTTPClient
+from geventhttpclient.response import HTTPParseError
+from geventhttpclient.url import URL
+from urllib3 import encode_multipart_formdata
+
+from engine.http import HttpCall, HttpTransport, classify
+from engine.samples import CANCELLED, FAILED, OK, Result
+from workloads.dialect import Attempt, Dialect, DialectError
+from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
+
+# api_read rotates over the two lists the AgentOS console opens first.
+READ_PATHS = ("/agents", "/sessions?type=agent&limit=20")
+
+# The same questions as the AgenticOS dialect, so retrieval does comparable work.
+QUERIES = (
+    "How is the load test fixture configured?",
+    "What does the platform do when its provider fails?",
+    "Which settings bound the database connection pool?",
+    "How are webhook deliveries signed?",
+    "What happens to a chat turn that is cancelled?",
+)
+
+# Where the WhatsApp interface is mounted unless the fixture's extra says otherwise.
+DEFAULT_WHATSAPP_PREFIX = "/whatsapp"
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+
+# How often an accepted upload's status is asked for: often enough that the sample's end is
+# within this of agno's, rare enough that following adds little load (ingest is 5% of arrivals).
+FOLLOW_POLL_S = 0.2
+# Content states that are final (agno.os.schema ContentStatus); "processing" is not.
+CONTENT_DONE, CONTENT_FAILED = "completed", ("failed", "partial")
+
+# The SSE events that end a turn, and the one that says it was cancelled.
+RUN_COMPLETED, RUN_CANCELLED, RUN_ERROR = "RunCompleted", "RunCancelled", "RunError"
+
+
+class Agno(Dialect):
+    """Speaks agno 3.1's AgentOS API (agno_platform/ runs one on the stub)."""
+
+    def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
+        super().__init__(fixture, run_id, http)
+        self._base_url = URL(base_url.rstrip("/"))
+        self._auth: dict[str, str] = {}
+        self._reads: tuple[HttpCall, ...] = ()
+        self._webhook_secret = b""
+        self._runs = f"/agents/{fixture.agent_id}/runs"
+        self._whatsapp = fixture.extra.get("whatsapp_prefix", DEFAULT_WHATSAPP_PREFIX)
+
+    def sign_in(self, email: str, password: str) -> None:
+        """AgentOS has no sign-in: the key is checked once here with a list read."""
+        auth = {"Authorization": f"Bearer {password}"}
+        try:
+            status, _ = self.http.send(HttpCall("GET", "/agents", b"", auth))
+        except (OSError, HTTPParseError) as exc:
+            raise DialectError(
+                f"AgentOS: no answer from the API ({type(exc).__name__}); check --host"
+            ) from None
+        if status != 200:
+            raise DialectError(
+                f"AgentOS refused the security key: HTTP {status}; export {PASSWORD_ENV} with the "
+                "server's OS_SECURITY_KEY"
+            )
+        self._auth = auth
+        self._reads = tuple(HttpCall("GET", path, b"", auth) for path in READ_PATHS)
+        self._webhook_secret = webhook_secret(password, self.fixture.agent_id).encode()
+
+    def call(self, workload: str, k: int) -> HttpCall:
+        if workload == "api_read":
+            return self._reads[k % len(self._reads)]
+        if workload == "agent_run":
+            form = {
+                "message": f"Load test run {k}: answer in one short sentence.",
+                "stream": "false",
+            }
+            return HttpCall("POST", self._runs, urlencode(form).encode(), {**self._auth, **FORM})
+        if workload == "rag_query":
+            query = {"query": QUERIES[k % len(QUERIES)], "max_results": 4}
+            headers = {**self._auth, "Content-Type": "application/json"}
+            return HttpCall("POST", "/knowledge/search", json.dumps(query).encode(), headers)
+        if workload == "ingest":
+            return self._ingest(k)
+        if workload == "trigger_fire":
+            return self._webhook(k)
+        raise ValueError(f"{workload} is not a plain-HTTP workload")
+
+    def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
+        """agno answers 200 to a run whose model failed and to a search that could not embed
+        its query, so each answer is read; an accepted upload is followed to its final status."""
+        result = classify(status, len(body))
+        if result.outcome != OK:
+            return result
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            return Result(status, FAILED, "not JSON", len(body))
+        if workload == "agent_run" and str(answer.get("status", "")).upper() != "COMPLETED":
+            return Result(status, FAILED, f"run {answer.get('status')}", len(body))
+        if workload == "rag_query" and not answer.get("data"):
+            return Result(status, FAILED, "no results", len(body))
+        if workload == "trigger_fire":
+            if answer.get("status") != "processing":
+                return Result(status, FAILED, f"webhook {answer.get('status')}", len(body))
+            return self._follow_webhook(k, len(body))
+        if workload == "ingest":
+            return self._follow_upload(answer.get("id", ""), len(body))
+        return result
+
+    def _follow_upload(self, content_id: str, size: int) -> Result:
+        """Poll an accepted upload until agno says it is completed or failed."""
+        call = HttpCall("GET", f"/knowledge/content/{content_id}/status", b"", self._auth)
+        while True:
+            status, body = self.http.send(call)
+            size += len(body)
+            if status != 200:
+                return Result(status, FAILED, f"status HTTP {status}", size)
+            state = json.loads(body).get("status")
+            if state == CONTENT_DONE:
+                return Result(202, OK, "", size)
+            if state in CONTENT_FAILED:
+                return Result(202, FAILED, f"content {state}", size)
+            gevent.sleep(FOLLOW_POLL_S)
+
+    def _follow_webhook(self, k: int, size: int) -> Result:
+        """Poll the delivery's session until its agent run has ended.
+
+        agno writes the WhatsApp session (``wa:<agent>:<sender>``) only when the run ends,
+        so a 404 means "not yet"; a delivery that never runs ends as the arrival's timeout.
+        """
+        session = f"wa:{self.fixture.agent_id}:{self._sender(k)}"
+        call = HttpCall("GET", f"/sessions/{session}/runs?type=agent", b"", self._auth)
+        while True:
+            status, body = self.http.send(call)
+            size += len(body)
+            if status == 200:
+                runs = json.loads(body)
+                state = str(runs[-1].get("status", "")).upper() if runs else ""
+                if state == "COMPLETED":
+                    return Result(200, OK, "", size)
+                if state in ("ERROR", "CANCELLED"):
+                    return Result(200, FAILED, f"run {state}", size)
+            elif status != 404:
+                return Result(status, FAILED, f"session HTTP {status}", size)
+            gevent.sleep(FOLLOW_POLL_S)
+
+    def _sender(self, k: int) -> str:
+        """A new WhatsApp sender per delivery, so no session grows with the run."""
+        return f"loadkit-{self.run_id}-{k}"
+
+    def _ingest(self, k: int) -> HttpCall:
+        # agno names content by a hash of it: each upload's text is unique, or it would be a no-op.
+        text = (
+            f"Load test document {self.run_id}-{k}.\n"
+            "It exists to be uploaded, accepted with 202 and indexed in the background.\n"
+        ) * 8
+        name = f"loadkit-{self.run_id}-{k}.txt"
+        body, content_type = encode_multipart_formdata({"file": (name, text, "text/plain")})
+        return HttpCall(
+            "POST", "/knowledge/content", body, {**self._auth, "Content-Type": content_type}
+        )
+
+    def _webhook(self, k: int) -> HttpCall:
+        message = {
+            "from": self._sender(k),
+            "id": f"wamid.loadkit-{self.run_id}-{k}",
+            "timestamp": "0",
+            "type": "text",
+            "text": {"body": f"Load test message {k}: answer in a few words."},
+        }
+        change = {
+            "field": "messages",
+            "value": {"messaging_product": "whatsapp", "messages": [message]},
+        }
+        payload = {
+            "object": "whatsapp_business_account",
+            "entry": [{"id": "loadkit", "changes": [change]}],
+        }
+        body = json.dumps(payload).encode()
+        signature = hmac.new(self._webhook_secret, body, hashlib.sha256).hexdigest()
+        headers = {"Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={signature}"}
+        return HttpCall("POST", f"{self._whatsapp}/webhook", body, headers)
+
+    def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
+        form = {
+            "message": f"Load test turn {attempt.index}: answer in a few words.",
+            "stream": "true",
+        }
+        # One connection per turn, as a browser's EventSource opens one: a stream held open
+        # must not occupy a socket of the shared pool the other workloads draw from.
+        client = HTTPClient.from_url(
+            self._base_url,
+            concurrency=1,
+            connection_timeout=timeout_s,
+            network_timeout=timeout_s,
+        )
+        try:
+            sent = attempt.sent()
+            path = self._base_url.path.rstrip("/") + self._runs
+            response = client.post(path, urlencode(form).encode(), headers={**self._auth, **FORM})
+            try:
+                if response.status_code != 200:
+                    return classify(response.status_code, len(response.read()))
+                return self._read_turn(response, attempt, sent)
+            finally:
+                response.release()
+        finally:
+            client.close()
+
+    def _read_turn(self, response, attempt: Attempt, sent: float) -> Result:
+        """Events until the run ends; tokens are RunContent events with text."""
+        tokens, received, ttft_ms, cancel_sent = 0, 0, None, False
+        for event, data in _events(response):
+            received += len(data)
+            if event == "RunContent" and json.loads(data).get("content"):
+                tokens += 1
+                if ttft_ms is None:
+                    ttft_ms = (attempt.now() - sent) * 1000
+                if attempt.cancel and not cancel_sent:
+                    cancel_sent = True
+                    failed = self._cancel(json.loads(data).get("run_id", ""))
+                    if failed is not None:
+                        return Result(
+                            failed.status, FAILED, failed.detail, received, tokens, ttft_ms
+                        )
+            elif event == RUN_CANCELLED:
+                outcome, detail = (CANCELLED, "") if attempt.cancel else (FAILED, "stopped unasked")
+                return Result(200, outcome, detail, received, tokens, ttft_ms)
+            elif event == RUN_COMPLETED:
+                return Result(200, OK, "", received, tokens, ttft_ms)
+            elif event == RUN_ERROR:
+                return Result(200, FAILED, "error frame", received, tokens, ttft_ms)
+        return Result(200, FAILED, "closed before complete", received, tokens, ttft_ms)
+
+    def _cancel(self, run_id: str) -> Result | None:
+        """Ask agno to cancel the run; None when it accepted, else what went wrong."""
+        if not run_id:
+            return Result(200, FAILED, "no run_id to cancel")
+        status, body = self.http.send(
+            HttpCall("POST", f"{self._runs}/{run_id}/cancel", b"", self._auth)
+        )
+        return None if status == 200 else classify(status, len(body))
+
+
+def _events(response):
+    """(event, data) for each server-sent event of a streamed answer, as they arrive."""
+    event, data = "", []
+    while True:
+        # SSE ends lines with LF; geventhttpclient's default separator is CRLF.
+        line = response.readline(b"\n")
+        if not line:
+            return
+        line = line.rstrip(b"\r\n")
+        if not line:
+            if data:
+                yield event, b"\n".join(data)
+            event, data = "", []
+        elif line.startswith(b"event:"):
+            event = line[6:].strip().decode()
+        elif line.startswith(b"data:"):
+            data.append(line[5:].strip())
+
+
+DIALECT = Agno

@@ -1,0 +1,190 @@
+"""Preflight for agno: refuse, before any load, an AgentOS that cannot do the work.
+
+Each check is one real request of the kind the run will make: the key is
+accepted, the agent is served, a search finds the seeded documents, a run
+completes against the model, an upload is processed to ``completed``, and a
+signed WhatsApp delivery is accepted. Every refusal is one line with the fix.
+The webhook is the exception, as for AgenticOS: without it the run goes ahead
+and reports ``trigger_fire`` as skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+
+from workloads.agno.client import AgnoClient, APIError, APIUnreachable
+from workloads.agno.seed import DONE, follow
+from workloads.dialect import PreflightError
+from workloads.fixture import (
+    DEFAULT_EMAIL,
+    DEFAULT_PATH,
+    Fixture,
+    FixtureError,
+    load_fixture,
+    password_from_env,
+    webhook_secret,
+)
+
+SEARCH_QUERY = "how do connection pools behave under load"
+RUN_PROMPT = "agent-loadkit preflight: answer with one short sentence."
+# An upload must be processed within this long, or the run's ingest would only measure a queue.
+UPLOAD_WAIT_S = 60.0
+
+
+@dataclass(frozen=True)
+class PreflightResult:
+    """What preflight saw, and which workloads the run must leave out (with why)."""
+
+    api_url: str
+    agent_id: str
+    search_results: int
+    run_id: str
+    run_seconds: float
+    upload_seconds: float
+    webhook_skip_reason: str | None
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        """Workloads the run must leave out, each with the reason the report gives."""
+        return (
+            {} if self.webhook_skip_reason is None else {"trigger_fire": self.webhook_skip_reason}
+        )
+
+
+def _check_api(client: AgnoClient, fixture: Fixture) -> None:
+    try:
+        client.health()
+    except (APIUnreachable, APIError) as exc:
+        raise PreflightError(
+            f"AgentOS at {fixture.api_url} does not answer health ({exc}): start it (make agno) "
+            "or seed against the right --api-url"
+        ) from None
+    try:
+        agents = {a.get("id") for a in client.agents()}
+    except APIError as exc:
+        raise PreflightError(
+            f"AgentOS refused the key (HTTP {exc.status}): export LOAD_PASSWORD with the "
+            "server's OS_SECURITY_KEY"
+        ) from None
+    if fixture.agent_id not in agents:
+        raise PreflightError(
+            f"agent {fixture.agent_id} from the fixture is not served here: run agno_platform "
+            "(make agno) and seed it (make seed PLATFORM=agno)"
+        )
+
+
+def _check_search(client: AgnoClient, fixture: Fixture) -> int:
+    try:
+        results = client.search(SEARCH_QUERY)
+    except APIError as exc:
+        raise PreflightError(
+            f"knowledge search failed (HTTP {exc.status}: {exc.message}): AgentOS cannot embed "
+            f"the query; start the stub at {fixture.stub_url} where AgentOS reaches it"
+        ) from None
+    if not results:
+        raise PreflightError(
+            f"knowledge {fixture.collection_name!r} is empty (search found nothing): run the seed "
+            "(make seed PLATFORM=agno)"
+        )
+    return len(results)
+
+
+def _check_run(client: AgnoClient, fixture: Fixture) -> tuple[str, float]:
+    began = time.monotonic()
+    try:
+        run = client.run_agent(fixture.agent_id, RUN_PROMPT)
+    except APIError as exc:
+        raise PreflightError(
+            f"agent run failed (HTTP {exc.status}: {exc.message}): AgentOS cannot use the model "
+            f"at {fixture.stub_url}; start the stub where AgentOS reaches it"
+        ) from None
+    if str(run.get("status", "")).upper() != "COMPLETED":
+        raise PreflightError(
+            f"agent run {run.get('run_id')} ended {run.get('status')!r}, not COMPLETED: check "
+            f"the stub at {fixture.stub_url}"
+        )
+    return str(run.get("run_id")), time.monotonic() - began
+
+
+def _check_upload(client: AgnoClient) -> float:
+    began = time.monotonic()
+    name = f"loadkit-preflight-{uuid.uuid4()}.txt"
+    content_id = client.upload_text(name, f"agent-loadkit preflight upload {name}.\n")
+    status, message = follow(client, content_id, began + UPLOAD_WAIT_S)
+    if status != DONE:
+        raise PreflightError(
+            f"an upload ended {status!r} after {time.monotonic() - began:.0f} s "
+            f"({message or 'no message'}): AgentOS cannot embed its content; check the stub"
+        )
+    return time.monotonic() - began
+
+
+def _webhook_state(client: AgnoClient, fixture: Fixture, password: str) -> str | None:
+    """None when a signed delivery is accepted, else why trigger_fire will be skipped."""
+    prefix = fixture.extra.get("whatsapp_prefix", "/whatsapp")
+    body = json.dumps({"object": "whatsapp_business_account", "entry": []}).encode()
+    resp = client.fire_whatsapp(prefix, body, webhook_secret(password, fixture.agent_id))
+    if resp.status_code in (401, 404):
+        # The interface takes no key, so AgentOS's auth answering 401 means no route there.
+        return (
+            f"no WhatsApp interface at {prefix}/webhook (HTTP {resp.status_code}); mount "
+            "agno's Whatsapp interface (agno_platform does)"
+        )
+    if resp.status_code == 403:
+        return (
+            "the WhatsApp interface refused the signature (HTTP 403): its WHATSAPP_APP_SECRET is "
+            "not the one derived from LOAD_PASSWORD (CONTRACT.md)"
+        )
+    if resp.status_code != 200:
+        return f"a signed WhatsApp delivery answered HTTP {resp.status_code}, not 200"
+    return None
+
+
+def run_preflight(fixture: Fixture, email: str, password: str) -> PreflightResult:
+    """Check the AgentOS can do every workload; PreflightError (one line) if not."""
+    del email  # AgentOS has no users to sign in as: the key is the credential.
+    with AgnoClient(fixture.api_url, password) as client:
+        _check_api(client, fixture)
+        try:
+            found = _check_search(client, fixture)
+            run_id, run_seconds = _check_run(client, fixture)
+            upload_seconds = _check_upload(client)
+            skip_reason = _webhook_state(client, fixture, password)
+        except APIUnreachable as exc:
+            raise PreflightError(f"AgentOS stopped answering ({exc}): is it up?") from None
+        except APIError as exc:
+            raise PreflightError(f"{exc}: run the seed against this AgentOS") from None
+    return PreflightResult(
+        fixture.api_url, fixture.agent_id, found, run_id, run_seconds, upload_seconds, skip_reason
+    )
+
+
+def main(argv: list[str]) -> int:
+    """Check the fixture's AgentOS; 0 and a summary when ready, 1 and one line when not."""
+    parser = argparse.ArgumentParser(
+        prog="python -m workloads.agno.preflight",
+        description="Refuse an AgentOS that cannot do the run's work (key from LOAD_PASSWORD).",
+    )
+    parser.add_argument("--fixture", default=str(DEFAULT_PATH), help=f"default {DEFAULT_PATH}")
+    args = parser.parse_args(argv)
+    try:
+        result = run_preflight(load_fixture(args.fixture), DEFAULT_EMAIL, password_from_env())
+    except (PreflightError, FixtureError) as exc:
+        print(f"preflight: {exc}", file=sys.stderr)
+        return 1
+    webhook = result.webhook_skip_reason or "trigger_fire ready"
+    print(
+        f"preflight: ok; {result.api_url} agent {result.agent_id} served; search found "
+        f"{result.search_results}; run {result.run_id} completed in {result.run_seconds:.2f} s; "
+        f"an upload completed in {result.upload_seconds:.2f} s; {webhook}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,128 @@
+"""``python -m workloads.agno.seed``: the run's fixture for an agno AgentOS, through its API.
+
+AgentOS defines agents and knowledge bases in code (agno_platform/app.py), not
+over the API, so seeding checks that the agent is served and fills the
+knowledge base the way a user would: each synthetic document uploaded to
+``/knowledge/content`` and followed to its final status. It is idempotent by
+name: a document already there is not uploaded again. Writes fixture.json:
+ids, names and URLs only, no key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from workloads.agenticos.seed import DEFAULT_DOCUMENTS, document_name, document_text
+from workloads.agno.client import AgnoClient, APIError, APIUnreachable
+from workloads.fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
+
+PLATFORM = "agno"
+AGENT_ID = "loadkit-agent"
+KNOWLEDGE_NAME = "loadkit-docs"
+WHATSAPP_PREFIX = "/whatsapp"
+DEFAULT_API_URL = "http://127.0.0.1:7777"
+DEFAULT_STUB_URL = "http://127.0.0.1:4020"
+# Seconds to wait for agno's background tasks to embed the uploads: generous for a busy
+# machine, bounded so a platform that never finishes is refused, not waited on.
+INDEX_WAIT_S = 120.0
+POLL_S = 0.25
+# Final content states (agno.knowledge.content.ContentStatus); anything else is still working.
+DONE, FAILED_STATES = "completed", ("failed", "partial")
+
+
+class SeedError(Exception):
+    """Seeding cannot continue; the message is one line naming what and the fix."""
+
+
+def follow(client: AgnoClient, content_id: str, deadline: float) -> tuple[str, str]:
+    """Poll one upload's status until it is final or the deadline passes: (status, message)."""
+    while True:
+        status, message = client.content_status(content_id)
+        if status == DONE or status in FAILED_STATES or time.monotonic() >= deadline:
+            return status, message
+        time.sleep(POLL_S)
+
+
+def fill_knowledge(client: AgnoClient, documents: int) -> int:
+    """Upload the documents not there yet and follow each to completed; how many were new."""
+    present = client.content_names()
+    missing = [i for i in range(documents) if present.get(document_name(i)) != DONE]
+    ids = [client.upload_text(document_name(i), document_text(i)) for i in missing]
+    deadline = time.monotonic() + INDEX_WAIT_S
+    for index, content_id in zip(missing, ids, strict=True):
+        status, message = follow(client, content_id, deadline)
+        if status != DONE:
+            raise SeedError(
+                f"document {document_name(index)} ended {status!r} ({message or 'no message'}): "
+                "check that AgentOS reaches its embedder (the stub), then run the seed again"
+            )
+    return len(missing)
+
+
+def seed(api_url: str, stub_url: str, documents: int, key: str) -> Fixture:
+    """Check the agent is served, fill its knowledge, and return the fixture; SeedError if not."""
+    with AgnoClient(api_url, key) as client:
+        try:
+            client.health()
+            agents = {a.get("id") for a in client.agents()}
+        except APIUnreachable as exc:
+            raise SeedError(
+                f"AgentOS at {api_url} does not answer ({exc}): start it (make agno) or pass "
+                "--api-url"
+            ) from None
+        except APIError as exc:
+            raise SeedError(
+                f"{exc}: export LOAD_PASSWORD with the server's OS_SECURITY_KEY"
+            ) from None
+        if AGENT_ID not in agents:
+            raise SeedError(
+                f"agent {AGENT_ID!r} is not served at {api_url} (found {sorted(agents)}): run "
+                "agno_platform (make agno), which defines it"
+            )
+        uploaded = fill_knowledge(client, documents)
+    print(f"seed: agno agent {AGENT_ID}; knowledge {KNOWLEDGE_NAME!r} ({uploaded} uploaded)")
+    return Fixture(
+        api_url=api_url.rstrip("/"),
+        agent_id=AGENT_ID,
+        stub_url=stub_url.rstrip("/"),
+        collection_name=KNOWLEDGE_NAME,
+        documents=documents,
+        trigger_source="whatsapp",
+        platform=PLATFORM,
+        extra={"whatsapp_prefix": WHATSAPP_PREFIX},
+    )
+
+
+def main(argv: list[str]) -> int:
+    """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
+    parser = argparse.ArgumentParser(
+        prog="python -m workloads.agno.seed",
+        description="Fill an agno AgentOS's knowledge and write the fixture "
+        "(security key from LOAD_PASSWORD).",
+    )
+    parser.add_argument("--api-url", default=DEFAULT_API_URL, help=f"default {DEFAULT_API_URL}")
+    parser.add_argument(
+        "--stub-url",
+        default=DEFAULT_STUB_URL,
+        help=f"the stub as AgentOS reaches it, for the record (default {DEFAULT_STUB_URL})",
+    )
+    parser.add_argument("--documents", type=int, default=DEFAULT_DOCUMENTS)
+    parser.add_argument("--fixture", default=str(DEFAULT_PATH), help=f"default {DEFAULT_PATH}")
+    args = parser.parse_args(argv)
+    if args.documents < 1:
+        print(f"seed: --documents: {args.documents} must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        fixture = seed(args.api_url, args.stub_url, args.documents, password_from_env())
+    except (SeedError, FixtureError) as exc:
+        print(f"seed: {exc}", file=sys.stderr)
+        return 1
+    fixture.save(args.fixture)
+    print(f"seed: fixture written to {args.fixture}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
