@@ -149,3 +149,19 @@ def test_a_short_index_is_refused_with_numbers(seeded, tmp_path):
     line = one_line_refusal(done)
     assert f"holds {DOCUMENTS} vectors of the {DOCUMENTS + 3} needed" in line
     assert "3 error" in line and "embedder" in line
+
+
+def test_a_width_mismatch_is_named_with_the_width_wanted(seeded, tmp_path):
+    """An embedder answering another width than the collection's: every upload fails, and the
+    refusal says so instead of pointing at the worker."""
+    with (
+        stub_server(seeded.logs, "--embedding-dim", "32", name="narrow_stub") as narrow,
+        target_server(
+            seeded.logs, narrow.url, database_url=seeded.database_url, name="narrow"
+        ) as target,
+    ):
+        done = run_seed(*seed_args(seeded.stub.url, target.url, tmp_path / "f.json", DOCUMENTS + 2))
+    line = one_line_refusal(done)
+    assert "2 error" in line and "32 dimensions" in line
+    assert "another width than the collection's 64" in line
+    assert "--embedding-dim 64" in line and "worker" not in line

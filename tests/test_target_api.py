@@ -243,7 +243,8 @@ def test_upload_refusals_and_a_document_that_fails_to_index(platform):
         lambda docs: docs and docs[0]["status"] != "processing",
         "the undecodable document settled",
     )
-    assert doc["status"] == "error" and "UTF-8" in doc["error"]
+    assert doc["status"] == "error" and "UTF-8" in doc["error_message"]
+    assert "error" not in doc and doc["completed_at"]
 
 
 def test_webhook_signatures_dedupe_and_routine_runs(platform):
