@@ -13,7 +13,7 @@ from collections.abc import Callable
 import gevent
 
 from engine.clock import RunClock
-from engine.http import HttpTransport, classify
+from engine.http import HttpTransport
 from engine.samples import FAILED, TIMED_OUT, TIMEOUT, Result
 from workloads.dialect import Attempt, Dialect
 
@@ -45,7 +45,7 @@ def serve(
         call = dialect.call(workload, index)
         sent()
         status, body = http.send(call)
-        return classify(status, len(body))
+        return dialect.answer(workload, index, status, body)
     except gevent.Timeout as exc:
         if exc is not timeout:
             raise
