@@ -167,7 +167,7 @@ class AgenticOS(Dialect):
             if data.get("output") is None:
                 return "bad body: no run output"
             run_status = data.get("status", "completed")
-            return None if run_status == "completed" else f"run {_words(str(run_status))}"
+            return None if run_status == "completed" else f"run {words(str(run_status))}"
         if workload == "rag_query":
             results = data.get("results")
             return None if isinstance(results, list) and results else "bad body: no results"
@@ -232,7 +232,7 @@ def _read_turn(ws: websocket.WebSocket, attempt: Attempt, sent: float) -> Result
             return Result(101, FAILED, detail, received, tokens, ttft_ms)
 
 
-def _words(text: str) -> str:
+def words(text: str) -> str:
     """The platform's words, on one line, ids masked, trimmed to WORDS_MAX characters."""
     text = _ID.sub("<id>", _SPACE.sub(" ", text).strip())
     return text if len(text) <= WORDS_MAX else text[: WORDS_MAX - 3].rstrip() + "..."
@@ -246,8 +246,8 @@ def http_failure(status: int, body: bytes) -> str:
         return f"HTTP {status}"
     if not isinstance(error, dict):
         return f"HTTP {status}"
-    code = _words(str(error.get("code") or ""))
-    message = _words(str(error.get("message") or ""))
+    code = words(str(error.get("code") or ""))
+    message = words(str(error.get("message") or ""))
     head = f"HTTP {status} {code}" if code else f"HTTP {status}"
     return f"{head}: {message}" if message else head
 
@@ -255,7 +255,7 @@ def http_failure(status: int, body: bytes) -> str:
 def error_frame(data: object) -> str:
     """``error frame: <message>``, the reason a chat turn failed as the platform gave it."""
     message = data.get("message") if isinstance(data, dict) else None
-    return f"error frame: {_words(str(message))}" if message else "error frame"
+    return f"error frame: {words(str(message))}" if message else "error frame"
 
 
 def _list_problem(body: bytes) -> str | None:
