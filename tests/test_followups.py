@@ -1,0 +1,103 @@
+"""Work accepted with 202 and then lost is found, and fails the run.
+
+The embedder behind the reference platform fails a share of its calls (after the
+ones seeding and preflight make), so some accepted uploads end ``error`` on the
+platform. The run must follow every accepted upload and webhook delivery to its
+end, count exactly the uploads the platform's own documents list shows failed,
+and fail the ingest threshold (limit 0) although every upload was answered 202.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+
+from reference_platform.settings import DEFAULT_ADMIN_EMAIL
+from reports.followups import AFTER, attach
+from tests.generator_env import (
+    PASSWORD,
+    clean_start_seed,
+    platform,
+    read_samples,
+    run_local,
+    write_scenario,
+)
+from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.dialect import words
+from workloads.fixture import load_fixture
+
+# Embedder requests before load: the collection's width probe, three seeded documents,
+# preflight's search. They must pass; the run's uploads then meet the faults.
+EMBED_REQUESTS_BEFORE_LOAD = 5
+ERROR_RATE = 0.4
+
+
+def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_path):
+    seed = clean_start_seed(first=EMBED_REQUESTS_BEFORE_LOAD, error_rate=ERROR_RATE)
+    embed = ("--error-rate", str(ERROR_RATE), "--seed", seed)
+    thresholds = [
+        {"workload": "ingest", "metric": "error_rate", "limit": 0, "phase": "sustain"},
+        {"workload": "trigger_fire", "metric": "error_rate", "limit": 0, "phase": "sustain"},
+    ]
+    scenario = write_scenario(
+        tmp_path,
+        [("sustain", 4.0, 6.0)],
+        workloads={"ingest": 3, "trigger_fire": 1},
+        thresholds=thresholds,
+    )
+    run_dir = tmp_path / "run"
+    with platform(tmp_path / "platform", embed_knobs=embed) as plat:
+        done = run_local(plat, scenario, run_dir)
+        fixture = load_fixture(plat.fixture)
+        with AgenticOSClient(plat.target.url) as client:
+            client.sign_in(DEFAULT_ADMIN_EMAIL, PASSWORD)
+            client.org_id = fixture.org_id
+            docs = {
+                d["document_id"]: d
+                for d in client.list_all("/rag/documents", collection_name=fixture.collection_name)
+            }
+    samples = read_samples(run_dir)
+    assert len(samples) == 24 and all(s["outcome"] == "ok" for s in samples), done.stderr[-2000:]
+    assert {s["status"] for s in samples} == {"202"}
+    with (run_dir / "followups.csv").open() as f:
+        followups = list(csv.DictReader(f))
+    # One follow-up per accepted arrival, joined by index.
+    assert sorted(int(f["index"]) for f in followups) == sorted(int(s["index"]) for s in samples)
+    uploads = [f for f in followups if f["workload"] == "ingest"]
+    states = Counter(f["state"] for f in uploads)
+    # What the platform's own documents list says became of each accepted upload.
+    platform_says = Counter(docs[f["ref"]]["status"] for f in uploads)
+    assert states["failed after 202"] == platform_says["error"] > 0, (states, platform_says)
+    assert states["processed"] == platform_says["done"] > 0
+    # Each in the platform's words: the document's error_message, trimmed.
+    for f in uploads:
+        if f["state"] == "failed after 202":
+            assert f["detail"] == words(docs[f["ref"]]["error_message"]), f
+    # Every webhook delivery was matched to the routine run it became (the model is healthy).
+    deliveries = [f for f in followups if f["workload"] == "trigger_fire"]
+    fired = sum(1 for s in samples if s["workload"] == "trigger_fire")
+    assert len(deliveries) == fired > 0 and {f["state"] for f in deliveries} == {"processed"}
+    # The verdict: ingest failed its threshold although every upload was answered 202.
+    assert done.returncode == 1, done.stderr[-2000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    verdicts = {t["workload"]: t for t in summary["thresholds"]}
+    lost = states["failed after 202"] + states["not finished in grace"]
+    assert verdicts["ingest"]["status"] == "FAIL"
+    assert verdicts["ingest"]["measured"] == lost / len(uploads)
+    assert verdicts["trigger_fire"]["status"] == "pass"
+    ingest = summary["whole_run"]["workloads"]["ingest"]
+    assert ingest["after"]["failed_after"] == states["failed after 202"]
+    report = (run_dir / "report.md").read_text()
+    assert "Work accepted with 202" in report and "failed after 202" in report
+
+
+def test_accepted_work_without_a_follow_up_is_not_verifiable_never_a_pass(tmp_path):
+    """A run directory whose 202s were never followed (an interrupted run, an old one)."""
+    import pandas as pd
+
+    samples = pd.DataFrame(
+        {"index": [0, 1, 2], "ok": [1, 1, 0], "status": [202, 200, 500], "workload": ["i"] * 3}
+    )
+    after = attach(tmp_path, samples)[AFTER].tolist()
+    assert after == ["not verifiable", "", ""]
