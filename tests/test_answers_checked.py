@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import urllib.request
+import uuid
 from collections import Counter
 
 from stack.processes import free_port, running
 from tests.garbage_proxy import STATS_PATH
 from tests.generator_env import platform, read_run, read_samples, run_local, write_scenario
+from workloads.agenticos.dialect import WORDS_MAX, error_frame, http_failure
 
 # Garbage kind the proxy served -> the detail the sample must carry.
 DETAIL_OF = {
@@ -50,3 +52,27 @@ def test_every_garbage_answer_is_one_failed_sample_named_by_what_was_wrong(tmp_p
     for kind, count in served["by_kind"].items():
         expected[DETAIL_OF[kind]] += count
     assert Counter(s["detail"] for s in failed) == expected
+
+
+def test_the_platforms_words_are_one_line_trimmed_and_grouped():
+    """A message naming an id must not make every failure its own reason."""
+    one = json.dumps(
+        {"error": {"code": "not_found", "message": f"agent {uuid.uuid4()} not found"}}
+    ).encode()
+    two = json.dumps(
+        {"error": {"code": "not_found", "message": f"agent {uuid.uuid4()} not found"}}
+    ).encode()
+    assert (
+        http_failure(404, one)
+        == http_failure(404, two)
+        == "HTTP 404 not_found: agent <id> not found"
+    )
+    long = json.dumps({"error": {"code": "internal_error", "message": "x\n" * 200}}).encode()
+    detail = http_failure(500, long)
+    assert detail.startswith("HTTP 500 internal_error: x x") and detail.endswith("...")
+    assert len(detail) == len("HTTP 500 internal_error: ") + WORDS_MAX and "\n" not in detail
+    assert http_failure(502, b"<html>Bad Gateway</html>") == "HTTP 502"
+    assert error_frame({"message": "model provider answered HTTP 500"}) == (
+        "error frame: model provider answered HTTP 500"
+    )
+    assert error_frame({}) == "error frame"

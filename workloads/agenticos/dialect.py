@@ -24,7 +24,7 @@ import websocket
 from geventhttpclient.response import HTTPParseError
 from urllib3 import encode_multipart_formdata
 
-from engine.http import HttpCall, HttpTransport, classify
+from engine.http import HttpCall, HttpTransport
 from engine.samples import CANCELLED, FAILED, OK, SHED, Result
 from workloads.dialect import Attempt, Dialect, DialectError
 from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
@@ -141,9 +141,7 @@ class AgenticOS(Dialect):
         """The status, then the body the contract promises; failures in the platform's words."""
         size = len(body)
         if not 200 <= status < 300:
-            if status == 429:
-                return Result(status, SHED, f"HTTP {status}", size)
-            return Result(status, FAILED, http_failure(status, body), size)
+            return refused(status, body)
         if workload == "api_read":
             problem = _list_problem(body)
         elif workload == "trigger_fire":
@@ -191,7 +189,8 @@ class AgenticOS(Dialect):
                 subprotocols=["chat", f"access_token.{self._token}"],
             )
         except websocket.WebSocketBadStatusException as exc:
-            return classify(exc.status_code, 0)
+            # A refused handshake is an HTTP answer: the same outcome and words as any other.
+            return refused(exc.status_code, exc.resp_body or b"")
         try:
             ws.send(json.dumps(message))
             return _read_turn(ws, attempt, sent)
@@ -236,6 +235,13 @@ def words(text: str) -> str:
     """The platform's words, on one line, ids masked, trimmed to WORDS_MAX characters."""
     text = _ID.sub("<id>", _SPACE.sub(" ", text).strip())
     return text if len(text) <= WORDS_MAX else text[: WORDS_MAX - 3].rstrip() + "..."
+
+
+def refused(status: int, body: bytes) -> Result:
+    """A non-2xx answer (or a handshake not upgraded): 429 is shed, anything else failed."""
+    if status == 429:
+        return Result(status, SHED, f"HTTP {status}", len(body))
+    return Result(status, FAILED, http_failure(status, body), len(body))
 
 
 def http_failure(status: int, body: bytes) -> str:
