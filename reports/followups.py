@@ -83,6 +83,8 @@ def attach(run_dir: Path, samples: pd.DataFrame) -> pd.DataFrame:
     if state is not None:
         after[followed] = state[followed]
         after_detail[followed] = detail[followed]
+    # Categorical: every slice of a million-sample run compares this column.
+    after = pd.Categorical(after, categories=["", *STATES])
     return samples.assign(**{AFTER: after, AFTER_DETAIL: after_detail})
 
 
@@ -117,7 +119,8 @@ def counts_by_workload(samples: pd.DataFrame) -> dict[str, FollowUpCounts]:
     table = accepted.groupby(["workload", AFTER], observed=True).size()
     result: dict[str, dict[str, int]] = {}
     for (workload, state), n in table.items():
-        result.setdefault(str(workload), {})[_FIELDS[state]] = int(n)
+        if n:
+            result.setdefault(str(workload), {})[_FIELDS[state]] = int(n)
     return {w: FollowUpCounts(sum(f.values()), **f) for w, f in result.items()}
 
 
