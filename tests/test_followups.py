@@ -14,6 +14,7 @@ import json
 from collections import Counter
 
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
+from reports import build_report
 from reports.followups import AFTER, attach
 from tests.generator_env import (
     PASSWORD,
@@ -23,6 +24,7 @@ from tests.generator_env import (
     run_local,
     write_scenario,
 )
+from tests.rundirs import golden_copy
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.dialect import words
 from workloads.fixture import load_fixture
@@ -101,3 +103,12 @@ def test_accepted_work_without_a_follow_up_is_not_verifiable_never_a_pass(tmp_pa
     )
     after = attach(tmp_path, samples)[AFTER].tolist()
     assert after == ["not verifiable", "", ""]
+
+
+def test_a_malformed_followups_file_is_refused_in_one_line(tmp_path, capsys):
+    run = golden_copy(tmp_path / "run")
+    (run / "followups.csv").write_text("index,workload,ref,state,detail\n3,api_read,x,lost,\n")
+    assert build_report(run) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "followups.csv: line 2: state 'lost' is not one of" in err[0]
+    assert not (run / "report.md").exists()
