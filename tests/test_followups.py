@@ -112,3 +112,57 @@ def test_a_malformed_followups_file_is_refused_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "followups.csv: line 2: state 'lost' is not one of" in err[0]
     assert not (run / "report.md").exists()
+
+
+def _accepted_in_sustain(run):
+    """Turn the first ok api_read sample offered in sustain into a 202; its index."""
+    lines = (run / "samples.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    col = {name: i for i, name in enumerate(header)}
+    for n, line in enumerate(lines[1:], start=1):
+        cells = line.split(",")
+        if (cells[col["workload"]], cells[col["phase"]], cells[col["ok"]]) == (
+            "api_read",
+            "sustain",
+            "1",
+        ):
+            cells[col["status"]] = "202"
+            lines[n] = ",".join(cells)
+            (run / "samples.csv").write_text("\n".join(lines) + "\n")
+            return int(cells[col["index"]])
+    raise AssertionError("the golden run has no ok api_read in sustain")
+
+
+def test_unverified_work_is_not_measured_and_lost_work_is_an_error(tmp_path):
+    run = golden_copy(tmp_path / "unverified")
+    index = _accepted_in_sustain(run)
+    assert build_report(run) == 1
+    summary = json.loads((run / "summary.json").read_text())
+    rate = next(
+        t
+        for t in summary["thresholds"]
+        if (t["workload"], t["metric"]) == ("api_read", "error_rate")
+    )
+    assert rate["status"] == "not measured"
+    assert "Processing not verifiable" in (run / "report.md").read_text()
+
+    lost = golden_copy(tmp_path / "lost")
+    assert _accepted_in_sustain(lost) == index
+    (lost / "followups.csv").write_text(
+        f"index,workload,ref,state,detail\n{index},api_read,doc-1,failed after 202,disk full\n"
+    )
+    build_report(lost)
+    before = json.loads((tmp_path / "unverified" / "summary.json").read_text())
+    after = json.loads((lost / "summary.json").read_text())
+    sustain = after["phases"]["sustain"]["by_offer"]["workloads"]["api_read"]
+    old = before["phases"]["sustain"]["by_offer"]["workloads"]["api_read"]
+    assert sustain["after"] == {
+        "accepted": 1,
+        "processed": 0,
+        "failed_after": 1,
+        "not_finished": 0,
+        "unverified": 0,
+    }
+    assert sustain["errors"] == old["errors"] + 1 and sustain["ok"] == old["ok"]
+    reasons = {(f["outcome"], f["detail"]) for f in after["whole_run"]["failures"]}
+    assert ("failed after 202", "disk full") in reasons
