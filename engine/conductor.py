@@ -24,6 +24,7 @@ import gevent.event
 from locust.runners import STATE_MISSING, WORKER_REPORT_INTERVAL, MasterRunner
 
 from engine.clock import RunClock
+from engine.followups import NOT_VERIFIABLE, FollowUp, write_followups
 from engine.load_process import LoadProcess
 from engine.messages import (
     PLAN,
@@ -103,6 +104,7 @@ class _ActiveRun:
     discarded: int = 0
     flusher: gevent.Greenlet | None = None
     all_drained: gevent.event.Event = field(default_factory=gevent.event.Event)
+    accepted: list = field(default_factory=list)
 
     @property
     def workers(self) -> int:
@@ -262,6 +264,7 @@ class Conductor:
             return
         phases = [s.name for s in run.plan.segments]
         run.files.append_samples(data["slot"], data["samples"], phases)
+        run.accepted += data.get("accepted", ())
         if data["readings"] and run.probes is not None:
             run.probes.record(Reading(*r) for r in data["readings"])
 
@@ -381,6 +384,7 @@ class Conductor:
         if run.flusher is not None:
             run.flusher.kill(block=True)
         probes = run.probes.stop() if run.probes is not None else NOT_SUMMARISED
+        self._follow_up(run)
         run.files.write_locust_tables(self.environment)
         record = self._write_record(run, probes)
         run.files.close()
@@ -394,6 +398,38 @@ class Conductor:
             f" -- {shortfall} missing, the run is unusable" if shortfall else "",
         )
         self.exit_code = finish(run.files.dir)
+
+    def _follow_up(self, run: _ActiveRun) -> None:
+        """After the drain, ask the platform what became of the work it accepted (202), within
+        a grace of the slowest timeout, and write followups.csv beside the samples. An
+        interrupted run is not followed: the report says its accepted work is not verifiable."""
+        if run.stopped != "completed" or not run.accepted:
+            return
+        accepted = [(int(k), str(w), str(ref)) for k, w, ref in run.accepted]
+        fixture = with_host(run.settings.fixture, run.settings.host)
+        follow = platform(fixture.platform).follow_up
+        grace_s = run.scenario.timeouts.slowest_s
+        log.info("following %d accepted arrivals for up to %g s", len(accepted), grace_s)
+        try:
+            if follow is None:
+                raise NotImplementedError(f"{fixture.platform} shows no follow-up")
+            followups = follow(
+                fixture,
+                run.settings.email,
+                password_from_env(),
+                run_id=run.run_id,
+                start_epoch=run.clock.start_epoch,
+                accepted=accepted,
+                grace_s=grace_s,
+            )
+        except Exception as exc:
+            # The report must still be written; what could not be followed says so.
+            log.error("follow-up failed: %s: %s", type(exc).__name__, exc)
+            why = f"follow-up failed: {type(exc).__name__}"
+            followups = [FollowUp(k, w, ref, NOT_VERIFIABLE, why) for k, w, ref in accepted]
+        write_followups(run.files.dir, followups)
+        states = Counter(f.state for f in followups)
+        log.info("follow-up: %s", ", ".join(f"{n} {s}" for s, n in sorted(states.items())))
 
     def _write_record(self, run: _ActiveRun, probes: dict | None = None) -> dict:
         """run.json as of now: planned counts until the run ends, then what was offered."""

@@ -163,7 +163,8 @@ class LoadProcess:
     def _batch(self, run: _Run) -> Batch:
         samples, run.samples = run.samples, []
         readings = run.probe.take() if run.probe is not None else []
-        return Batch(run.prepare.run_id, run.slot, samples, readings)
+        accepted = run.dialect.take_accepted()
+        return Batch(run.prepare.run_id, run.slot, samples, readings, accepted)
 
     def _on_sample(self, run: _Run, sample: Sample) -> None:
         run.samples.append(sample)

@@ -55,12 +55,14 @@ class PlanUpdate:
 
 @dataclass
 class Batch:
-    """Samples and the generator's own readings since the last batch, from one process."""
+    """Samples and the generator's own readings since the last batch, from one process, and
+    the arrivals the platform accepted for later work as ``[index, workload, ref]``."""
 
     run_id: str
     slot: int
     samples: list = field(default_factory=list)
     readings: list = field(default_factory=list)
+    accepted: list = field(default_factory=list)
 
 
 @dataclass

@@ -61,7 +61,8 @@ NOTES = (
     "(a stream's whole-turn latency over completed turns only), measured from send; "
     "'timed (n)' is the count they are taken over. 'p95 from due' measures from the "
     "scheduled time instead, which includes any driver lateness. Error rate counts failed, "
-    "timed-out and abandoned requests{shed} over calls. The 'all workloads' row has no "
+    "timed-out and abandoned requests, work accepted with 202 and then lost{shed} over calls "
+    "(see 'Work accepted with 202'). The 'all workloads' row has no "
     "percentiles: one latency over a mix of different requests describes none of them."
 )
 
@@ -88,6 +89,7 @@ def report_document(
             _what_was_run(run, stats, system, verdict),
             *phase_sections,
             _whole_run(run, stats, request_charts),
+            *_accepted_section(stats),
             _system_section(run, system, system_charts),
             _verdict_section(verdict),
         ),
@@ -466,6 +468,60 @@ def _whole_run(run: Run, stats: RunStats, charts: tuple[Chart, ...]) -> Section:
         *(Figure(c) for c in charts),
     ]
     return Section("whole-run", "The whole run", tuple(blocks))
+
+
+def _accepted_section(stats: RunStats) -> tuple[Section, ...]:
+    """What became of the work the platform accepted with 202, per workload, whole run
+    (no section when nothing was accepted for later)."""
+    accepted = [w for w in stats.whole.workloads if w.counts.after.accepted]
+    if not accepted:
+        return ()
+    rows = tuple(
+        (
+            w.workload,
+            fmt.count(w.counts.after.accepted),
+            fmt.count(w.counts.after.processed),
+            fmt.count(w.counts.after.failed_after),
+            fmt.count(w.counts.after.not_finished),
+            fmt.count(w.counts.after.unverified),
+        )
+        for w in accepted
+    )
+    blocks: list[Block] = [
+        Paragraph(
+            "A 202 says the platform took the work, not that it did it. After the run each "
+            "accepted arrival was followed on the platform (followups.csv) for up to the "
+            "slowest timeout. Failed after 202 and not finished in grace are lost work: they "
+            "count against the workload's error rate, and 'Failures by reason' gives the "
+            "platform's words."
+        ),
+        Table(
+            (
+                "workload",
+                "accepted",
+                "processed",
+                "failed after 202",
+                "not finished in grace",
+                "not verifiable",
+            ),
+            rows,
+        ),
+    ]
+    unverified = [w for w in accepted if w.counts.after.unverified]
+    if unverified:
+        blocks.append(
+            Banner(
+                "Processing not verifiable: nothing shows what became of this accepted work, "
+                "so its error-rate thresholds are not measured, never passed.",
+                "warning",
+                tuple(
+                    f"{w.workload}: {fmt.count(w.counts.after.unverified)} of "
+                    f"{fmt.count(w.counts.after.accepted)}"
+                    for w in unverified
+                ),
+            )
+        )
+    return (Section("accepted-work", "Work accepted with 202", tuple(blocks)),)
 
 
 def _system_section(run: Run, system: SystemStats, charts: tuple[Chart, ...]) -> Section:

@@ -17,6 +17,7 @@ import pandas as pd
 from engine.samples import COLUMNS as SAMPLE_COLUMNS
 from engine.samples import OUTCOMES, SAMPLES_FILE
 from engine.samples import SUCCESSFUL as OK_OUTCOMES
+from reports.followups import FollowUpsError, attach
 from scenario import Scenario, ScenarioError, scenario_from_dict
 
 RUN_FILE = "run.json"
@@ -97,6 +98,10 @@ def load_run(path: str | Path) -> Run:
         raise RunDirError(f"{path}: not a directory; pass the run directory (runs/<timestamp>)")
     meta, scenario, phases = _read_run_json(path / RUN_FILE)
     samples = _read_samples(path / SAMPLES_FILE, meta, scenario, phases)
+    try:
+        samples = attach(path, samples)
+    except FollowUpsError as exc:
+        raise RunDirError(str(exc)) from None
     probes = _read_probes(path / PROBES_FILE)
     return Run(path, meta, scenario, phases, samples, probes)
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from reports.followups import NONE as NO_FOLLOW_UPS
+from reports.followups import FollowUpCounts, counts_by_workload, lost_groups
 from reports.rundir import PhaseWindow, Run
 from scenario import Scenario
 
@@ -84,6 +86,8 @@ class Counts:
     timeouts: int = 0
     abandoned: int = 0
     errors: int = 0
+    # What became of the work accepted with 202 (reports/followups.py): lost work is a failure.
+    after: FollowUpCounts = NO_FOLLOW_UPS
 
     @property
     def successes(self) -> int:
@@ -97,8 +101,8 @@ class Counts:
 
     @property
     def failures(self) -> int:
-        """Failures other than shedding: failed, timed out, abandoned."""
-        return self.failed + self.timeouts + self.abandoned
+        """Failures other than shedding: failed, timed out, abandoned, and accepted work lost."""
+        return self.failed + self.timeouts + self.abandoned + self.after.lost
 
     @property
     def failure_rate(self) -> float | None:
@@ -263,10 +267,13 @@ def slice_stats(samples: pd.DataFrame, scenario: Scenario, window_s: float) -> S
     latency = percentiles_by(samples[latency_ok], "workload", "latency_ms")
     latency_due = percentiles_by(samples[latency_ok], "workload", "latency_due_ms")
     ttft = percentiles_by(samples[success], "workload", "ttft_ms")
+    after = counts_by_workload(samples)
     workloads = tuple(
         WorkloadStats(
             workload=name,
-            counts=_counts(by_outcome.loc[name], scenario.shed_counts_as_error),
+            counts=_counts(
+                by_outcome.loc[name], scenario.shed_counts_as_error, after.get(name, NO_FOLLOW_UPS)
+            ),
             latency=latency.get(name, NO_SAMPLES),
             latency_due=latency_due.get(name, NO_SAMPLES),
             ttft=ttft.get(name, NO_SAMPLES),
@@ -275,9 +282,9 @@ def slice_stats(samples: pd.DataFrame, scenario: Scenario, window_s: float) -> S
     )
     return SliceStats(
         window_s=window_s,
-        total=_counts(by_outcome.sum(), scenario.shed_counts_as_error),
+        total=_counts(by_outcome.sum(), scenario.shed_counts_as_error, _summed(after.values())),
         workloads=workloads,
-        failures=_failures(samples[~success]),
+        failures=_failures(samples[~success], lost_groups(samples)),
     )
 
 
@@ -302,14 +309,24 @@ _OUTCOME_FIELDS = {
 }
 
 
-def _counts(by_outcome: pd.Series, shed_is_error: bool) -> Counts:
+def _counts(by_outcome: pd.Series, shed_is_error: bool, after: FollowUpCounts) -> Counts:
     fields = {_OUTCOME_FIELDS[o]: int(by_outcome[o]) for o in _OUTCOME_FIELDS}
-    counts = Counts(calls=sum(fields.values()), **fields)
+    counts = Counts(calls=sum(fields.values()), after=after, **fields)
     return replace(counts, errors=counts.failures + (counts.shed if shed_is_error else 0))
 
 
-def _failures(failed: pd.DataFrame) -> tuple[FailureGroup, ...]:
-    """Failures grouped by workload, outcome and detail text, most frequent first."""
+def _summed(parts) -> FollowUpCounts:
+    """Follow-up counts over several workloads."""
+    names = FollowUpCounts.__dataclass_fields__
+    parts = list(parts)
+    return FollowUpCounts(**{n: sum(getattr(p, n) for p in parts) for n in names})
+
+
+def _failures(failed: pd.DataFrame, lost: pd.Series) -> tuple[FailureGroup, ...]:
+    """Failures grouped by workload, outcome and detail text, most frequent first; work lost
+    after a 202 is grouped the same way, its follow-up state standing as the outcome."""
     groups = failed.groupby(["workload", "outcome", "detail"], observed=True).size()
+    if len(lost):
+        groups = pd.concat([groups, lost])
     groups = groups[groups > 0].sort_values(ascending=False, kind="stable")
     return tuple(FailureGroup(str(w), str(o), str(d), int(n)) for (w, o, d), n in groups.items())

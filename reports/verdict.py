@@ -274,6 +274,9 @@ def judge_threshold(
 def metric_value(stats: WorkloadStats, metric: str) -> tuple[float | None, int]:
     """A threshold metric's value for one workload, and the sample count it rests on."""
     if metric == "error_rate":
+        # Accepted work nobody can verify is never a pass: the rate is not measured.
+        if stats.counts.after.unverified:
+            return None, stats.counts.calls
         return stats.counts.error_rate, stats.counts.calls
     name, _, rest = metric.partition("_")
     source = stats.ttft if rest == "ttft_ms" else stats.latency

@@ -22,7 +22,7 @@ from stub.config import StubConfig
 from stub.faults import Fault, FaultPlan
 from stub.pacer import Pacer
 from stub.stats import ENDPOINTS, FAULTS, Stats
-from stub.vectors import as_base64, embed
+from stub.vectors import as_base64, embed, width
 from stub.wire import (
     StreamFrames,
     completion_body,
@@ -190,7 +190,7 @@ class _Stub:
             if fault is not None:
                 return await self._fault(fault, ollama=False)
             encode = as_base64 if body.get("encoding_format") == "base64" else list
-            dim = self.config.embedding_dim
+            dim = width(body.get("model"), body.get("dimensions"), self.config.embedding_dim)
             data = [
                 {"object": "embedding", "index": i, "embedding": encode(embed(text, dim))}
                 for i, text in enumerate(texts)
@@ -217,7 +217,7 @@ class _Stub:
             fault = self.plan.next_fault()
             if fault is not None:
                 return await self._fault(fault, ollama=True)
-            dim = self.config.embedding_dim
+            dim = width(body.get("model"), body.get("dimensions"), self.config.embedding_dim)
             answer = {
                 "model": str(body.get("model") or MODEL_ID),
                 "embeddings": [list(embed(text, dim)) for text in texts],
@@ -238,7 +238,8 @@ class _Stub:
             fault = self.plan.next_fault()
             if fault is not None:
                 return await self._fault(fault, ollama=True)
-            return web.json_response({"embedding": list(embed(prompt, self.config.embedding_dim))})
+            dim = width(body.get("model"), None, self.config.embedding_dim)
+            return web.json_response({"embedding": list(embed(prompt, dim))})
         finally:
             self.stats.end()
 

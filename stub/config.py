@@ -31,7 +31,8 @@ class StubConfig:
     error_rate: float = 0.0
     timeout_rate: float = 0.0
     rate_limit_rate: float = 0.0
-    embedding_dim: int = 768
+    # None: each request's model decides (stub/vectors.py MODEL_WIDTHS); a number overrides.
+    embedding_dim: int | None = None
     processes: int = 1
 
 
@@ -91,7 +92,13 @@ KNOBS = (
     _Knob(
         "rate_limit_rate", float, _fraction, "share of model requests answered 429 with Retry-After"
     ),
-    _Knob("embedding_dim", int, _positive, "width of every embedding vector"),
+    _Knob(
+        "embedding_dim",
+        int,
+        _positive,
+        "width of every embedding vector, whatever the model (unset: the model's real width, "
+        "768 for models the stub does not know)",
+    ),
     _Knob("processes", int, _positive, "processes sharing the port via SO_REUSEPORT"),
 )
 

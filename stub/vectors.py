@@ -17,6 +17,26 @@ from functools import lru_cache
 # A load run embeds the same few queries again and again; this many stay cached.
 CACHE_SIZE = 4096
 
+# Widths of the embedding models platforms default to (AgenticOS: text-embedding-3-large),
+# so a platform checking its vectors against its collection gets what the real model sends.
+MODEL_WIDTHS = {
+    "text-embedding-3-large": 3072,
+    "text-embedding-3-small": 1536,
+    "text-embedding-ada-002": 1536,
+}
+# Any other model (nomic-embed-text, bge-base-en-v1.5, ...): the common 768.
+DEFAULT_WIDTH = 768
+
+
+def width(model: object, dimensions: object, override: int | None) -> int:
+    """How wide this request's vectors are: ``--embedding-dim`` when given, else the
+    request's ``dimensions`` (OpenAI's way to shorten a vector), else the model's own width."""
+    if override is not None:
+        return override
+    if isinstance(dimensions, int) and not isinstance(dimensions, bool) and dimensions > 0:
+        return dimensions
+    return MODEL_WIDTHS.get(str(model or ""), DEFAULT_WIDTH)
+
 
 @lru_cache(maxsize=CACHE_SIZE)
 def embed(text: str, dim: int) -> tuple[float, ...]:

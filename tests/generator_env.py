@@ -25,7 +25,7 @@ from scenario import load_scenario
 from stack.processes import ROOT, Server, free_port, stop
 from stub.config import StubConfig
 from stub.faults import FaultPlan
-from tests.reference import RELAXED_LIMITS, stub_server, target_server
+from tests.reference import FAST_STUB, RELAXED_LIMITS, stub_server, target_server
 
 PASSWORD = "generator-tests-password"
 # The reference target's limits, raised so that the suite's many short runs never
@@ -61,20 +61,24 @@ class Platform:
 
 @contextlib.contextmanager
 def platform(
-    tmp: Path, model_knobs: tuple[str, ...] = QUICK_STUB, limits: dict[str, str] = GENEROUS_LIMITS
+    tmp: Path,
+    model_knobs: tuple[str, ...] = QUICK_STUB,
+    limits: dict[str, str] = GENEROUS_LIMITS,
+    embed_knobs: tuple[str, ...] = (),
 ) -> Iterator[Platform]:
     """Stubs + target (SQLite in tmp) + seeded fixture, all stopped when the block ends.
 
     Embeddings (seeding's and retrieval's) go to a quick, faultless stub; the agents'
     model is a second stub with ``model_knobs``, so its faults meet chat turns and
-    runs only, in a seeded order that seeding does not disturb. Other knobs need a
+    runs only, in a seeded order that seeding does not disturb; ``embed_knobs`` are added to
+    the embedder's quick defaults (faults there meet seeding first). Other knobs need a
     platform of their own: the target keeps the stub's URL from seeding, and a
     restarted stub could not rebind its port while old connections are in TIME_WAIT.
     """
     tmp.mkdir(parents=True, exist_ok=True)
     env = {**limits, "TARGET_ADMIN_PASSWORD": PASSWORD}
     with (
-        stub_server(tmp, name="embed-stub") as embedder,
+        stub_server(tmp, *_quick_embedder(embed_knobs), name="embed-stub") as embedder,
         stub_server(tmp, *model_knobs, name="model-stub") as model,
         target_server(tmp, embedder.url, env=env) as target,
     ):
@@ -102,14 +106,17 @@ def platform(
         yield Platform(tmp, model, target, fixture)
 
 
-def clean_start_seed(**rates: float) -> str:
-    """A stub seed whose first model requests (preflight's) are not faulted at these rates.
+def _quick_embedder(knobs: tuple[str, ...]) -> tuple[str, ...]:
+    return (*FAST_STUB, *knobs) if knobs else ()
 
-    Uses the stub's own fault plan, so it stays right if the stub changes how it draws.
+
+def clean_start_seed(first: int = PREFLIGHT_MODEL_REQUESTS, **rates: float) -> str:
+    """A stub seed whose ``first`` requests (preflight's, by default) are not faulted at these
+    rates. Uses the stub's own fault plan, so it stays right if the stub changes how it draws.
     """
     for seed in range(10_000):
         plan = FaultPlan(StubConfig(seed=seed, **rates))
-        if all(plan.next_fault() is None for _ in range(PREFLIGHT_MODEL_REQUESTS)):
+        if all(plan.next_fault() is None for _ in range(first)):
             return str(seed)
     raise AssertionError(f"no seed starts cleanly at {rates}")
 

@@ -149,3 +149,47 @@ def test_a_short_index_is_refused_with_numbers(seeded, tmp_path):
     line = one_line_refusal(done)
     assert f"holds {DOCUMENTS} vectors of the {DOCUMENTS + 3} needed" in line
     assert "3 error" in line and "embedder" in line
+
+
+def test_a_width_mismatch_is_named_with_the_width_wanted(seeded, tmp_path):
+    """An embedder answering another width than the collection's: every upload fails, and the
+    refusal says so instead of pointing at the worker."""
+    with (
+        stub_server(seeded.logs, "--embedding-dim", "32", name="narrow_stub") as narrow,
+        target_server(
+            seeded.logs, narrow.url, database_url=seeded.database_url, name="narrow"
+        ) as target,
+    ):
+        done = run_seed(*seed_args(seeded.stub.url, target.url, tmp_path / "f.json", DOCUMENTS + 2))
+    line = one_line_refusal(done)
+    assert "2 error" in line and "32 dimensions" in line
+    assert "another width than the collection's 64" in line
+    assert "--embedding-dim 64" in line and "worker" not in line
+
+
+def test_a_document_stuck_in_processing_does_not_block_a_second_seed(seeded, tmp_path):
+    """A platform whose embedder never answers leaves an upload ``processing``; the next
+    seed uploads it again instead of waiting on it, and names it."""
+    stuck = f"loadkit-doc-{DOCUMENTS:04d}.txt"
+    with (
+        stub_server(seeded.logs, "--timeout-rate", "1", name="holding_stub") as holding,
+        target_server(
+            seeded.logs, holding.url, database_url=seeded.database_url, name="holding"
+        ) as hung,
+    ):
+        with signed_in(hung.url) as client:
+            client.org_id = seeded.second.org_id
+            collection = seeded.second.collection_name
+            held = client.upload(collection, stuck, b"held by an embedder that never answers")
+            states = [
+                d["status"]
+                for d in client.list_all("/rag/documents", collection_name=collection)
+                if d["document_id"] == held["document_id"]
+            ]
+        assert states == ["processing"]
+        done = run_seed(
+            *seed_args(seeded.stub.url, seeded.target.url, tmp_path / "f.json", DOCUMENTS + 1)
+        )
+    assert done.returncode == 0, done.stderr
+    assert f"1 document(s) still processing from an earlier seed ({stuck})" in done.stdout
+    assert load_fixture(tmp_path / "f.json").documents == DOCUMENTS + 1

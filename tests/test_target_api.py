@@ -243,7 +243,8 @@ def test_upload_refusals_and_a_document_that_fails_to_index(platform):
         lambda docs: docs and docs[0]["status"] != "processing",
         "the undecodable document settled",
     )
-    assert doc["status"] == "error" and "UTF-8" in doc["error"]
+    assert doc["status"] == "error" and "UTF-8" in doc["error_message"]
+    assert "error" not in doc and doc["completed_at"]
 
 
 def test_webhook_signatures_dedupe_and_routine_runs(platform):
@@ -293,6 +294,17 @@ def test_webhook_signatures_dedupe_and_routine_runs(platform):
     )
     assert len(runs) == 1, "the repeated delivery id must not run twice"
     assert runs[0]["source"] == "trigger" and '"event": "ping"' in runs[0]["prompt"]
+    # The run log AgenticOS keeps: the trigger names its conversation, the fire is listed there.
+    shown = client.get(f"/agents/{agent_id}/triggers/{trigger['id']}")
+    assert shown["conversation_id"] == trigger["conversation_id"] == runs[0]["conversation_id"]
+    assert shown["last_run_id"] == runs[0]["id"] and shown["last_fired_at"]
+    log = client.get("/runs", conversation_id=shown["conversation_id"], started_from="2000-01-01")
+    assert [r["id"] for r in log["items"]] == [runs[0]["id"]] and log["total"] == 1
+    assert (
+        client.get("/runs", conversation_id=shown["conversation_id"], status="failed")["total"] == 0
+    )
+    later = client.get("/runs", conversation_id=shown["conversation_id"], started_from="2999-01-01")
+    assert later["total"] == 0
 
     client.delete(f"/agents/{agent_id}/triggers/{trigger['id']}")
     assert trigger["id"] not in [t["id"] for t in client.list_all(f"/agents/{agent_id}/triggers")]

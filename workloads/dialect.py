@@ -5,7 +5,10 @@ api_read", "a chat turn, cancelled after the first token or not", ... into
 requests for one platform. Another platform (agno's AgentOS, opencode, a team's
 own API) is one new module implementing this class, not a fork of the generator.
 The dispatcher owns the clock: a dialect calls ``attempt.sent()`` at the moment
-its request leaves, and returns a Result; it never catches timeouts.
+its request leaves, and returns a Result; it never catches timeouts. A dialect
+also judges each answer against its platform's contract (a 2xx with the wrong
+body is a failure) and notes which arrivals the platform accepted for later
+work (a 202), so the platform's follower can find out what became of them.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class Dialect(ABC):
         self.fixture = fixture
         self.run_id = run_id
         self.http = http
+        self._accepted: list[tuple[int, str, str]] = []
 
     @abstractmethod
     def sign_in(self, email: str, password: str) -> None:
@@ -45,15 +49,25 @@ class Dialect(ABC):
     def call(self, workload: str, k: int) -> HttpCall:
         """The request for arrival k of a plain-HTTP workload (everything but chat_stream)."""
 
-    def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
-        """How plain-HTTP arrival k ended, given its answer. By status alone here; a platform
-        whose 2xx can still mean failure, or whose 202 must be followed to its end, overrides
-        it. Runs inside the arrival's timeout, so a follow-up can never outlive it."""
-        return classify(status, len(body))
-
     @abstractmethod
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
         """One streamed chat turn; with ``attempt.cancel`` it stops after the first token."""
+
+    def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
+        """What the answer to arrival k means. This default trusts the status alone; a
+        platform's dialect checks the body against its contract. It runs inside the
+        arrival's timeout, so work followed here can never outlive it (work followed
+        after the run goes through ``accept`` instead)."""
+        return classify(status, len(body))
+
+    def accept(self, k: int, workload: str, ref: str) -> None:
+        """Note that the platform accepted arrival k for later work, known to it as ``ref``."""
+        self._accepted.append((k, workload, ref))
+
+    def take_accepted(self) -> list[tuple[int, str, str]]:
+        """The accepted arrivals noted since the last call: (index, workload, ref)."""
+        taken, self._accepted = self._accepted, []
+        return taken
 
 
 class DialectError(RuntimeError):

@@ -16,7 +16,8 @@ from workloads.dialect import Dialect
 from workloads.fixture import Fixture
 
 # Name -> package; each has dialect.py exporting DIALECT and preflight.py exporting
-# run_preflight, imported only when that platform is asked for.
+# run_preflight, and may have followup.py exporting follow_up; imported only when that
+# platform is asked for.
 PLATFORMS = {"agenticos": "workloads.agenticos", "agno": "workloads.agno"}
 DEFAULT_PLATFORM = "agenticos"
 
@@ -30,6 +31,11 @@ class Platform:
     # (fixture, email, password) -> a result whose ``skipped`` maps workload -> reason;
     # raises workloads.dialect.PreflightError when the deployment cannot do the work.
     run_preflight: Callable[[Fixture, str, str], object]
+    # After the run, what became of the work it accepted with 202: called as
+    # follow_up(fixture, email, password, run_id=, start_epoch=, accepted=, grace_s=)
+    # with accepted as (index, workload, ref) and returning engine.followups.FollowUp
+    # rows; None when the platform shows nothing (accepted work is "not verifiable").
+    follow_up: Callable[..., list] | None = None
 
 
 def platform(name: str) -> Platform:
@@ -39,4 +45,9 @@ def platform(name: str) -> Platform:
         raise ValueError(f"platform: {name!r} is not one this kit speaks; use one of {known}")
     package = PLATFORMS[name]
     dialect = import_module(f"{package}.dialect").DIALECT
-    return Platform(name, dialect, import_module(f"{package}.preflight").run_preflight)
+    preflight = import_module(f"{package}.preflight").run_preflight
+    try:
+        follow_up = import_module(f"{package}.followup").follow_up
+    except ModuleNotFoundError:
+        follow_up = None
+    return Platform(name, dialect, preflight, follow_up)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 from sqlalchemy import select
 
 from reference_platform.deps import CallerDep, SessionDep
+from reference_platform.errors import APIError
 from reference_platform.models import Conversation, Run
 from reference_platform.routes.paging import PageDep, iso, page_of
 
@@ -44,14 +48,36 @@ def conversation_json(conversation: Conversation) -> dict:
     }
 
 
+def _moment(text: str) -> datetime:
+    """An ISO 8601 query parameter as UTC (a time without zone is taken as UTC), else 422."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise APIError(
+            422, "the request is not valid", {"fields": {"started_from": "not an ISO 8601 time"}}
+        ) from None
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 @router.get("/runs")
 async def list_runs(
     page: PageDep,
     caller: CallerDep,
     session: SessionDep,
+    conversation_id: Annotated[str | None, Query()] = None,
+    status: Annotated[str | None, Query()] = None,
+    started_from: Annotated[str | None, Query()] = None,
 ) -> dict:
-    """The organisation's runs, newest first."""
-    query = select(Run).where(Run.org_id == caller.org.id).order_by(Run.created_at.desc(), Run.id)
+    """The organisation's runs, newest first; filtered by conversation (a trigger's run log),
+    status, and creation from a time, as AgenticOS filters them."""
+    query = select(Run).where(Run.org_id == caller.org.id)
+    if conversation_id is not None:
+        query = query.where(Run.conversation_id == conversation_id)
+    if status is not None:
+        query = query.where(Run.status == status)
+    if started_from is not None:
+        query = query.where(Run.created_at >= _moment(started_from))
+    query = query.order_by(Run.created_at.desc(), Run.id)
     return await page_of(session, query, page, run_json)
 
 

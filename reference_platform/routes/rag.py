@@ -37,17 +37,20 @@ async def collection_named(session: AsyncSession, org_id: str, name: str) -> Col
 
 
 def document_json(doc: Document, collection: Collection) -> dict:
-    """A document's indexing state as the API shows it."""
+    """A document's indexing state as AgenticOS shows it: the failure in ``error_message``,
+    and ``completed_at`` once indexing ended either way."""
+    settled = doc.status in ("done", "error")
     return {
         "id": doc.id,
         "document_id": doc.id,
         "filename": doc.filename,
         "collection": collection.collection_name,
         "status": doc.status,
-        "error": doc.error,
+        "error_message": doc.error,
         "chunks": doc.chunk_count,
         "created_at": iso(doc.created_at),
         "updated_at": iso(doc.updated_at),
+        "completed_at": iso(doc.updated_at) if settled else None,
     }
 
 

@@ -3,6 +3,9 @@
 A delivery is answered 202 with an empty body once its signature checks out
 and its routine run is queued; the worker runs it against the model. An
 unknown trigger also gets 202, so the endpoint never says which ids exist.
+As on AgenticOS, every fire appends its run to the trigger's run-log
+conversation (``conversation_id`` on the trigger, ``GET /runs?conversation_id=``),
+so what became of each accepted delivery can be seen afterwards.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from reference_platform.deps import CallerDep, SessionDep, app_state
 from reference_platform.errors import APIError
-from reference_platform.models import Run, Trigger, WebhookDelivery
+from reference_platform.models import Conversation, Run, Trigger, WebhookDelivery
 from reference_platform.routes.paging import PageDep, iso, page_of
 from reference_platform.runs import agent_in_org
 
@@ -37,6 +41,13 @@ class TriggerCreate(BaseModel):
 def webhook_path(trigger: Trigger) -> str:
     """Where deliveries for the trigger are posted."""
     return f"/api/v1/webhooks/triggers/{trigger.event_source}/{trigger.id}"
+
+
+async def run_log(session: AsyncSession, trigger: Trigger) -> str | None:
+    """The trigger's run-log conversation id. It has the trigger's own id, so a database made
+    before run logs existed needs no new column (its old triggers simply show none)."""
+    conversation = await session.get(Conversation, trigger.id)
+    return conversation.id if conversation is not None else None
 
 
 def trigger_json(trigger: Trigger, request: Request) -> dict:
@@ -74,8 +85,42 @@ async def create_trigger(
         event_secret=body.event_secret,
     )
     session.add(trigger)
+    await session.flush()
+    session.add(
+        Conversation(
+            id=trigger.id,
+            org_id=caller.org.id,
+            agent_id=agent.id,
+            user_id=caller.user.id,
+            title=f"Routine log: {body.name}"[:200],
+        )
+    )
     await session.commit()
-    return trigger_json(trigger, request)
+    return {**trigger_json(trigger, request), "conversation_id": trigger.id}
+
+
+@router.get("/agents/{agent_id}/triggers/{trigger_id}")
+async def get_trigger(
+    agent_id: str,
+    trigger_id: str,
+    request: Request,
+    caller: CallerDep,
+    session: SessionDep,
+) -> dict:
+    """One trigger with its run log: ``conversation_id``, ``last_fired_at``, ``last_run_id``."""
+    agent = await agent_in_org(session, caller.org.id, agent_id)
+    trigger = await session.get(Trigger, trigger_id)
+    if trigger is None or trigger.agent_id != agent.id:
+        raise APIError(404, f"trigger {trigger_id} not found")
+    last = await session.scalar(
+        select(Run).where(Run.trigger_id == trigger.id).order_by(Run.created_at.desc()).limit(1)
+    )
+    return {
+        **trigger_json(trigger, request),
+        "conversation_id": await run_log(session, trigger),
+        "last_fired_at": iso(last.created_at) if last else None,
+        "last_run_id": last.id if last else None,
+    }
 
 
 @router.get("/agents/{agent_id}/triggers")
@@ -144,6 +189,7 @@ async def deliver(
     run = Run(
         org_id=trigger.org_id,
         agent_id=trigger.agent_id,
+        conversation_id=await run_log(session, trigger),
         trigger_id=trigger.id,
         source="trigger",
         status="queued",

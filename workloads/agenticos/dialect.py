@@ -4,6 +4,12 @@ Every path is under /api/v1; the organisation travels in X-Organization-Id and
 the token in memory only (a header here, a WebSocket subprotocol for chat). A
 webhook is signed over its raw body with the secret seeding derived from the
 password, and carries a unique X-Delivery-Id so the platform never dedupes it.
+
+Every answer is checked against the contract before it counts as ok (a list has
+``items`` and ``total``, a run its output, a search its results, an upload its
+document id, a turn ends with ``complete``); a failure carries the platform's own
+words (``error.code`` and ``error.message``, a chat ``error`` frame's message),
+trimmed and with ids masked so "Failures by reason" groups them.
 """
 
 from __future__ import annotations
@@ -11,14 +17,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from urllib.parse import urlencode
 
 import websocket
 from geventhttpclient.response import HTTPParseError
 from urllib3 import encode_multipart_formdata
 
-from engine.http import HttpCall, HttpTransport, classify
-from engine.samples import CANCELLED, FAILED, OK, Result
+from engine.http import HttpCall, HttpTransport
+from engine.samples import CANCELLED, FAILED, OK, SHED, Result
 from workloads.dialect import Attempt, Dialect, DialectError
 from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
 
@@ -37,6 +44,16 @@ QUERIES = (
 )
 
 STOP_FRAME = json.dumps({"type": "stop"})
+
+# The platform's words are kept to this many characters: enough to say what broke,
+# short enough for a table cell.
+WORDS_MAX = 80
+# Ids in a message would make every failure its own group; they read as <id>.
+_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_SPACE = re.compile(r"\s+")
+
+# The detail of a 2xx whose body is not the JSON the contract promises.
+NOT_JSON = "bad body: not JSON"
 
 
 class AgenticOS(Dialect):
@@ -120,6 +137,44 @@ class AgenticOS(Dialect):
         source, trigger = self.fixture.trigger_source, self.fixture.trigger_id
         return HttpCall("POST", f"{API}/webhooks/triggers/{source}/{trigger}", body, headers)
 
+    def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
+        """The status, then the body the contract promises; failures in the platform's words."""
+        size = len(body)
+        if not 200 <= status < 300:
+            return refused(status, body)
+        if workload == "api_read":
+            problem = _list_problem(body)
+        elif workload == "trigger_fire":
+            self.accept(k, workload, f"{self.run_id}-{k}")
+            problem = None
+        else:
+            problem = self._json_problem(workload, k, body)
+        if problem:
+            return Result(status, FAILED, problem, size)
+        return Result(status, OK, bytes=size)
+
+    def _json_problem(self, workload: str, k: int, body: bytes) -> str | None:
+        """What is wrong with a JSON answer of agent_run, rag_query or ingest (None: nothing)."""
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return NOT_JSON
+        if not isinstance(data, dict):
+            return "bad body: not an object"
+        if workload == "agent_run":
+            if data.get("output") is None:
+                return "bad body: no run output"
+            run_status = data.get("status", "completed")
+            return None if run_status == "completed" else f"run {words(str(run_status))}"
+        if workload == "rag_query":
+            results = data.get("results")
+            return None if isinstance(results, list) and results else "bad body: no results"
+        document = data.get("document_id") or data.get("id")
+        if not isinstance(document, str) or not document:
+            return "bad body: no document id"
+        self.accept(k, workload, document)
+        return None
+
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
         message = {
             "message": f"Load test turn {attempt.index}: answer in a few words.",
@@ -134,7 +189,8 @@ class AgenticOS(Dialect):
                 subprotocols=["chat", f"access_token.{self._token}"],
             )
         except websocket.WebSocketBadStatusException as exc:
-            return classify(exc.status_code, 0)
+            # A refused handshake is an HTTP answer: the same outcome and words as any other.
+            return refused(exc.status_code, exc.resp_body or b"")
         try:
             ws.send(json.dumps(message))
             return _read_turn(ws, attempt, sent)
@@ -152,8 +208,11 @@ def _read_turn(ws: websocket.WebSocket, attempt: Attempt, sent: float) -> Result
         received += len(data)
         if opcode == websocket.ABNF.OPCODE_CLOSE:
             return Result(101, FAILED, "closed before complete", received, tokens, ttft_ms)
-        frame = json.loads(data)
-        kind = frame.get("type")
+        try:
+            frame = json.loads(data)
+            kind = frame.get("type")
+        except (ValueError, AttributeError):
+            return Result(101, FAILED, "bad frame: not a JSON object", received, tokens, ttft_ms)
         if kind == "text_delta":
             tokens += 1
             if ttft_ms is None:
@@ -168,7 +227,59 @@ def _read_turn(ws: websocket.WebSocket, attempt: Attempt, sent: float) -> Result
                 return Result(101, FAILED, "stopped unasked", received, tokens, ttft_ms)
             return Result(101, outcome, "", received, tokens, ttft_ms)
         elif kind == "error":
-            return Result(101, FAILED, "error frame", received, tokens, ttft_ms)
+            detail = error_frame(frame.get("data"))
+            return Result(101, FAILED, detail, received, tokens, ttft_ms)
+
+
+def words(text: str) -> str:
+    """The platform's words, on one line, ids masked, trimmed to WORDS_MAX characters."""
+    text = _ID.sub("<id>", _SPACE.sub(" ", text).strip())
+    return text if len(text) <= WORDS_MAX else text[: WORDS_MAX - 3].rstrip() + "..."
+
+
+def refused(status: int, body: bytes) -> Result:
+    """A non-2xx answer (or a handshake not upgraded): 429 is shed, anything else failed."""
+    if status == 429:
+        return Result(status, SHED, f"HTTP {status}", len(body))
+    return Result(status, FAILED, http_failure(status, body), len(body))
+
+
+def http_failure(status: int, body: bytes) -> str:
+    """``HTTP 500 internal_error: <message>`` from the contract's error body, else ``HTTP 500``."""
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return f"HTTP {status}"
+    if not isinstance(error, dict):
+        return f"HTTP {status}"
+    code = words(str(error.get("code") or ""))
+    message = words(str(error.get("message") or ""))
+    head = f"HTTP {status} {code}" if code else f"HTTP {status}"
+    return f"{head}: {message}" if message else head
+
+
+def error_frame(data: object) -> str:
+    """``error frame: <message>``, the reason a chat turn failed as the platform gave it."""
+    message = data.get("message") if isinstance(data, dict) else None
+    return f"error frame: {words(str(message))}" if message else "error frame"
+
+
+def _list_problem(body: bytes) -> str | None:
+    """A list answer's envelope: one JSON object holding ``items`` and ``total``.
+
+    Checked on the bytes, not parsed: api_read is the busiest workload and a page of
+    twenty runs costs ~35 us to decode, a sixth of what sending it costs. The envelope
+    is what a broken proxy or a changed API gets wrong; the items are the platform's.
+    """
+    if body[:1] != b"{" or body[-1:] != b"}":
+        stripped = body.strip()
+        if stripped[:1] != b"{" or stripped[-1:] != b"}":
+            return NOT_JSON
+    if b'"items"' not in body:
+        return "bad body: no items"
+    if body.rfind(b'"total"') < 0:
+        return "bad body: no total"
+    return None
 
 
 DIALECT = AgenticOS

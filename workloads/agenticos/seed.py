@@ -176,50 +176,98 @@ def ensure_collection(client: AgenticOSClient) -> tuple[str, str]:
     return kb["collection_name"], "created"
 
 
-def upload_missing(client: AgenticOSClient, collection: str, documents: int) -> int:
-    """Upload each synthetic document not already present (or that failed); how many were sent."""
-    present = {
-        d.get("filename")
-        for d in client.list_all("/rag/documents", collection_name=collection)
-        if d.get("status") in ("processing", "done")
-    }
-    sent = 0
+def document_error(doc: dict) -> str | None:
+    """Why indexing a document failed, in the platform's words (AgenticOS: ``error_message``)."""
+    return doc.get("error_message")
+
+
+@dataclass
+class Uploads:
+    """What one seeding run sent: the new documents' ids, and earlier ones found stuck."""
+
+    ids: set[str]
+    stuck: list[str]
+
+
+def upload_missing(client: AgenticOSClient, collection: str, documents: int) -> Uploads:
+    """Upload each synthetic document not already indexed; a document still ``processing``
+    from an earlier seed is uploaded again (the contract has no delete for it), and named."""
+    done, processing = set(), set()
+    for doc in client.list_all("/rag/documents", collection_name=collection):
+        status = doc.get("status")
+        (done if status == "done" else processing if status == "processing" else set()).add(
+            doc.get("filename")
+        )
+    uploads = Uploads(set(), [])
     for index in range(documents):
         name = document_name(index)
-        if name not in present:
-            client.upload(collection, name, document_text(index).encode())
-            sent += 1
-    return sent
+        if name in done:
+            continue
+        if name in processing:
+            uploads.stuck.append(name)
+        answer = client.upload(collection, name, document_text(index).encode())
+        uploads.ids.add(str(answer.get("document_id") or answer.get("id")))
+    if uploads.stuck:
+        print(
+            f"seed: {len(uploads.stuck)} document(s) still processing from an earlier seed "
+            f"({', '.join(uploads.stuck[:3])}{', ...' if len(uploads.stuck) > 3 else ''}) "
+            f"were uploaded again; the stuck copies can be deleted in the platform"
+        )
+    return uploads
 
 
-def _document_states(client: AgenticOSClient, collection: str) -> tuple[Counter, str | None]:
+def _document_states(
+    client: AgenticOSClient, collection: str, ids: set[str]
+) -> tuple[Counter, str | None]:
+    """How this seed's uploads stand, and the first failure reason among them."""
     statuses, first_error = Counter(), None
     for doc in client.list_all("/rag/documents", collection_name=collection):
+        if str(doc.get("document_id") or doc.get("id")) not in ids:
+            continue
         statuses[doc.get("status", "unknown")] += 1
         if doc.get("status") == "error" and first_error is None:
-            first_error = doc.get("error")
+            first_error = document_error(doc)
     return statuses, first_error
 
 
+def _fix(first_error: str | None, dim: object) -> str:
+    """What to do about failed indexing: a width mismatch is named with the width wanted."""
+    if first_error and "dimension" in first_error.lower():
+        return (
+            f"the embedder answers vectors of another width than the collection's {dim}: "
+            f"start the stub without --embedding-dim (it answers each model at its real "
+            f"width) or with --embedding-dim {dim}, then run make seed"
+        )
+    return (
+        "check that the platform's worker runs and reaches its embedder (the stub), "
+        "then run make seed"
+    )
+
+
 def wait_for_index(
-    client: AgenticOSClient, collection: str, needed: int, wait_s: float = INDEX_WAIT_S
+    client: AgenticOSClient,
+    collection: str,
+    needed: int,
+    uploads: Uploads,
+    wait_s: float = INDEX_WAIT_S,
 ) -> int:
     """Wait (bounded) until ``info`` shows ``needed`` vectors; the count, else SeedError."""
     deadline = time.monotonic() + wait_s
     began = time.monotonic()
     while True:
-        total = int(client.get(f"/rag/collections/{collection}/info").get("total_vectors", 0))
+        info = client.get(f"/rag/collections/{collection}/info")
+        total = int(info.get("total_vectors", 0))
         if total >= needed:
             return total
-        statuses, first_error = _document_states(client, collection)
+        statuses, first_error = _document_states(client, collection, uploads.ids)
         settled = statuses.get("error") and not statuses.get("processing")
         if settled or time.monotonic() >= deadline:
             states = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "none"
             why = f"; first error: {first_error}" if first_error else ""
             raise SeedError(
                 f"collection {collection!r} holds {total} vectors of the {needed} needed after "
-                f"{time.monotonic() - began:.0f} s (documents: {states}){why}: check that the "
-                "platform's worker runs and reaches its embedder (the stub), then run make seed"
+                f"{time.monotonic() - began:.0f} s (uploads: {states}){why}: "
+                f"{_fix(first_error, info.get('dim'))}"
             )
         time.sleep(POLL_S)
 
@@ -280,12 +328,12 @@ def seed(options: SeedOptions, password: str) -> Fixture:
         profile_id, profile_action = ensure_profile(client, options.stub_url)
         agent_id, agent_action = ensure_agent(client, profile_id)
         collection, kb_action = ensure_collection(client)
-        uploaded = upload_missing(client, collection, options.documents)
-        vectors = wait_for_index(client, collection, options.documents)
+        uploads = upload_missing(client, collection, options.documents)
+        vectors = wait_for_index(client, collection, options.documents, uploads)
         trigger_id = recreate_trigger(client, agent_id, password)
     print(
         f"seed: org {client.org_id}; model profile {profile_action}; agent {agent_id} "
-        f"({agent_action}); collection {collection!r} ({kb_action}, {uploaded} uploaded, "
+        f"({agent_action}); collection {collection!r} ({kb_action}, {len(uploads.ids)} uploaded, "
         f"{vectors} vectors); trigger {trigger_id or 'none'}"
     )
     return Fixture(

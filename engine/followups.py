@@ -1,0 +1,48 @@
+"""What became of work the platform accepted (a 202): the follow-up beside each sample.
+
+A 202 says the platform took the work, not that it did it. After the run, the
+platform's follower (workloads/<platform>/followup.py, found through
+workloads/platforms.py) finds out what became of every accepted arrival, and
+the master writes one row per accepted arrival to ``followups.csv``, joined to
+``samples.csv`` by ``index``: the sample stays what the request did, the
+follow-up says what the platform then did with it.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import NamedTuple
+
+FOLLOWUPS_FILE = "followups.csv"
+COLUMNS = ("index", "workload", "ref", "state", "detail")
+
+# The platform finished the work.
+PROCESSED = "processed"
+# The platform ended it in failure after accepting it (the detail says why, in its words).
+FAILED_AFTER = "failed after 202"
+# Still not done when the grace period after the run ran out.
+NOT_FINISHED = "not finished in grace"
+# The platform shows nothing that says what became of it.
+NOT_VERIFIABLE = "not verifiable"
+STATES = (PROCESSED, FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE)
+# States that count as lost work, against the workload's error rate.
+LOST = (FAILED_AFTER, NOT_FINISHED)
+
+
+class FollowUp(NamedTuple):
+    """One accepted arrival and what the platform did with it."""
+
+    index: int
+    workload: str
+    ref: str
+    state: str
+    detail: str = ""
+
+
+def write_followups(run_dir: Path, followups: list[FollowUp]) -> None:
+    """``followups.csv`` in the run directory, in arrival order."""
+    with (run_dir / FOLLOWUPS_FILE).open("w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(COLUMNS)
+        writer.writerows(sorted(followups))

@@ -1,0 +1,168 @@
+"""Work accepted with 202 and then lost is found, and fails the run.
+
+The embedder behind the reference platform fails a share of its calls (after the
+ones seeding and preflight make), so some accepted uploads end ``error`` on the
+platform. The run must follow every accepted upload and webhook delivery to its
+end, count exactly the uploads the platform's own documents list shows failed,
+and fail the ingest threshold (limit 0) although every upload was answered 202.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+
+from reference_platform.settings import DEFAULT_ADMIN_EMAIL
+from reports import build_report
+from reports.followups import AFTER, attach
+from tests.generator_env import (
+    PASSWORD,
+    clean_start_seed,
+    platform,
+    read_samples,
+    run_local,
+    write_scenario,
+)
+from tests.rundirs import golden_copy
+from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.dialect import words
+from workloads.fixture import load_fixture
+
+# Embedder requests before load: the collection's width probe, three seeded documents,
+# preflight's search. They must pass; the run's uploads then meet the faults.
+EMBED_REQUESTS_BEFORE_LOAD = 5
+ERROR_RATE = 0.4
+
+
+def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_path):
+    seed = clean_start_seed(first=EMBED_REQUESTS_BEFORE_LOAD, error_rate=ERROR_RATE)
+    embed = ("--error-rate", str(ERROR_RATE), "--seed", seed)
+    thresholds = [
+        {"workload": "ingest", "metric": "error_rate", "limit": 0, "phase": "sustain"},
+        {"workload": "trigger_fire", "metric": "error_rate", "limit": 0, "phase": "sustain"},
+    ]
+    scenario = write_scenario(
+        tmp_path,
+        [("sustain", 4.0, 6.0)],
+        workloads={"ingest": 3, "trigger_fire": 1},
+        thresholds=thresholds,
+    )
+    run_dir = tmp_path / "run"
+    with platform(tmp_path / "platform", embed_knobs=embed) as plat:
+        done = run_local(plat, scenario, run_dir)
+        fixture = load_fixture(plat.fixture)
+        with AgenticOSClient(plat.target.url) as client:
+            client.sign_in(DEFAULT_ADMIN_EMAIL, PASSWORD)
+            client.org_id = fixture.org_id
+            docs = {
+                d["document_id"]: d
+                for d in client.list_all("/rag/documents", collection_name=fixture.collection_name)
+            }
+    samples = read_samples(run_dir)
+    assert len(samples) == 24 and all(s["outcome"] == "ok" for s in samples), done.stderr[-2000:]
+    assert {s["status"] for s in samples} == {"202"}
+    with (run_dir / "followups.csv").open() as f:
+        followups = list(csv.DictReader(f))
+    # One follow-up per accepted arrival, joined by index.
+    assert sorted(int(f["index"]) for f in followups) == sorted(int(s["index"]) for s in samples)
+    uploads = [f for f in followups if f["workload"] == "ingest"]
+    states = Counter(f["state"] for f in uploads)
+    # What the platform's own documents list says became of each accepted upload.
+    platform_says = Counter(docs[f["ref"]]["status"] for f in uploads)
+    assert states["failed after 202"] == platform_says["error"] > 0, (states, platform_says)
+    assert states["processed"] == platform_says["done"] > 0
+    # Each in the platform's words: the document's error_message, trimmed.
+    for f in uploads:
+        if f["state"] == "failed after 202":
+            assert f["detail"] == words(docs[f["ref"]]["error_message"]), f
+    # Every webhook delivery was matched to the routine run it became (the model is healthy).
+    deliveries = [f for f in followups if f["workload"] == "trigger_fire"]
+    fired = sum(1 for s in samples if s["workload"] == "trigger_fire")
+    assert len(deliveries) == fired > 0 and {f["state"] for f in deliveries} == {"processed"}
+    # The verdict: ingest failed its threshold although every upload was answered 202.
+    assert done.returncode == 1, done.stderr[-2000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    verdicts = {t["workload"]: t for t in summary["thresholds"]}
+    lost = states["failed after 202"] + states["not finished in grace"]
+    assert verdicts["ingest"]["status"] == "FAIL"
+    assert verdicts["ingest"]["measured"] == lost / len(uploads)
+    assert verdicts["trigger_fire"]["status"] == "pass"
+    ingest = summary["whole_run"]["workloads"]["ingest"]
+    assert ingest["after"]["failed_after"] == states["failed after 202"]
+    report = (run_dir / "report.md").read_text()
+    assert "Work accepted with 202" in report and "failed after 202" in report
+
+
+def test_accepted_work_without_a_follow_up_is_not_verifiable_never_a_pass(tmp_path):
+    """A run directory whose 202s were never followed (an interrupted run, an old one)."""
+    import pandas as pd
+
+    samples = pd.DataFrame(
+        {"index": [0, 1, 2], "ok": [1, 1, 0], "status": [202, 200, 500], "workload": ["i"] * 3}
+    )
+    after = attach(tmp_path, samples)[AFTER].tolist()
+    assert after == ["not verifiable", "", ""]
+
+
+def test_a_malformed_followups_file_is_refused_in_one_line(tmp_path, capsys):
+    run = golden_copy(tmp_path / "run")
+    (run / "followups.csv").write_text("index,workload,ref,state,detail\n3,api_read,x,lost,\n")
+    assert build_report(run) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "followups.csv: line 2: state 'lost' is not one of" in err[0]
+    assert not (run / "report.md").exists()
+
+
+def _accepted_in_sustain(run):
+    """Turn the first ok api_read sample offered in sustain into a 202; its index."""
+    lines = (run / "samples.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    col = {name: i for i, name in enumerate(header)}
+    for n, line in enumerate(lines[1:], start=1):
+        cells = line.split(",")
+        if (cells[col["workload"]], cells[col["phase"]], cells[col["ok"]]) == (
+            "api_read",
+            "sustain",
+            "1",
+        ):
+            cells[col["status"]] = "202"
+            lines[n] = ",".join(cells)
+            (run / "samples.csv").write_text("\n".join(lines) + "\n")
+            return int(cells[col["index"]])
+    raise AssertionError("the golden run has no ok api_read in sustain")
+
+
+def test_unverified_work_is_not_measured_and_lost_work_is_an_error(tmp_path):
+    run = golden_copy(tmp_path / "unverified")
+    index = _accepted_in_sustain(run)
+    assert build_report(run) == 1
+    summary = json.loads((run / "summary.json").read_text())
+    rate = next(
+        t
+        for t in summary["thresholds"]
+        if (t["workload"], t["metric"]) == ("api_read", "error_rate")
+    )
+    assert rate["status"] == "not measured"
+    assert "Processing not verifiable" in (run / "report.md").read_text()
+
+    lost = golden_copy(tmp_path / "lost")
+    assert _accepted_in_sustain(lost) == index
+    (lost / "followups.csv").write_text(
+        f"index,workload,ref,state,detail\n{index},api_read,doc-1,failed after 202,disk full\n"
+    )
+    build_report(lost)
+    before = json.loads((tmp_path / "unverified" / "summary.json").read_text())
+    after = json.loads((lost / "summary.json").read_text())
+    sustain = after["phases"]["sustain"]["by_offer"]["workloads"]["api_read"]
+    old = before["phases"]["sustain"]["by_offer"]["workloads"]["api_read"]
+    assert sustain["after"] == {
+        "accepted": 1,
+        "processed": 0,
+        "failed_after": 1,
+        "not_finished": 0,
+        "unverified": 0,
+    }
+    assert sustain["errors"] == old["errors"] + 1 and sustain["ok"] == old["ok"]
+    reasons = {(f["outcome"], f["detail"]) for f in after["whole_run"]["failures"]}
+    assert ("failed after 202", "disk full") in reasons
