@@ -12,6 +12,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -137,6 +138,16 @@ def test_an_unreachable_api_is_refused(seeded, tmp_path):
     dead = f"http://127.0.0.1:{free_port()}"
     line = one_line_refusal(run_seed(*seed_args(seeded.stub.url, dead, tmp_path / "f.json")))
     assert "does not answer" in line and "make target" in line
+
+
+def test_an_api_that_never_answers_is_waited_for_then_refused(tmp_path):
+    dead = f"http://127.0.0.1:{free_port()}"
+    args = [*seed_args(dead, dead, tmp_path / "f.json"), "--wait", "1.5"]
+    started = time.monotonic()
+    line = one_line_refusal(run_seed(*args))
+    assert time.monotonic() - started >= 1.5
+    assert "does not answer after 1.5 s" in line and "make target" in line
+    assert not (tmp_path / "f.json").exists()
 
 
 def test_a_short_index_is_refused_with_numbers(seeded, tmp_path):
