@@ -67,11 +67,15 @@ if ! docker image inspect "$postgres_image" >/dev/null 2>&1; then
   bootstrap "$root" postgresql-15
   install -m 0755 "$here/postgres-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
   version=$(chroot "$root" /usr/lib/postgresql/15/bin/postgres --version | awk '{print $3}')
-  [[ $postgres_image == postgres:${version%%.*}* ]] ||
+  # bookworm moves PostgreSQL's minor version at point releases: the major must match,
+  # a minor that moved on is said (and labelled), not refused.
+  [[ $postgres_image == postgres:${version%%.*}[.-]* ]] ||
     { echo "ci/images: bookworm's PostgreSQL is $version, docker-compose.yml pins $postgres_image" >&2; exit 1; }
+  [[ $postgres_image == postgres:$version-* ]] ||
+    echo "ci/images: note: the $postgres_image stand-in holds PostgreSQL $version (label org.loadkit.stand-in)"
   import "$root" "$postgres_image" \
     'ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-    'ENV PGDATA=/var/lib/postgresql/data' 'ENV LANG=C.UTF-8' \
+    'ENV PGDATA=/var/lib/postgresql/data' 'ENV LANG=C.UTF-8' 'VOLUME /var/lib/postgresql/data' \
     'ENTRYPOINT ["docker-entrypoint.sh"]' 'CMD ["postgres"]' 'EXPOSE 5432' \
     "LABEL org.loadkit.stand-in='debootstrap bookworm, PostgreSQL $version'"
 else
