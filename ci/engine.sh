@@ -5,6 +5,11 @@
 #                        dockerd (as root, in the background) unless an engine answers,
 #                        build the stand-in base images and the kit's image
 #   ci/engine.sh stop    stop the dockerd that `start` started, by its PID, and only that
+# dockerd leaves the host's firewall and forwarding alone (--iptables=false,
+# --ip-forward=false): by default it turns FORWARD to DROP and filters every bridge,
+# which breaks the network-namespace tests that run beside it. Published ports still
+# work (docker-proxy), containers reach each other and the host; only the kit's build
+# reaches out, for pip, and it does so on the host's network.
 # `start` never fails CI by itself: where no engine can start, it says why and the test
 # skips with its own reason. Images stay in /var/lib/docker, so a second run is warm.
 set -uo pipefail
@@ -27,7 +32,7 @@ start() {
   fi
   if ! docker info >/dev/null 2>&1; then
     [[ $(id -u) == 0 ]] || return 0
-    setsid dockerd >"$LOG" 2>&1 </dev/null &
+    setsid dockerd --iptables=false --ip-forward=false >"$LOG" 2>&1 </dev/null &
     echo $! >"$PIDFILE"
     for _ in $(seq "$START_WAIT_S"); do docker info >/dev/null 2>&1 && break; sleep 1; done
     docker info >/dev/null 2>&1 || { say "dockerd did not answer in ${START_WAIT_S}s: $(tail -3 "$LOG")"; return 0; }
@@ -37,7 +42,8 @@ start() {
   # pip inside the build uses the host's index where that is not PyPI (never stored).
   local index=${PIP_INDEX_URL:-$(pip config get global.index-url 2>/dev/null || true)}
   [[ $index == http* ]] && export PIP_INDEX_URL=$index
-  docker-compose build stub >/var/tmp/loadkit-build.log 2>&1 ||
+  docker build --network host ${PIP_INDEX_URL:+--build-arg PIP_INDEX_URL} -t agent-loadkit:latest . \
+    >/var/tmp/loadkit-build.log 2>&1 ||
     { say "the kit's image did not build: $(tail -3 /var/tmp/loadkit-build.log)"; return 0; }
   say "agent-loadkit:latest built"
 }
