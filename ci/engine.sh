@@ -9,7 +9,7 @@
 # --ip-forward=false): by default it turns FORWARD to DROP and filters every bridge,
 # which breaks the network-namespace tests that run beside it. Published ports still
 # work (docker-proxy), containers reach each other and the host; only the kit's build
-# reaches out, for pip, and it does so on the host's network.
+# reaches out, for pip, and it does so on the host's network (docker-compose.yml).
 # `start` never fails CI by itself: where no engine can start, it says why and the test
 # skips with its own reason. Images stay in /var/lib/docker, so a second run is warm.
 set -uo pipefail
@@ -42,8 +42,8 @@ start() {
   # pip inside the build uses the host's index where that is not PyPI (never stored).
   local index=${PIP_INDEX_URL:-$(pip config get global.index-url 2>/dev/null || true)}
   [[ $index == http* ]] && export PIP_INDEX_URL=$index
-  docker build --network host ${PIP_INDEX_URL:+--build-arg PIP_INDEX_URL} -t agent-loadkit:latest . \
-    >/var/tmp/loadkit-build.log 2>&1 ||
+  # Built as Compose builds it (same build args, so the test's `up --build` finds it cached).
+  docker-compose build stub >/var/tmp/loadkit-build.log 2>&1 ||
     { say "the kit's image did not build: $(tail -3 /var/tmp/loadkit-build.log)"; return 0; }
   say "agent-loadkit:latest built"
 }
