@@ -267,6 +267,7 @@ def pick_org(client: AgenticOSClient) -> str:
 def wait_for_api(client: AgenticOSClient, api_url: str, wait_s: float) -> None:
     """Ask for health until it answers or ``wait_s`` has passed; SeedError with the last cause."""
     deadline = time.monotonic() + wait_s
+    said = False
     while True:
         try:
             client.health()
@@ -278,6 +279,9 @@ def wait_for_api(client: AgenticOSClient, api_url: str, wait_s: float) -> None:
                     f"API at {api_url} does not answer{waited} ({exc}): start it "
                     "(make target) or pass --api-url"
                 ) from None
+            if not said:
+                print(f"seed: waiting up to {wait_s:g} s for the API at {api_url}", flush=True)
+                said = True
         time.sleep(POLL_S)
 
 
