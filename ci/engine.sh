@@ -23,6 +23,7 @@ START_WAIT_S=60
 say() { echo "ci/engine: $*"; }
 
 start() {
+  rm -f "$PIDFILE"  # a PID from an earlier run names no process of this one
   if [[ $(id -u) != 0 ]]; then say "not root: no engine started (tests/test_compose.py uses one that answers)"; fi
   if ! command -v dockerd >/dev/null || ! command -v docker-compose >/dev/null || ! command -v debootstrap >/dev/null; then
     [[ $(id -u) == 0 ]] || return 0
@@ -53,6 +54,7 @@ stop() {
   local pid
   pid=$(cat "$PIDFILE")
   rm -f "$PIDFILE"
+  [[ $(cat "/proc/$pid/comm" 2>/dev/null) == dockerd ]] || return 0
   kill "$pid" 2>/dev/null || return 0
   for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || return 0; sleep 1; done
   say "dockerd (pid $pid) still running after 30 s"

@@ -23,25 +23,23 @@ work=$(mktemp -d /var/tmp/loadkit-images.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/debs"
 
-# A minbase tree plus PACKAGES, in DIR.
+# A minbase tree plus PACKAGES, in DIR: bookworm's main suite as the mirror has it
+# today (a stand-in for a test stack, not a patched production base).
 bootstrap() {
   local dir=$1 packages=$2
   debootstrap --variant=minbase --cache-dir="$work/debs" --include="$packages" \
     bookworm "$dir" "$mirror" >"$work/debootstrap.log" 2>&1 ||
     { tail -20 "$work/debootstrap.log" >&2; return 1; }
-  # The host's trust store: where TLS is intercepted, pip in a build verifies against it.
-  # pip reads its own bundle unless told, so the python stand-in's /etc/pip.conf points here.
-  cp /etc/ssl/certs/ca-certificates.crt "$dir/etc/ssl/certs/ca-certificates.crt"
   rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
 }
 
 # Import DIR as TAG with the given Dockerfile-style changes.
-import() {
+import_tree() {
   local dir=$1 tag=$2; shift 2
   local changes=()
   for change in "$@"; do changes+=(--change "$change"); done
   tar -C "$dir" -c . | docker import "${changes[@]}" - "$tag" >/dev/null
-  echo "ci/images: $tag built from $mirror ($(docker image inspect -f '{{.Size}}' "$tag" | numfmt --to=iec) )"
+  echo "ci/images: $tag built from $mirror ($(docker image inspect -f '{{.Size}}' "$tag" | numfmt --to=iec))"
 }
 
 if ! docker image inspect "$python_image" >/dev/null 2>&1; then
@@ -49,11 +47,16 @@ if ! docker image inspect "$python_image" >/dev/null 2>&1; then
   root=$work/python
   bootstrap "$root" python3,python3-venv,ca-certificates,netbase,tzdata
   chroot "$root" python3 -m venv /usr/local
-  printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' >"$root/etc/pip.conf"
+  # The host's trust store, and pip told to use it (it reads its own bundle otherwise):
+  # where TLS to the package index is intercepted, pip in the build verifies what the host does.
+  if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
+    cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
+    printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' >"$root/etc/pip.conf"
+  fi
   version=$(chroot "$root" /usr/local/bin/python --version | cut -d' ' -f2)
   [[ $python_image == python:$version-* ]] ||
     { echo "ci/images: bookworm's Python is $version, the Dockerfile pins $python_image: update the pin" >&2; exit 1; }
-  import "$root" "$python_image" \
+  import_tree "$root" "$python_image" \
     'ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin' \
     'ENV LANG=C.UTF-8' "ENV PYTHON_VERSION=$version" 'CMD ["python3"]' \
     "LABEL org.loadkit.stand-in='debootstrap bookworm, Python $version'"
@@ -73,7 +76,7 @@ if ! docker image inspect "$postgres_image" >/dev/null 2>&1; then
     { echo "ci/images: bookworm's PostgreSQL is $version, docker-compose.yml pins $postgres_image" >&2; exit 1; }
   [[ $postgres_image == postgres:$version-* ]] ||
     echo "ci/images: note: the $postgres_image stand-in holds PostgreSQL $version (label org.loadkit.stand-in)"
-  import "$root" "$postgres_image" \
+  import_tree "$root" "$postgres_image" \
     'ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     'ENV PGDATA=/var/lib/postgresql/data' 'ENV LANG=C.UTF-8' 'VOLUME /var/lib/postgresql/data' \
     'ENTRYPOINT ["docker-entrypoint.sh"]' 'CMD ["postgres"]' 'EXPOSE 5432' \
