@@ -44,7 +44,7 @@ start() {
   local index=${PIP_INDEX_URL:-$(pip config get global.index-url 2>/dev/null || true)}
   [[ $index == http* ]] && export PIP_INDEX_URL=$index
   # Built as Compose builds it (same build args, so the test's `up --build` finds it cached).
-  docker-compose build stub >/var/tmp/loadkit-build.log 2>&1 ||
+  docker-compose build --force-rm stub >/var/tmp/loadkit-build.log 2>&1 ||
     { say "the kit's image did not build: $(tail -3 /var/tmp/loadkit-build.log)"; return 0; }
   say "agent-loadkit:latest built"
 }
