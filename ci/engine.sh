@@ -24,15 +24,14 @@ say() { echo "ci/engine: $*"; }
 
 start() {
   rm -f "$PIDFILE"  # a PID from an earlier run names no process of this one
-  if [[ $(id -u) != 0 ]]; then say "not root: no engine started (tests/test_compose.py uses one that answers)"; fi
   if ! command -v dockerd >/dev/null || ! command -v docker-compose >/dev/null || ! command -v debootstrap >/dev/null; then
-    [[ $(id -u) == 0 ]] || return 0
+    [[ $(id -u) == 0 ]] || { say "not root: nothing installed (docker.io, docker-compose, debootstrap)"; return 0; }
     say "installing docker.io docker-compose debootstrap"
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
       docker.io docker-compose debootstrap >/dev/null; } || { say "apt-get install failed: no engine"; return 0; }
   fi
   if ! docker info >/dev/null 2>&1; then
-    [[ $(id -u) == 0 ]] || return 0
+    [[ $(id -u) == 0 ]] || { say "not root and no engine answers: none started"; return 0; }
     setsid dockerd --iptables=false --ip-forward=false >"$LOG" 2>&1 </dev/null &
     echo $! >"$PIDFILE"
     for _ in $(seq "$START_WAIT_S"); do docker info >/dev/null 2>&1 && break; sleep 1; done
@@ -41,7 +40,7 @@ start() {
   fi
   ci/images/build.sh || { say "stand-in base images failed: tests/test_compose.py will skip"; return 0; }
   # pip inside the build uses the host's index where that is not PyPI (never stored).
-  local index=${PIP_INDEX_URL:-$(pip config get global.index-url 2>/dev/null || true)}
+  local index=${PIP_INDEX_URL:-$(python3 -m pip config get global.index-url 2>/dev/null || true)}
   [[ $index == http* ]] && export PIP_INDEX_URL=$index
   # Built as Compose builds it (same build args, so the test's `up --build` finds it cached).
   docker-compose build --force-rm stub >/var/tmp/loadkit-build.log 2>&1 ||
