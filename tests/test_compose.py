@@ -29,7 +29,7 @@ import yaml
 
 from engine.mix import Mix
 from scenario import load_scenario
-from stack.processes import ROOT, free_port, running, stop
+from stack.processes import ROOT, free_port, running, stop, wait_ready
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
@@ -380,3 +380,75 @@ def test_the_web_ui_master_replaces_the_headless_one_and_the_workers_join_it(tmp
     assert len(masters) == 1
     # Nothing ran headless: no run directory, only the seed's fixture.
     assert [p.name for p in (tmp_path / "runs").iterdir()] == ["fixture.json"]
+
+
+def bridge_gateway() -> str:
+    """The address ``host-gateway`` names: the host on Docker's default bridge."""
+    inspect = ["docker", "network", "inspect", "bridge", "-f", "{{(index .IPAM.Config 0).Gateway}}"]
+    return subprocess.run(inspect, capture_output=True, text=True, timeout=60).stdout.strip()
+
+
+@pytest.mark.timeout(ENGINE_TIMEOUT_S + 360)
+def test_a_platform_on_the_host_is_seeded_and_loaded_through_host_gateway(tmp_path):
+    """The README's host recipe on Linux: the platform on the host, the kit in containers."""
+    reason = engine_unavailable()
+    if reason:
+        pytest.skip(reason)
+    gateway, port = bridge_gateway(), free_port()
+    env = engine_env(tmp_path, f"loadkit-host-{os.getpid()}", SCALE=SCALE, WORKERS="2")
+    env |= {
+        "API_URL": f"http://host.docker.internal:{port}",
+        "PLATFORM_STUB_URL": f"http://127.0.0.1:{env['STUB_HOST_PORT']}",
+        "METRICS_URL": "",
+    }
+    platform_env = {
+        **os.environ,
+        "RATE_LIMIT_RUN_PER_MINUTE": "100000",
+        "TARGET_ADMIN_PASSWORD": env.get("LOAD_PASSWORD", "loadkit-admin"),
+    }
+    platform_args = ["--host", gateway, "--port", str(port)]
+    platform_args += ["--database-url", f"sqlite:///{tmp_path / 'host.sqlite3'}"]
+    platform_args += ["--embedding-url", env["PLATFORM_STUB_URL"]]
+    with (tmp_path / "platform.log").open("wb") as log:
+        platform = subprocess.Popen(
+            [sys.executable, "-m", "reference_platform", *platform_args],
+            cwd=ROOT,
+            env=platform_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    program = compose_program()
+    try:
+        wait_ready(f"http://{gateway}:{port}/api/v1/health", platform)
+        up = subprocess.run(
+            [*program, "up", "-d", "--build"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=ENGINE_TIMEOUT_S,
+        )
+        assert up.returncode == 0, up.stderr[-3000:]
+        master = subprocess.run(
+            [*program, "ps", "-a", "-q", "master"], env=env, capture_output=True, text=True
+        ).stdout.split()
+        waited = subprocess.run(
+            ["docker", "wait", *master], capture_output=True, text=True, timeout=ENGINE_TIMEOUT_S
+        )
+        project = f"label=com.docker.compose.project={env['COMPOSE_PROJECT_NAME']}"
+        service = '{{.Label "com.docker.compose.service"}}'
+        services = subprocess.run(
+            ["docker", "ps", "-a", "--filter", project, "--format", service],
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+    finally:
+        tear_down(env)
+        stop(platform)
+    (run_dir,) = [d for d in (tmp_path / "runs").iterdir() if d.is_dir()]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    record = json.loads((run_dir / "run.json").read_text())
+    assert sorted(services) == ["master", "seed", "stub", "worker", "worker"]
+    assert record["host"] == env["API_URL"]
+    assert summary["counts"]["offered"] == summary["counts"]["recorded"] > 0
+    assert summary["counts"]["ok"] > 0, summary["counts"]
+    assert waited.stdout.split() == [str(summary["exit_code"])]
