@@ -12,14 +12,21 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
 
 from reference_platform.settings import DEFAULT_ADMIN_PASSWORD
-from stack.processes import ROOT, Server, free_port
-from tests.reference import signed_in, stub_server, target_server
+from stack.processes import ROOT, Server, free_port, running, stop
+from tests.reference import (
+    RELAXED_LIMITS,
+    TARGET_HEALTH,
+    signed_in,
+    stub_server,
+    target_server,
+)
 from workloads.agenticos.seed import TRIGGER_NAME
 from workloads.fixture import Fixture, load_fixture
 
@@ -137,6 +144,44 @@ def test_an_unreachable_api_is_refused(seeded, tmp_path):
     dead = f"http://127.0.0.1:{free_port()}"
     line = one_line_refusal(run_seed(*seed_args(seeded.stub.url, dead, tmp_path / "f.json")))
     assert "does not answer" in line and "make target" in line
+
+
+def test_an_api_that_never_answers_is_waited_for_then_refused(tmp_path):
+    dead = f"http://127.0.0.1:{free_port()}"
+    args = [*seed_args(dead, dead, tmp_path / "f.json"), "--wait", "1.5"]
+    started = time.monotonic()
+    line = one_line_refusal(run_seed(*args))
+    assert time.monotonic() - started >= 1.5
+    assert "does not answer after 1.5 s" in line and "make target" in line
+    assert not (tmp_path / "f.json").exists()
+
+
+def test_an_api_that_starts_listening_late_is_waited_for(seeded, tmp_path):
+    """A platform container that has started is not yet listening: the seed keeps asking."""
+    port = free_port()
+    api = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "LOAD_PASSWORD": DEFAULT_ADMIN_PASSWORD}
+    args = [*seed_args(seeded.stub.url, api, tmp_path / "f.json"), "--wait", "120"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workloads.agenticos.seed", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # Its first answer was a refused connection: only now does the platform start.
+        assert proc.stdout.readline().startswith(f"seed: waiting up to 120 s for the API at {api}")
+        target = ["-m", "reference_platform", "--port", str(port)]
+        target += ["--database-url", f"sqlite:///{tmp_path / 'late.sqlite3'}"]
+        late_env = {**RELAXED_LIMITS, "EMBEDDING_URL": seeded.stub.url}
+        with running(target, TARGET_HEALTH, port, tmp_path / "late.log", env=late_env):
+            _, err = proc.communicate(timeout=SEED_TIMEOUT_S)
+    finally:
+        stop(proc)
+    assert proc.returncode == 0, err
+    assert load_fixture(tmp_path / "f.json").api_url == api
 
 
 def test_a_short_index_is_refused_with_numbers(seeded, tmp_path):

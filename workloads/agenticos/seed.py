@@ -45,6 +45,10 @@ DEFAULT_DOCUMENTS = 40
 # busy machine, bounded so a platform that never indexes is refused, not waited on.
 INDEX_WAIT_S = 120.0
 POLL_S = 0.5
+# Seconds to wait for the API to answer at all: none by default (a platform the operator
+# forgot to start is said at once); a container stack passes --wait, since a platform
+# container that has started is not yet listening.
+DEFAULT_WAIT_S = 0.0
 # Words the synthetic documents are made of, so searches have something to rank.
 TOPICS = (
     "capacity planning",
@@ -71,6 +75,7 @@ class SeedOptions:
     email: str
     documents: int
     fixture_path: str
+    wait_s: float = DEFAULT_WAIT_S
 
 
 def document_name(index: int) -> str:
@@ -307,16 +312,31 @@ def pick_org(client: AgenticOSClient) -> str:
     return (personal or orgs[0])["id"]
 
 
+def wait_for_api(client: AgenticOSClient, api_url: str, wait_s: float) -> None:
+    """Ask for health until it answers or ``wait_s`` has passed; SeedError with the last cause."""
+    deadline = time.monotonic() + wait_s
+    said = False
+    while True:
+        try:
+            client.health()
+            return
+        except (APIUnreachable, APIError) as exc:
+            if time.monotonic() >= deadline:
+                waited = f" after {wait_s:g} s" if wait_s > 0 else ""
+                raise SeedError(
+                    f"API at {api_url} does not answer{waited} ({exc}): start it "
+                    "(make target) or pass --api-url"
+                ) from None
+            if not said:
+                print(f"seed: waiting up to {wait_s:g} s for the API at {api_url}", flush=True)
+                said = True
+        time.sleep(POLL_S)
+
+
 def seed(options: SeedOptions, password: str) -> Fixture:
     """Build (or find) every part of the fixture and return it; SeedError on refusal."""
     with AgenticOSClient(options.api_url) as client:
-        try:
-            client.health()
-        except (APIUnreachable, APIError) as exc:
-            raise SeedError(
-                f"API at {options.api_url} does not answer ({exc}): start it (make target) or "
-                "pass --api-url"
-            ) from None
+        wait_for_api(client, options.api_url, options.wait_s)
         try:
             client.sign_in(options.email, password)
         except APIError as exc:
@@ -346,6 +366,16 @@ def seed(options: SeedOptions, password: str) -> Fixture:
         documents=options.documents,
         trigger_id=trigger_id,
     )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} must be >= 0 and finite")
+    return value
 
 
 def _positive(text: str) -> int:
@@ -379,13 +409,22 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"synthetic documents in the collection (default {DEFAULT_DOCUMENTS})",
     )
     parser.add_argument("--fixture", default=str(DEFAULT_PATH), help=f"default {DEFAULT_PATH}")
+    parser.add_argument(
+        "--wait",
+        type=_seconds,
+        default=DEFAULT_WAIT_S,
+        metavar="SECONDS",
+        help="keep asking until the API answers, for at most this long (default: ask once)",
+    )
     return parser
 
 
 def main(argv: list[str]) -> int:
     """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
     args = build_parser().parse_args(argv)
-    options = SeedOptions(args.api_url, args.stub_url, args.email, args.documents, args.fixture)
+    options = SeedOptions(
+        args.api_url, args.stub_url, args.email, args.documents, args.fixture, args.wait
+    )
     try:
         fixture = seed(options, password_from_env())
     except (SeedError, FixtureError, APIUnreachable, APIError) as exc:
