@@ -102,7 +102,9 @@ class UsersShape(KitShape):
     def _note_classes(self, now: float) -> None:
         """Keep the most users of each class seen in the step: what the run really held."""
         step = self._step_at(now)
-        counts = getattr(self.runner, "user_classes_count", None) or {}
+        runner = self.runner
+        # A master counts what its workers report; a local runner counts its own users.
+        counts = getattr(runner, "reported_user_classes_count", None) or runner.user_classes_count
         if step is None:
             return
         for name, count in counts.items():
@@ -120,5 +122,6 @@ class SteppedUsersShape(UsersShape):
     abstract = True
 
     def spawn_rate(self, users: int) -> float:
-        """Fast enough to reach each step's users within about a second."""
-        return max(super().spawn_rate(users), float(users), 1.0)
+        """Fast enough to reach any step's users, or to stop them all, within about a second."""
+        most = max((s["users"] for s in self._steps), default=1)
+        return max(super().spawn_rate(users), float(most), 1.0)
