@@ -9,7 +9,7 @@ own overhead, the framework-overhead bench of the durable-runs seed.
 
     python -m bench.sweep --sweep-users 64 --step-s 10 --rest-s 10 --out runs/sweep-users
     python -m bench.sweep --sweep-rates 4,8,16,32 --step-s 10 --out runs/sweep-rates
-    python -m bench.sweep --zero-delay --sweep-users 128 --step-s 10 --out runs/overhead
+    python -m bench.sweep --zero-delay --sweep-users 64 --step-s 10 --out runs/overhead
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from stack.processes import ROOT
 
 # The model the sweeps run against unless told: a short, realistic-shaped answer.
 DEFAULT_STUB = ("--first-token-ms", "500", "--token-ms", "10", "--tokens", "8")
+# The zero-delay bench's mix: the two workloads that call the model, never cancelled.
+OVERHEAD_SCENARIO = "bench/overhead.yaml"
 # A model that answers at once: only the platform's own time is left.
 ZERO_DELAY_STUB = ("--first-token-ms", "0", "--token-ms", "0", "--tokens", "8")
 
@@ -38,7 +40,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--step-s", default="10", help="seconds per step (default 10)")
     parser.add_argument("--rest-s", default="10", help="seconds of no load at the end")
     parser.add_argument("--out", required=True, type=Path, help="run directory to write")
-    parser.add_argument("--scenario", default="scenario.yaml", help="mix, timeouts, thresholds")
+    parser.add_argument(
+        "--scenario",
+        default=None,
+        help=f"mix, timeouts, thresholds (default scenario.yaml; {OVERHEAD_SCENARIO} with "
+        "--zero-delay)",
+    )
     parser.add_argument("--database-url", help="Postgres URL for the target (default SQLite)")
     parser.add_argument("--zero-delay", action="store_true", help="stub answers at once")
     parser.add_argument(
@@ -76,7 +83,7 @@ def main(argv: list[str]) -> int:
             "--headless",
             "--only-summary",
             "--scenario",
-            args.scenario,
+            args.scenario or (OVERHEAD_SCENARIO if args.zero_delay else "scenario.yaml"),
             "--run-dir",
             str(out),
             "--topology",

@@ -36,6 +36,8 @@ from reports.verdict import FAIL, PASS, judge_thresholds
 
 # A step "grew" when its completed throughput beat the previous step's by this fraction.
 GROWTH_MIN = 0.10
+# An open-arrival step keeps up while its successes per second reach this share of its rate.
+KEEP_UP = 0.9
 # The no-load step a sweep may end with (shapes/sweep.py's name for it).
 REST = "rest"
 # Memory is "given back" when the rest step ends within this share of the growth above base.
@@ -146,7 +148,11 @@ def build(run: Run) -> Sweep:
         steps=steps,
         knee=knee,
         knee_text=knee_text,
-        plateau_text=_plateau(steps, {n for n, v in run.scenario.mix.items() if v > 0}),
+        plateau_text=_plateau(
+            steps,
+            {n for n, v in run.scenario.mix.items() if v > 0},
+            run.meta.get("mode") != "users",
+        ),
         stub=knobs,
         memory=memory,
     )
@@ -218,12 +224,19 @@ def _load(value: float | None, run: Run) -> str:
     return "none" if value is None else f"{value:g} {unit}".replace(" /s", "/s")
 
 
-def _plateau(steps: list[Step], workloads: set[str]) -> str:
-    """Where completed successes per second stop growing by GROWTH_MIN from step to step.
+def _plateau(steps: list[Step], workloads: set[str], open_arrival: bool) -> str:
+    """Where successes per second stop keeping up with the offered rate (open arrival), or
+    stop growing by GROWTH_MIN from step to step.
 
     Only steps in which every workload of the mix ran are compared: at 1 or 2 users
     only the largest classes have a user, and a different mix is a different load.
     """
+    for step in steps if open_arrival else ():
+        if step.load > 0 and step.successes_per_s < KEEP_UP * step.load:
+            return (
+                f"throughput stops keeping up at {step.name}: {step.successes_per_s:.1f}/s "
+                f"successful of {step.load:g}/s offered"
+            )
     full = [s for s in steps if workloads <= set(s.latency)]
     note = ""
     if len(full) < 2:
