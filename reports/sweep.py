@@ -158,6 +158,23 @@ def build(run: Run) -> Sweep:
     )
 
 
+def broken_thresholds(run_dir: str | Path, step: str) -> tuple[int, list[str]]:
+    """While a sweep runs: the samples recorded in ``step`` so far and its thresholds broken.
+
+    Judged on requests offered in the step, as the final report judges them.
+    """
+    run = load_run(run_dir)
+    stats = run_stats(run)
+    results = judge_thresholds(run, stats)
+    phase = stats.phase(step)
+    recorded = phase.recorded if phase else 0
+    return recorded, [
+        f"{r.workload} {r.metric} {r.measured:g} > {r.limit:g}"
+        for r in results
+        if r.phase == step and r.status == FAIL
+    ]
+
+
 def _latency(samples: pd.DataFrame) -> dict[str, dict]:
     """Per workload: nearest-rank p50/p95 over successes, TTFT p50/p95, and their counts."""
     timed = samples[timed_successes(samples)]

@@ -14,6 +14,9 @@ from engine.settings import RunSettings, SettingsError
 from engine.users import USERS, weighted_classes
 from shapes.kit_shape import KitShape
 
+# Locust ticks a shape about once a second; a step's users are counted after this long.
+SETTLE_S = 1.5
+
 
 class UsersShape(KitShape):
     """``-u`` closed-loop users at ``-r`` per second, for ``--run-time`` or until stopped.
@@ -100,19 +103,18 @@ class UsersShape(KitShape):
         return users, self.spawn_rate(users), self._classes
 
     def _note_classes(self, now: float) -> None:
-        """Keep the most users of each class seen in the step: what the run really held."""
+        """Keep the users of each class last seen in the step, from its second second on
+        (a tick reads the counts before Locust has applied the step's change)."""
         step = self._step_at(now)
+        if step is None or now - step["start_s"] < SETTLE_S:
+            return
         runner = self.runner
         # A master counts what its workers report; a local runner counts its own users.
         counts = getattr(runner, "reported_user_classes_count", None) or runner.user_classes_count
-        if step is None:
-            return
-        for name, count in counts.items():
-            if count:
-                step["classes"][name] = max(step["classes"].get(name, 0), count)
+        step["classes"] = {name: count for name, count in counts.items() if count}
 
     def users_record(self) -> list[dict]:
-        """Per step: its name, users asked for, start, and the most users of each class seen."""
+        """Per step: its name, users asked for, start, and the users of each class seen."""
         return [dict(s, classes=dict(s["classes"])) for s in self._steps]
 
 

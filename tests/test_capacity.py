@@ -228,3 +228,18 @@ def test_rate_sweep_finds_the_pool_knee(capped, chat_scenario, tmp_path):
     assert [s.holds for s in report.steps] == [True, True, False], [s.failed for s in report.steps]
     assert report.knee == 2
     assert report.load_unit == "arrivals/s"
+
+
+def test_rate_sweep_with_sweep_stop_ends_after_the_step_that_broke(capped, chat_scenario, tmp_path):
+    run_dir = tmp_path / "sweep-stop"
+    sweep = ("--sweep-rates", "1,2,8,16,32", "--step-s", "6", "--sweep-stop")
+    run_local(capped, chat_scenario, run_dir, *sweep)
+    record = read_run(run_dir)
+    names = [p["name"] for p in record["phases"]]
+    # 8/s broke; it is judged once its arrivals are in, during 16/s, which is cut short.
+    assert names[:3] == ["rate=1/s", "rate=2/s", "rate=8/s"]
+    assert "rate=32/s" not in names
+    assert record["phases"][-1]["end_s"] < 5 * 6
+    assert record["offered"] == len(read_samples(run_dir))
+    report = build_sweep(load_run(run_dir))
+    assert report.knee == 2
