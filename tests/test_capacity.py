@@ -17,6 +17,9 @@ import contextlib
 import json
 import subprocess
 import sys
+import time
+import urllib.parse
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,13 +29,14 @@ import pytest
 from reports.rundir import load_run
 from reports.sweep import build as build_sweep
 from scenario import WORKLOADS
-from stack.processes import ROOT, free_port, running
+from stack.processes import ROOT, free_port, running, stop, wait_ready
 from tests.generator_env import (
     GENEROUS_LIMITS,
     MIX,
     PASSWORD,
     Platform,
     load_env,
+    locust_args,
     platform,
     read_run,
     read_samples,
@@ -55,6 +59,8 @@ SESSION_ENV = {"SESSION_MB": str(SESSION_MB), "SESSION_TTL_S": "4"}
 # that waits for another (>= 1000 ms): the threshold that makes the knee 2.
 CHAT_P95_LIMIT_MS = 900
 CHAT_ONLY = {"chat_stream": 1}
+# Start, a few requests, stop and the report, through the web UI on a busy machine.
+UI_WAIT_S = 60
 
 
 def _conversations(plat: Platform) -> int:
@@ -135,6 +141,41 @@ def test_users_mode_and_a_rate_are_refused_together(plat, mode_scenario, tmp_pat
     assert result.returncode == 2
     assert "-u/--users and --rate: a run is in one mode" in result.stderr
     assert not (tmp_path / "both" / "samples.csv").exists()
+
+
+def test_web_ui_users_field_runs_users_mode(plat, mode_scenario, tmp_path):
+    """The start form's Users and spawn rate drive users mode (use_common_options)."""
+    port = free_port()
+    run_dir = tmp_path / "ui"
+    ui = ["--web-host", "127.0.0.1", "--web-port", str(port), "-u", "2", "-r", "2"]
+    args = [sys.executable, *locust_args(plat, mode_scenario, run_dir, *ui)]
+    log = (tmp_path / "ui.log").open("w")
+    proc = subprocess.Popen(args, cwd=ROOT, env=load_env(), stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(base + "/", proc)
+        page = urllib.request.urlopen(base + "/", timeout=10).read().decode()
+        assert '"shape_use_common_options": true' in page
+        form = {"user_count": "5", "spawn_rate": "5", "host": plat.target.url}
+        urllib.request.urlopen(base + "/swarm", urllib.parse.urlencode(form).encode(), timeout=30)
+        deadline = time.monotonic() + UI_WAIT_S
+        stats = {}
+        while time.monotonic() < deadline and stats.get("user_count") != 5:
+            time.sleep(0.5)
+            stats = json.loads(urllib.request.urlopen(base + "/stats/requests", timeout=10).read())
+        assert stats.get("user_count") == 5, stats
+        while time.monotonic() < deadline and not (run_dir / "samples.csv").stat().st_size:
+            time.sleep(0.5)
+        urllib.request.urlopen(base + "/stop", b"", timeout=30)
+        while time.monotonic() < deadline and read_run(run_dir)["ended_at"] is None:
+            time.sleep(0.5)
+    finally:
+        stop(proc)
+        log.close()
+    record = read_run(run_dir)
+    assert record["mode"] == "users"
+    assert record["users"][0]["users"] == 5
+    assert record["offered"] == len(read_samples(run_dir)) > 0
 
 
 @contextlib.contextmanager
