@@ -105,6 +105,7 @@ class UsersDriver:
         self._served = {n for i, n in enumerate(mix.names) if bounds[i + 1] > bounds[i]}
         self._next = 0
         self._in_flight: dict[int, tuple[str, int, float]] = {}
+        self._serving: dict[int, gevent.Greenlet] = {}
         self._idle = gevent.event.Event()
         self._idle.set()
         self._closed = False
@@ -139,6 +140,7 @@ class UsersDriver:
         segment = self._segment_at(now)
         self.offered[segment, workload] += 1
         self._in_flight[index] = (workload, segment, now)
+        self._serving[index] = gevent.getcurrent()
         self._idle.clear()
         sent: list[float] = []
         result = serve(
@@ -160,6 +162,7 @@ class UsersDriver:
         return next((n for n in range(len(segments) - 1, -1, -1) if segments[n].start_s <= now), 0)
 
     def _record(self, index: int, result: Result | None, sent_s: float | None) -> None:
+        self._serving.pop(index, None)
         if self._closed or (entry := self._in_flight.pop(index, None)) is None:
             return
         workload, segment, due_s = entry
@@ -193,13 +196,18 @@ class UsersDriver:
         self.close(until_s=None)
 
     def close(self, until_s: float | None) -> None:
-        """Stop serving now; requests still in flight are recorded as abandoned."""
+        """Stop serving now; requests still in flight are recorded as abandoned and their
+        users' greenlets stopped."""
         global _active
         if self._closed:
             return
+        serving = [g for g in self._serving.values() if g is not gevent.getcurrent()]
         for index in sorted(self._in_flight):
             self._record(index, None, None)
         self._closed = True
+        # Like the dispatcher's pool: nothing of this run keeps working after it closed
+        # (Locust would otherwise wait its stop timeout for users still in a request).
+        gevent.killall(serving, block=False)
         if _active is self:
             _active = None
         self._http.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -134,6 +135,33 @@ def test_users_mode_master_and_one_worker(plat, mode_scenario, tmp_path):
     result = run_distributed(plat, mode_scenario, run_dir, 1, *args)
     _check_users_run(run_dir, result)
     assert read_run(run_dir)["workers"] == 1
+
+
+def test_users_mode_stopped_early_records_every_request_once(plat, mode_scenario, tmp_path):
+    """SIGINT mid-run: requests in flight are abandoned, not lost, and nothing comes after."""
+    run_dir = tmp_path / "users-stopped"
+    args = [sys.executable, *locust_args(plat, mode_scenario, run_dir, "--headless", "-u", "10")]
+    proc = subprocess.Popen(
+        [*args, "-r", "10"], cwd=ROOT, env=load_env(), stdout=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + UI_WAIT_S
+        while time.monotonic() < deadline and len(_rows(run_dir)) < 50:
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=UI_WAIT_S)
+    finally:
+        stop(proc)
+    record, samples = read_run(run_dir), read_samples(run_dir)
+    assert record["mode"] == "users"
+    assert record["stopped"] == "interrupted" and record["ended_at"]
+    assert record["offered"] == len(samples) >= 50
+    assert max(float(s["finished_s"]) for s in samples) <= record["duration_s"] + 0.5
+
+
+def _rows(run_dir: Path) -> list[str]:
+    path = run_dir / "samples.csv"
+    return path.read_text().splitlines()[1:] if path.exists() else []
 
 
 def test_users_mode_and_a_rate_are_refused_together(plat, mode_scenario, tmp_path):
