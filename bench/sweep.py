@@ -15,6 +15,7 @@ own overhead, the framework-overhead bench of the durable-runs seed.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help=f"mix, timeouts, thresholds (default scenario.yaml; {OVERHEAD_SCENARIO} with "
         "--zero-delay)",
     )
-    parser.add_argument("--database-url", help="Postgres URL for the target (default SQLite)")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL"),
+        help="Postgres URL for the target (default: $DATABASE_URL, else SQLite); prefer the "
+        "variable when the URL carries a password",
+    )
     parser.add_argument("--zero-delay", action="store_true", help="stub answers at once")
     parser.add_argument(
         "--target-env", action="append", default=[], help="KEY=VALUE for the target, repeatable"
