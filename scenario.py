@@ -191,8 +191,12 @@ def load_scenario(path: str | Path = DEFAULT_PATH) -> Scenario:
     return scenario_from_dict(raw)
 
 
-def scenario_from_dict(raw: object) -> Scenario:
-    """Validate a scenario given as plain data (YAML, or run.json's ``scenario``)."""
+def scenario_from_dict(raw: object, *, as_run: bool = False) -> Scenario:
+    """Validate a scenario given as plain data (YAML, or run.json's ``scenario``).
+
+    ``as_run`` reads a run's record, where a phase may have rate 0: a users-mode step
+    (closed loop, no arrivals on a schedule) or a sweep's rest. A scenario file may not.
+    """
     if not isinstance(raw, dict):
         raise ScenarioError("scenario: expected a mapping with workloads, phases and thresholds")
     for key in raw:
@@ -201,7 +205,7 @@ def scenario_from_dict(raw: object) -> Scenario:
                 f"{key}: unknown scenario field; use one of {tuple(Scenario.__dataclass_fields__)}"
             )
     workloads = _workloads(raw.get("workloads"))
-    phases = _phases(raw.get("phases"))
+    phases = _phases(raw.get("phases"), as_run)
     names = {w.name for w in workloads}
     phase_names = tuple(p.name for p in phases)
     judging = _judging(raw.get("judging", {}), phase_names)
@@ -231,6 +235,13 @@ def _positive(value: object, where: str) -> float:
     return number
 
 
+def _rate(value: object, where: str, as_run: bool) -> float:
+    """A phase's rate: above 0, or also 0 in a run's record (a users step, a sweep's rest)."""
+    if as_run and _number(value, where, "give a rate of 0 or more") == 0:
+        return 0.0
+    return _positive(value, where)
+
+
 def _fraction(value: object, where: str) -> float:
     number = _number(value, where, "give a fraction between 0 and 1")
     if not 0 <= number <= 1:
@@ -255,7 +266,7 @@ def _workloads(raw: object) -> tuple[Workload, ...]:
     return tuple(workloads)
 
 
-def _phases(raw: object) -> tuple[Phase, ...]:
+def _phases(raw: object, as_run: bool = False) -> tuple[Phase, ...]:
     if not isinstance(raw, list) or not raw:
         raise ScenarioError("phases: expected a list of {name, duration_s, rate, reason}")
     phases, seen = [], set()
@@ -270,7 +281,7 @@ def _phases(raw: object) -> tuple[Phase, ...]:
             Phase(
                 name=name,
                 duration_s=_positive(spec.get("duration_s"), f"phases.{name}.duration_s"),
-                rate=_positive(spec.get("rate"), f"phases.{name}.rate"),
+                rate=_rate(spec.get("rate"), f"phases.{name}.rate", as_run),
                 reason=str(spec.get("reason", "")),
             )
         )

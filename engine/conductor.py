@@ -50,6 +50,7 @@ from engine.settings import (
     settings_from,
     with_host,
 )
+from engine.users import mode_fields, mode_of
 from probes import ProbeRun, Reading, start_probes
 from scenario import Scenario, Workload
 from workloads.dialect import PreflightError
@@ -182,6 +183,7 @@ class Conductor:
             fixture=vars(fixture),
             host=settings.host,
             email=settings.email,
+            mode=mode_of(shape),
         )
         environment.runner.send_message(PREPARE, to_wire(prepare))
         self._all_ready.wait(READY_TIMEOUT_S)
@@ -294,6 +296,11 @@ class Conductor:
             return None
         now = run.clock.now()
         return run.files.dir, run.plan.due_before(now)
+
+    def now(self) -> float | None:
+        """Seconds since the current run started (None before one starts): a shape's clock."""
+        run = self._run
+        return None if run is None or run.clock is None else run.clock.now()
 
     def change_plan(self, plan_for) -> None:
         """Apply a plan change the shape computes from (current plan, when it takes effect)."""
@@ -475,6 +482,7 @@ class Conductor:
             "probes": probes or NOT_SUMMARISED,
             "skipped": run.skipped,
             "stopped": run.stopped or NOT_ENDED,
+            **mode_fields(self.environment.shape_class),
         }
         run.files.write_run_json(record)
         return record

@@ -16,7 +16,6 @@ import gevent
 import gevent.event
 
 from engine.clock import RunClock
-from engine.dispatcher import Dispatcher
 from engine.http import HttpTransport
 from engine.messages import (
     DRAINED,
@@ -33,6 +32,7 @@ from engine.samples import ABANDONED, SUCCESSFUL, Sample
 from engine.schedule import Plan
 from engine.self_probe import SelfProbe
 from engine.serve import CHAT
+from engine.users import driver_class
 from scenario import scenario_from_dict
 from workloads.dialect import Dialect, DialectError
 from workloads.fixture import Fixture, FixtureError, password_from_env
@@ -58,7 +58,7 @@ class _Run:
         self.scenario = scenario_from_dict(prepare.scenario)
         self.plan: Plan | None = None
         self.plan_closed = gevent.event.Event()
-        self.dispatcher: Dispatcher | None = None
+        self.dispatcher = None
         self.probe: SelfProbe | None = None
         self.lifecycle: gevent.Greenlet | None = None
         self.samples: list[Sample] = []
@@ -101,7 +101,7 @@ class LoadProcess:
         run.plan = plan
         if run.dispatcher is None:
             clock = RunClock(update.start_epoch)
-            run.dispatcher = Dispatcher(
+            run.dispatcher = driver_class(run.prepare.mode)(
                 slot=run.slot,
                 workers=len(run.prepare.slots),
                 plan=plan,

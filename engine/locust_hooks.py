@@ -28,6 +28,7 @@ from engine.messages import (
 )
 from engine.settings import BAD_INPUT, add_options, check_new_run_dir, settings_from
 from shapes.choose import choose_shape
+from shapes.sweep import add_sweep_options
 from webui.rate_page import add_rate_page
 from webui.verdict_tab import add_verdict_tab
 from workloads.fixture import password_from_env
@@ -42,6 +43,7 @@ _process: LoadProcess | None = None
 def install() -> None:
     """Register the listeners (the locustfile calls this once)."""
     events.init_command_line_parser.add_listener(lambda parser: add_options(parser))
+    events.init_command_line_parser.add_listener(add_sweep_options)
     events.init.add_listener(_on_init)
     events.test_start.add_listener(_on_test_start)
     events.test_stopping.add_listener(_on_test_stopping)

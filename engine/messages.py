@@ -33,6 +33,8 @@ class Prepare:
     fixture: dict
     host: str
     email: str
+    # "open arrival" (the dispatcher) or "users" (closed-loop Locust users); see engine/users.py.
+    mode: str = "open arrival"
 
 
 @dataclass

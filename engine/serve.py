@@ -30,8 +30,12 @@ def serve(
     cancel: bool,
     timeout_s: float,
     on_sent: Callable[[float], None],
+    session: dict | None = None,
 ) -> Result:
-    """How arrival ``index`` ended; ``on_sent`` gets the run time at which its request left."""
+    """How arrival ``index`` ended; ``on_sent`` gets the run time at which its request left.
+
+    ``session`` is a users-mode user's own state (its conversation), None in open arrival.
+    """
     timeout = gevent.Timeout(timeout_s)
 
     def sent() -> float:
@@ -42,7 +46,7 @@ def serve(
 
     try:
         if workload == CHAT:
-            return dialect.chat_turn(Attempt(index, cancel, clock.now, sent), timeout_s)
+            return dialect.chat_turn(Attempt(index, cancel, clock.now, sent, session), timeout_s)
         call = dialect.call(workload, index)
         sent()
         status, body = http.send(call)

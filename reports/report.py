@@ -146,6 +146,16 @@ def _machine(machine: object) -> str:
     return ", ".join(parts)
 
 
+def _mode(run: Run) -> str:
+    """How load was offered: a run is in one mode only, and the reader must know which."""
+    if run.meta.get("mode") == "users":
+        return (
+            "users (closed loop: each user sends its next request when the last one is "
+            "answered; a phase's rate column does not apply, its users are in its name)"
+        )
+    return "open arrival (requests offered on a schedule, whatever the answers)"
+
+
 def _meta(run: Run, key: str) -> str:
     value = run.meta.get(key)
     return "not recorded" if value is None or value == "" else str(value)
@@ -168,6 +178,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
             ("what", "as recorded in run.json"),
             (
                 ("scenario", run.scenario.name),
+                ("mode", _mode(run)),
                 ("started", _meta(run, "started_at")),
                 ("ended", _meta(run, "ended_at")),
                 ("stopped", _meta(run, "stopped")),

@@ -119,7 +119,7 @@ def _read_run_json(file: Path) -> tuple[dict, Scenario, tuple[PhaseWindow, ...]]
     if missing:
         raise RunDirError(f"{file}: missing keys {', '.join(missing)} (see reports/README.md)")
     try:
-        scenario = scenario_from_dict(meta["scenario"])
+        scenario = scenario_from_dict(meta["scenario"], as_run=True)
     except ScenarioError as exc:
         raise RunDirError(f"{file}: scenario.{exc}") from None
     if not isinstance(meta["offered"], int) or isinstance(meta["offered"], bool):

@@ -1,8 +1,9 @@
-"""Which shape a test runs: an operator's constant rate, or the scenario's four phases.
+"""Which shape a test runs: a constant rate, the four phases, users, or a sweep.
 
 The web UI is for exploring, so it offers the constant rate (set in the start
 form, changed at /arrival-rate); a headless run is a capacity run, so it runs the
-four phases unless ``--rate`` is given. ``--class-picker`` lets the UI pick either.
+four phases unless ``--rate`` is given. A sweep option or ``-u`` asks for a capacity
+shape instead (shapes/sweep.py). ``--class-picker`` lets the UI pick any of them.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from engine.conductor import Conductor
 from shapes.constant_rate import ConstantRateShape
 from shapes.four_phase import FourPhaseShape
 from shapes.kit_shape import KitShape
+from shapes.sweep import capacity_shape_class
 
 
 def choose_shape(environment, conductor: Conductor) -> object:
     """Attach the conductor to this kit's shapes and return the one to run."""
     options = environment.parsed_options
     exploring = options.rate is not None or not options.headless
-    wanted = ConstantRateShape if exploring else FourPhaseShape
+    wanted = capacity_shape_class(options) or (ConstantRateShape if exploring else FourPhaseShape)
     chosen = environment.shape_class
     for shape in (environment.available_shape_classes or {}).values():
         if isinstance(shape, KitShape):

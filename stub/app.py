@@ -273,7 +273,17 @@ class _Stub:
 
     async def get_stats(self, request: web.Request) -> web.Response:
         """GET /stats: combined counters of every stub process on this port."""
-        return web.json_response(self.stats.snapshot())
+        return web.json_response({**self.stats.snapshot(), "knobs": self._knobs()})
+
+    def _knobs(self) -> dict[str, float]:
+        """The stated delays, so a report can subtract the model's time from what it observed."""
+        config = self.config
+        return {
+            "first_token_ms": config.first_token_ms,
+            "token_ms": config.token_ms,
+            "tokens": config.tokens,
+            "jitter": config.jitter,
+        }
 
     async def reset_stats(self, request: web.Request) -> web.Response:
         """POST /stats/reset: counting starts afresh; what is in flight stays in flight."""

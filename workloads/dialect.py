@@ -30,6 +30,9 @@ class Attempt:
     cancel: bool
     now: Callable[[], float]
     sent: Callable[[], float]
+    # A users-mode user's own state, kept across its requests (a chat user's conversation);
+    # None in open arrival, where every arrival is a stranger.
+    session: dict | None = None
 
 
 class Dialect(ABC):

@@ -179,7 +179,7 @@ class AgenticOS(Dialect):
         message = {
             "message": f"Load test turn {attempt.index}: answer in a few words.",
             "agent_id": self.fixture.agent_id,
-            "conversation_id": None,
+            "conversation_id": (attempt.session or {}).get("conversation_id"),
         }
         sent = attempt.sent()
         try:
@@ -213,6 +213,10 @@ def _read_turn(ws: websocket.WebSocket, attempt: Attempt, sent: float) -> Result
             kind = frame.get("type")
         except (ValueError, AttributeError):
             return Result(101, FAILED, "bad frame: not a JSON object", received, tokens, ttft_ms)
+        if attempt.session is not None and kind in ("conversation_created", "complete"):
+            conversation = (frame.get("data") or {}).get("conversation_id")
+            if conversation:
+                attempt.session["conversation_id"] = conversation
         if kind == "text_delta":
             tokens += 1
             if ttft_ms is None:

@@ -1,0 +1,114 @@
+"""One command for a capacity sweep against the reference platform: start, seed, sweep, report.
+
+Starts the stub and the reference target on loopback (stack/local.py), runs a
+concurrency sweep (users mode) or a rate sweep (open arrival) with every probe
+(API RSS and Private_Dirty, /metrics, the stub's /stats and knobs, Postgres when
+given), then writes the sweep report (reports/sweep.py) beside the run's own.
+``--zero-delay`` makes the stub answer at once: what is left is the platform's
+own overhead, the framework-overhead bench of the durable-runs seed.
+
+    python -m bench.sweep --sweep-users 64 --step-s 10 --rest-s 10 --out runs/sweep-users
+    python -m bench.sweep --sweep-rates 4,8,16,32 --step-s 10 --out runs/sweep-rates
+    python -m bench.sweep --zero-delay --sweep-users 64 --step-s 10 --out runs/overhead
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from reports import sweep as sweep_report
+from reports.rundir import load_run
+from stack.local import LOCUST, StackOptions, child_env, local_stack
+from stack.processes import ROOT
+
+# The model the sweeps run against unless told: a short, realistic-shaped answer.
+DEFAULT_STUB = ("--first-token-ms", "500", "--token-ms", "10", "--tokens", "8")
+# The zero-delay bench's mix: the two workloads that call the model, never cancelled.
+OVERHEAD_SCENARIO = "bench/overhead.yaml"
+# A model that answers at once: only the platform's own time is left.
+ZERO_DELAY_STUB = ("--first-token-ms", "0", "--token-ms", "0", "--tokens", "8")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The bench's options; --sweep-users or --sweep-rates is required."""
+    parser = argparse.ArgumentParser(prog="python -m bench.sweep", description=__doc__)
+    parser.add_argument("--sweep-users", help="concurrency sweep: N (1, 2, 4, ... N) or a list")
+    parser.add_argument("--sweep-rates", help="rate sweep: arrivals per second, e.g. 4,8,16")
+    parser.add_argument("--step-s", default="10", help="seconds per step (default 10)")
+    parser.add_argument("--rest-s", default="10", help="seconds of no load at the end")
+    parser.add_argument("--out", required=True, type=Path, help="run directory to write")
+    parser.add_argument(
+        "--scenario",
+        default=None,
+        help=f"mix, timeouts, thresholds (default scenario.yaml; {OVERHEAD_SCENARIO} with "
+        "--zero-delay)",
+    )
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL"),
+        help="Postgres URL for the target (default: $DATABASE_URL, else SQLite); prefer the "
+        "variable when the URL carries a password",
+    )
+    parser.add_argument("--zero-delay", action="store_true", help="stub answers at once")
+    parser.add_argument(
+        "--target-env", action="append", default=[], help="KEY=VALUE for the target, repeatable"
+    )
+    args = parser.parse_args(argv)
+    if bool(args.sweep_users) == bool(args.sweep_rates):
+        parser.error("give exactly one of --sweep-users and --sweep-rates")
+    return args
+
+
+def main(argv: list[str]) -> int:
+    """Run the sweep; the exit code is Locust's (its verdict), the sweep report is always built."""
+    args = parse_args(argv)
+    out: Path = args.out
+    if out.exists():
+        print(f"bench.sweep: --out {out} exists; pass a new directory", file=sys.stderr)
+        return 2
+    work = out.with_name(out.name + "-stack")
+    target_env = dict(kv.split("=", 1) for kv in args.target_env)
+    options = StackOptions(
+        workdir=work,
+        database_url=args.database_url,
+        stub_args=ZERO_DELAY_STUB if args.zero_delay else DEFAULT_STUB,
+        target_env=target_env,
+    )
+    sweep = (
+        ["--sweep-users", args.sweep_users]
+        if args.sweep_users
+        else ["--sweep-rates", args.sweep_rates]
+    )
+    with local_stack(options) as stack:
+        command = [
+            *LOCUST,
+            "--headless",
+            "--only-summary",
+            "--scenario",
+            args.scenario or (OVERHEAD_SCENARIO if args.zero_delay else "scenario.yaml"),
+            "--run-dir",
+            str(out),
+            "--topology",
+            stack.topology,
+            *stack.locust_options(),
+            *sweep,
+            "--step-s",
+            args.step_s,
+            "--rest-s",
+            args.rest_s,
+        ]
+        done = subprocess.run(command, cwd=ROOT, env=child_env(), check=False)
+    result = sweep_report.build(load_run(out))
+    sweep_report.write(result, out)
+    print(f"{result.mode}: knee {result.knee_text}; {result.plateau_text}")
+    print(f"memory: {result.memory['text']}")
+    print(f"sweep report: {out / 'sweep.md'}")
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

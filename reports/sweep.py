@@ -1,0 +1,538 @@
+"""A sweep's report: each step's throughput and latency, the knee, the overhead, memory per session.
+
+Reads a run directory written by a sweep shape (shapes/sweep.py), whose phases
+are its steps, and answers the capacity questions the seeds ask: how much load
+before a threshold breaks or throughput stops growing (the knee), what the
+platform adds on top of the model (observed time minus the stub's stated
+delays, read from the stub's /stats knobs in probes.csv), and what one
+concurrent session costs in memory (a least-squares fit of the API process's
+RSS and Private_Dirty against sessions, with r^2, and whether a rest step gave
+it back). It never mixes modes: the run's mode is stated and decides what
+"load" means (users, or arrivals per second). Writes sweep.md, sweep.html,
+sweep.json and sweep.png beside the run's own report.
+
+    python -m reports.sweep runs/<timestamp>
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import io
+import itertools
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import ScalarFormatter
+
+from reports.rundir import Run, RunDirError, load_run
+from reports.stats import percentiles_by, run_stats, timed_successes
+from reports.verdict import FAIL, PASS, judge_thresholds
+
+# A step "grew" when its completed throughput beat the previous step's by this fraction.
+GROWTH_MIN = 0.10
+# An open-arrival step keeps up while its successes per second reach this share of its rate.
+KEEP_UP = 0.9
+# The no-load step a sweep may end with (shapes/sweep.py's name for it).
+REST = "rest"
+# Memory is "given back" when the rest step ends within this share of the growth above base.
+GIVEN_BACK_SHARE = 0.25
+# The workloads whose time includes one model call the stub answers.
+MODEL_WORKLOADS = ("chat_stream", "agent_run")
+MB = 1024 * 1024
+
+
+@dataclass
+class Step:
+    """One sweep step as measured."""
+
+    name: str
+    load: float
+    seconds: float
+    offered: int
+    completed_per_s: float
+    successes_per_s: float
+    error_rate: float | None
+    shed_rate: float | None
+    latency: dict[str, dict] = field(default_factory=dict)
+    overhead: dict[str, dict] = field(default_factory=dict)
+    thresholds: str = "none judged"
+    holds: bool = True
+    failed: list[str] = field(default_factory=list)
+    rss_mb: float | None = None
+    private_dirty_mb: float | None = None
+    sessions: float | None = None
+
+
+@dataclass
+class Sweep:
+    """The whole sweep: its steps and what they say."""
+
+    run_id: str
+    mode: str
+    load_unit: str
+    steps: list[Step]
+    knee: float | None
+    knee_text: str
+    plateau_text: str
+    stub: dict
+    memory: dict
+
+
+def stub_knobs(run: Run) -> dict:
+    """The stub's stated delays from probes.csv (its /stats ``knobs``), empty if not probed."""
+    probes = run.probes
+    if probes is None or probes.empty:
+        return {}
+    rows = probes[(probes["probe"] == "stub") & probes["metric"].str.startswith("knobs.")]
+    return {
+        m.removeprefix("knobs."): float(v)
+        for m, v in zip(rows["metric"], rows["value"], strict=False)
+    }
+
+
+def step_loads(run: Run) -> dict[str, float]:
+    """Each step's load: its users in users mode (run.json ``users``), else its arrival rate."""
+    if run.meta.get("mode") == "users":
+        return {s["name"]: float(s["users"]) for s in run.meta.get("users", [])}
+    return {p.name: p.rate for p in run.phases}
+
+
+def build(run: Run) -> Sweep:
+    """Measure every step of a sweep run, then find its knee, overhead and memory fit."""
+    stats = run_stats(run)
+    results = judge_thresholds(run, stats)
+    loads = step_loads(run)
+    knobs = stub_knobs(run)
+    samples = run.samples
+    steps = []
+    for phase in stats.phases:
+        if phase.name == REST:
+            continue
+        done, offered = phase.by_completion, phase.by_offer
+        mine = samples[samples["phase"] == phase.name]
+        step = Step(
+            name=phase.name,
+            load=loads.get(phase.name, phase.window.rate),
+            seconds=phase.window.duration_s,
+            offered=phase.offered,
+            completed_per_s=done.completed_per_s,
+            successes_per_s=done.successes_per_s,
+            error_rate=offered.total.error_rate,
+            shed_rate=offered.total.shed / offered.total.calls if offered.total.calls else None,
+        )
+        step.latency = _latency(mine)
+        step.overhead = _overhead(step.latency, knobs)
+        judged = [r for r in results if r.phase == phase.name and r.status in (PASS, FAIL)]
+        step.failed = [
+            f"{r.workload} {r.metric} {r.measured:g} > {r.limit:g}"
+            for r in judged
+            if r.status == FAIL
+        ]
+        step.holds = not step.failed
+        step.thresholds = (
+            f"{len(judged) - len(step.failed)} of {len(judged)} hold" if judged else "none judged"
+        )
+        steps.append(step)
+    memory = _memory(run, steps)
+    knee, knee_text = _knee(steps, run)
+    return Sweep(
+        run_id=run.run_id,
+        mode=str(run.meta.get("mode", "open arrival")),
+        load_unit="users" if run.meta.get("mode") == "users" else "arrivals/s",
+        steps=steps,
+        knee=knee,
+        knee_text=knee_text,
+        plateau_text=_plateau(
+            steps,
+            {n for n, v in run.scenario.mix.items() if v > 0},
+            run.meta.get("mode") != "users",
+        ),
+        stub=knobs,
+        memory=memory,
+    )
+
+
+def broken_thresholds(run_dir: str | Path, step: str) -> tuple[int, list[str]]:
+    """While a sweep runs: the samples recorded in ``step`` so far and its thresholds broken.
+
+    Judged on requests offered in the step, as the final report judges them.
+    """
+    run = load_run(run_dir)
+    stats = run_stats(run)
+    results = judge_thresholds(run, stats)
+    phase = stats.phase(step)
+    recorded = phase.recorded if phase else 0
+    return recorded, [
+        f"{r.workload} {r.metric} {r.measured:g} > {r.limit:g}"
+        for r in results
+        if r.phase == step and r.status == FAIL
+    ]
+
+
+def _latency(samples: pd.DataFrame) -> dict[str, dict]:
+    """Per workload: nearest-rank p50/p95 over successes, TTFT p50/p95, and their counts."""
+    timed = samples[timed_successes(samples)]
+    latency = percentiles_by(timed, "workload", "latency_ms")
+    ttft = percentiles_by(samples[samples["ok"] == 1], "workload", "ttft_ms")
+    out = {}
+    for name in sorted(set(latency) | set(ttft)):
+        lat, first = latency.get(name), ttft.get(name)
+        out[name] = {
+            "n": lat.count if lat else 0,
+            "p50_ms": lat.p50 if lat else None,
+            "p95_ms": lat.p95 if lat else None,
+            "ttft_n": first.count if first else 0,
+            "ttft_p50_ms": first.p50 if first else None,
+            "ttft_p95_ms": first.p95 if first else None,
+        }
+    return out
+
+
+def _overhead(latency: dict[str, dict], knobs: dict) -> dict[str, dict]:
+    """What the platform added over the stub's stated delays, per model workload.
+
+    TTFT overhead = observed TTFT - first_token_ms; turn overhead = observed turn time -
+    (first_token_ms + (tokens - 1) x token_ms), the stub's whole answer.
+    """
+    if not {"first_token_ms", "token_ms", "tokens"} <= set(knobs):
+        return {}
+    first = knobs["first_token_ms"]
+    stream = first + (knobs["tokens"] - 1) * knobs["token_ms"]
+    out = {}
+    for name in MODEL_WORKLOADS:
+        lat = latency.get(name)
+        if not lat:
+            continue
+        out[name] = {
+            "ttft_p50_ms": _minus(lat["ttft_p50_ms"], first),
+            "ttft_p95_ms": _minus(lat["ttft_p95_ms"], first),
+            "turn_p50_ms": _minus(lat["p50_ms"], stream),
+            "turn_p95_ms": _minus(lat["p95_ms"], stream),
+        }
+    return out
+
+
+def _minus(value: float | None, stated: float) -> float | None:
+    return None if value is None else value - stated
+
+
+def _knee(steps: list[Step], run: Run) -> tuple[float | None, str]:
+    """The highest load up to which every step's thresholds hold."""
+    if not any(s.thresholds != "none judged" for s in steps):
+        return None, "no threshold was judged in any step, so the sweep names no knee"
+    knee = None
+    for step in steps:
+        if not step.holds:
+            broke = "; ".join(step.failed)
+            where = f"{_load(knee, run)}" if knee is not None else "none (the first step broke)"
+            return knee, f"{where}: every threshold holds up to it; at {step.name} {broke}"
+        knee = step.load
+    return knee, f"{_load(knee, run)} or more: every threshold held at every step"
+
+
+def _load(value: float | None, run: Run) -> str:
+    unit = "users" if run.meta.get("mode") == "users" else "/s"
+    return "none" if value is None else f"{value:g} {unit}".replace(" /s", "/s")
+
+
+def _plateau(steps: list[Step], workloads: set[str], open_arrival: bool) -> str:
+    """Where successes per second stop keeping up with the offered rate (open arrival), or
+    stop growing by GROWTH_MIN from step to step.
+
+    Only steps in which every workload of the mix ran are compared: at 1 or 2 users
+    only the largest classes have a user, and a different mix is a different load.
+    """
+    for step in steps if open_arrival else ():
+        if step.load > 0 and step.successes_per_s < KEEP_UP * step.load:
+            return (
+                f"throughput stops keeping up at {step.name}: {step.successes_per_s:.1f}/s "
+                f"successful of {step.load:g}/s offered"
+            )
+    full = [s for s in steps if workloads <= set(s.latency)]
+    note = ""
+    if len(full) < 2:
+        full, note = steps, " (comparing steps with different mixes: few users per class)"
+    for before, after in itertools.pairwise(full):
+        if before.successes_per_s <= 0:
+            continue
+        gain = after.successes_per_s / before.successes_per_s - 1
+        if gain < GROWTH_MIN:
+            return (
+                f"throughput stops growing after {before.name}: {before.successes_per_s:.1f}/s "
+                f"there, {after.successes_per_s:.1f}/s at {after.name} ({gain:+.0%}){note}"
+            )
+    return f"throughput grew by 10% or more at every step from {full[0].name}{note}"
+
+
+def _memory(run: Run, steps: list[Step]) -> dict:
+    """API memory per step, a fit of MB per concurrent session, and whether rest gave it back."""
+    probes = run.probes
+    if probes is None or probes.empty or not (probes["probe"] == "api").any():
+        return {"text": "not measured: give --api-pid (the API process) to probe its memory"}
+    api = probes[probes["probe"] == "api"]
+    rss = api[api["metric"] == "rss_bytes"]
+    dirty = api[api["metric"] == "private_dirty_bytes"]
+    users = run.meta.get("mode") == "users"
+    in_flight = _generator_in_flight(probes)
+    windows = {p.name: p for p in run.phases}
+    for step in steps:
+        window = windows[step.name]
+        step.rss_mb = _settled(rss, window.start_s, window.end_s)
+        step.private_dirty_mb = _settled(dirty, window.start_s, window.end_s)
+        step.sessions = step.load if users else _settled_mean(in_flight, window)
+    out = {
+        "sessions": "users (each its own session)"
+        if users
+        else "arrivals in flight (mean of the generator's count), open arrival has no sessions",
+        "rss": _fit([(s.sessions, s.rss_mb) for s in steps]),
+        "private_dirty": _fit([(s.sessions, s.private_dirty_mb) for s in steps]),
+    }
+    rest = windows.get(REST)
+    peak = max((s.rss_mb for s in steps if s.rss_mb is not None), default=None)
+    base = _value_before(rss, steps[0].seconds if steps else 0.0)
+    if rest is None:
+        out["given_back"] = "not measured: run the sweep with --rest-s to see memory after load"
+    elif peak is None or base is None:
+        out["given_back"] = "not measured: no memory reading in the steps"
+    else:
+        last = rss[(rss["t_s"] >= rest.start_s)]["value"]
+        end = float(last.iloc[-1]) / MB if len(last) else None
+        if end is None:
+            out["given_back"] = "not measured: no reading in the rest step"
+        else:
+            grown = max(peak - base, 0.0)
+            kept = end - base
+            verdict = "given back" if kept <= GIVEN_BACK_SHARE * grown else "NOT given back"
+            out["given_back"] = (
+                f"{verdict}: RSS {base:.1f} MB at the start, {peak:.1f} MB at the peak step, "
+                f"{end:.1f} MB after {rest.duration_s:g} s of rest"
+            )
+    out["text"] = _memory_text(out)
+    return out
+
+
+def _generator_in_flight(probes: pd.DataFrame) -> pd.DataFrame:
+    rows = probes[probes["probe"].str.startswith("generator.") & (probes["metric"] == "in_flight")]
+    return rows.groupby("t_s", as_index=False)["value"].sum()
+
+
+def _settled(readings: pd.DataFrame, start: float, end: float) -> float | None:
+    """Median reading in the second half of a step (after its users settled), in MB."""
+    half = readings[(readings["t_s"] >= (start + end) / 2) & (readings["t_s"] < end)]
+    if half.empty:
+        half = readings[(readings["t_s"] >= start) & (readings["t_s"] < end)]
+    return None if half.empty else float(half["value"].median()) / MB
+
+
+def _settled_mean(readings: pd.DataFrame, window) -> float | None:
+    inside = readings[(readings["t_s"] >= window.start_s) & (readings["t_s"] < window.end_s)]
+    return None if inside.empty else float(inside["value"].mean())
+
+
+def _value_before(readings: pd.DataFrame, first_step_s: float) -> float | None:
+    early = readings[readings["t_s"] < first_step_s]
+    rows = early if not early.empty else readings
+    return None if rows.empty else float(rows["value"].iloc[0]) / MB
+
+
+def _fit(points: list[tuple[float | None, float | None]]) -> dict:
+    """Least squares y = base + slope x, with r^2 and the point count it rests on."""
+    xs = np.array([x for x, y in points if x is not None and y is not None], dtype=float)
+    ys = np.array([y for x, y in points if x is not None and y is not None], dtype=float)
+    if len(xs) < 3 or np.ptp(xs) == 0:
+        return {"points": len(xs), "text": "not fitted: needs 3 or more steps with readings"}
+    slope, base = np.polyfit(xs, ys, 1)
+    residual = ys - (base + slope * xs)
+    total = ys - ys.mean()
+    r2 = 1 - float(residual @ residual) / float(total @ total) if total.any() else 1.0
+    return {"points": len(xs), "slope_mb": float(slope), "base_mb": float(base), "r2": r2}
+
+
+def _memory_text(memory: dict) -> str:
+    parts = []
+    for key, label in (("rss", "RSS"), ("private_dirty", "Private_Dirty")):
+        fit = memory[key]
+        if "slope_mb" in fit:
+            parts.append(
+                f"{label}: {fit['slope_mb']:.3f} MB per session over a base of "
+                f"{fit['base_mb']:.1f} MB (r^2 {fit['r2']:.2f}, {fit['points']} steps)"
+            )
+        else:
+            parts.append(f"{label}: {fit['text']}")
+    return "; ".join(parts) + f"; sessions are {memory['sessions']}; {memory['given_back']}."
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def markdown(sweep: Sweep) -> str:
+    """The sweep report as Markdown: header, step table, knee, overhead, memory."""
+    unit = sweep.load_unit
+    lines = [
+        f"# Sweep {sweep.run_id}",
+        "",
+        f"Mode: **{sweep.mode}** (load is {unit}; a run is in one mode only).",
+        "",
+        f"**Knee: {sweep.knee_text}.** Throughput: {sweep.plateau_text}.",
+        "",
+        "## Steps",
+        "",
+        f"| step | {unit} | offered | completed/s | ok/s | errors | shed | thresholds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for s in sweep.steps:
+        lines.append(
+            f"| {s.name} | {s.load:g} | {s.offered} | {s.completed_per_s:.1f} | "
+            f"{s.successes_per_s:.1f} | {_pct(s.error_rate)} | {_pct(s.shed_rate)} | "
+            f"{s.thresholds}{' (' + '; '.join(s.failed) + ')' if s.failed else ''} |"
+        )
+    lines += [
+        "",
+        "## Latency per workload (nearest rank over successes; n beside each)",
+        "",
+        "| step | workload | n | p50 ms | p95 ms | TTFT n | TTFT p50 ms | TTFT p95 ms |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for s in sweep.steps:
+        for name, lat in s.latency.items():
+            lines.append(
+                f"| {s.name} | {name} | {lat['n']} | {_ms(lat['p50_ms'])} | "
+                f"{_ms(lat['p95_ms'])} | {lat['ttft_n']} | {_ms(lat['ttft_p50_ms'])} | "
+                f"{_ms(lat['ttft_p95_ms'])} |"
+            )
+    lines += ["", "## Overhead over the model", ""]
+    if sweep.stub:
+        k = sweep.stub
+        stream = k["first_token_ms"] + (k["tokens"] - 1) * k["token_ms"]
+        lines += [
+            f"The stub states first token {k['first_token_ms']:g} ms, {k['tokens']:g} tokens "
+            f"{k['token_ms']:g} ms apart, so a whole answer takes {stream:g} ms (jitter "
+            f"{k.get('jitter', 0):g}). Overhead = observed minus stated.",
+            "",
+            "| step | workload | TTFT +p50 ms | TTFT +p95 ms | turn +p50 ms | turn +p95 ms |",
+            "|---|---|---|---|---|---|",
+        ]
+        for s in sweep.steps:
+            for name, o in s.overhead.items():
+                lines.append(
+                    f"| {s.name} | {name} | {_ms(o['ttft_p50_ms'])} | {_ms(o['ttft_p95_ms'])} | "
+                    f"{_ms(o['turn_p50_ms'])} | {_ms(o['turn_p95_ms'])} |"
+                )
+    else:
+        lines.append("Not measured: the stub's /stats (its knobs) was not probed (--stub-url).")
+    lines += [
+        "",
+        "## Memory per session",
+        "",
+        sweep.memory["text"],
+        "",
+    ]
+    if any(s.rss_mb is not None for s in sweep.steps):
+        lines += ["| step | sessions | RSS MB | Private_Dirty MB |", "|---|---|---|---|"]
+        for s in sweep.steps:
+            lines.append(
+                f"| {s.name} | {_num(s.sessions)} | {_num(s.rss_mb)} | {_num(s.private_dirty_mb)} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def chart(sweep: Sweep) -> Figure:
+    """Throughput and latency against load, and memory against sessions when measured."""
+    memory = any(s.rss_mb is not None for s in sweep.steps)
+    fig = Figure(figsize=(8.0, 7.5 if memory else 5.0), layout="constrained")
+    axes = fig.subplots(3 if memory else 2, 1, squeeze=False).flat
+    loads = [s.load for s in sweep.steps]
+    top = next(iter(axes))
+    top.plot(loads, [s.completed_per_s for s in sweep.steps], "o-", label="completed/s")
+    top.plot(loads, [s.successes_per_s for s in sweep.steps], "s--", label="successful/s")
+    if sweep.knee is not None:
+        top.axvline(sweep.knee, color="#c44e52", linestyle=":", label=f"knee {sweep.knee:g}")
+    top.set_ylabel("requests/s")
+    top.set_title(f"Sweep {sweep.run_id} ({sweep.mode})")
+    top.legend(fontsize=7)
+    lat = axes[1]
+    names = sorted({n for s in sweep.steps for n in s.latency})
+    for name in names:
+        p95 = [s.latency.get(name, {}).get("p95_ms") for s in sweep.steps]
+        lat.plot(loads, [np.nan if v is None else v for v in p95], "o-", label=f"{name} p95")
+        if name == "chat_stream":
+            ttft = [s.latency.get(name, {}).get("ttft_p95_ms") for s in sweep.steps]
+            lat.plot(loads, [np.nan if v is None else v for v in ttft], "x--", label="TTFT p95")
+    lat.set_ylabel("ms")
+    lat.set_xlabel(sweep.load_unit)
+    lat.legend(fontsize=7)
+    for ax in (top, lat):
+        if len(loads) > 2 and min(loads) > 0 and max(loads) / min(loads) >= 8:
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(ScalarFormatter())
+    if memory:
+        mem = axes[2]
+        xs = [s.sessions for s in sweep.steps]
+        mem.plot(xs, [s.rss_mb for s in sweep.steps], "o", label="RSS")
+        mem.plot(xs, [s.private_dirty_mb for s in sweep.steps], "s", label="Private_Dirty")
+        for key in ("rss", "private_dirty"):
+            fit = sweep.memory.get(key, {})
+            if "slope_mb" in fit:
+                x = np.array([min(v for v in xs if v is not None), max(v for v in xs if v)])
+                mem.plot(x, fit["base_mb"] + fit["slope_mb"] * x, ":", label=f"{key} fit")
+        mem.set_xlabel("concurrent sessions")
+        mem.set_ylabel("MB")
+        mem.legend(fontsize=7)
+    return fig
+
+
+def write(sweep: Sweep, out: Path) -> list[Path]:
+    """sweep.md, sweep.json, sweep.png and sweep.html (the chart inline) in ``out``."""
+    md = markdown(sweep)
+    fig = chart(sweep)
+    svg = io.StringIO()
+    fig.savefig(svg, format="svg", metadata={"Date": None})
+    fig.savefig(out / "sweep.png", dpi=90, metadata={"Software": None})
+    body = svg.getvalue()
+    page = (
+        "<!doctype html><meta charset='utf-8'><title>sweep</title>"
+        f"<pre style='white-space:pre-wrap'>{html.escape(md)}</pre>{body[body.index('<svg') :]}"
+    )
+    (out / "sweep.md").write_text(md)
+    (out / "sweep.html").write_text(page)
+    (out / "sweep.json").write_text(json.dumps(asdict(sweep), indent=1, default=str) + "\n")
+    return [out / n for n in ("sweep.md", "sweep.html", "sweep.json", "sweep.png")]
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1%}"
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f}"
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the sweep report of a run directory; 0 written, 2 when the run cannot be read."""
+    parser = argparse.ArgumentParser(prog="python -m reports.sweep", description=__doc__)
+    parser.add_argument("run_dir", help="a run directory written by a sweep (or a users run)")
+    args = parser.parse_args(argv)
+    try:
+        sweep = build(load_run(args.run_dir))
+    except RunDirError as exc:
+        print(f"reports.sweep: {exc}", file=sys.stderr)
+        return 2
+    write(sweep, Path(args.run_dir))
+    print(f"{sweep.mode}: knee {sweep.knee_text}; {sweep.plateau_text}")
+    print(f"memory: {sweep.memory['text']}")
+    print(f"written: {Path(args.run_dir) / 'sweep.md'} (and .html, .json, .png)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
