@@ -1,15 +1,19 @@
 """The open-arrival dispatcher: one process's share of the schedule, offered on time.
 
 Each arrival runs in its own greenlet from a pool bounded by this process's share
-of ``--connections``; the dispatch loop never waits for a response, only for the
-due time and, when the pool is full, for a free slot (which the samples show as
-lateness: the run admits it turned closed instead of hiding it). Every arrival
-taken off the schedule leaves exactly one sample: served, or abandoned when the
-run ends with it still waiting or in flight. Nothing is recorded after ``close``.
+of ``--connections``, and never by more than this process can hold (open files,
+memory: ``process_connection_limit``), so a lagging server makes arrivals late
+instead of making the generator fail with its own OSErrors. The dispatch loop
+never waits for a response, only for the due time and, when the pool is full,
+for a free slot (which the samples show as lateness: the run admits it turned
+closed instead of hiding it). Every arrival taken off the schedule leaves exactly
+one sample: served, or abandoned when the run ends with it still waiting or in
+flight. Nothing is recorded after ``close``.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable
 
@@ -23,8 +27,11 @@ from engine.mix import Mix
 from engine.samples import ABANDONED, ABANDONED_AT_END, Result, Sample
 from engine.schedule import Plan, SlotCursor
 from engine.serve import serve
+from engine.settings import process_connection_limit
 from scenario import Timeouts
 from workloads.dialect import Dialect
+
+log = logging.getLogger(__name__)
 
 
 class _Arrival:
@@ -71,7 +78,15 @@ class Dispatcher:
         self._http = http
         self._on_sample = on_sample
         self._cursor = SlotCursor(slot, workers)
-        self._pool = gevent.pool.Pool(max(1, connections))
+        self.bound = max(1, min(connections, process_connection_limit()))
+        if self.bound < connections:
+            log.warning(
+                "this process holds at most %d concurrent arrivals (open files, memory), "
+                "not the %d asked; arrivals beyond that wait and show as lateness",
+                self.bound,
+                connections,
+            )
+        self._pool = gevent.pool.Pool(self.bound)
         self._in_flight: dict[int, _Arrival] = {}
         self._plan_changed = gevent.event.Event()
         self._loop: gevent.Greenlet | None = None

@@ -2,8 +2,9 @@
 
 The timeout starts when the request is sent, never while the arrival waited for
 a pool slot, so the generator's own queue is reported as lateness and never as
-the server's timeouts. Anything the network raises becomes a failure named by its
-exception class; nothing is retried.
+the server's timeouts. Anything the network raises becomes a failure named by
+what happened (the transport's words, else the exception's class); nothing is
+retried.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable
 import gevent
 
 from engine.clock import RunClock
-from engine.http import HttpTransport, classify
+from engine.http import HttpTransport, classify, failure_detail
 from engine.samples import FAILED, TIMED_OUT, TIMEOUT, Result
 from workloads.dialect import Attempt, Dialect
 
@@ -44,13 +45,13 @@ def serve(
             return dialect.chat_turn(Attempt(index, cancel, clock.now, sent), timeout_s)
         call = dialect.call(workload, index)
         sent()
-        status, body = http.send(call)
+        status, body = http.send(call, timeout_s=None)
         return classify(status, len(body))
     except gevent.Timeout as exc:
         if exc is not timeout:
             raise
         return Result(0, TIMEOUT, TIMED_OUT)
     except Exception as exc:
-        return Result(0, FAILED, type(exc).__name__)
+        return Result(0, FAILED, failure_detail(exc))
     finally:
         timeout.close()
