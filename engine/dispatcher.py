@@ -19,9 +19,11 @@ from collections.abc import Callable
 
 import gevent
 import gevent.event
-import gevent.pool
+import gevent.lock
+import gevent.queue
 
 from engine.clock import RunClock
+from engine.deadlines import Deadlines
 from engine.http import HttpTransport
 from engine.mix import Mix
 from engine.samples import ABANDONED, ABANDONED_AT_END, Result, Sample
@@ -33,11 +35,15 @@ from workloads.dialect import Dialect
 
 log = logging.getLogger(__name__)
 
+# A dispatch due further ahead than this waits on the plan-change event, so a new rate
+# interrupts it; a nearer one just sleeps (cheaper), being well inside any change's lead.
+PLAN_WATCH_S = 0.1
+
 
 class _Arrival:
     """An arrival taken off the schedule and not yet recorded."""
 
-    __slots__ = ("due_s", "greenlet", "index", "segment", "sent_s", "workload")
+    __slots__ = ("due_s", "index", "segment", "sent_s", "workload")
 
     def __init__(self, index: int, workload: str, segment: int, due_s: float):
         self.index = index
@@ -45,7 +51,6 @@ class _Arrival:
         self.segment = segment
         self.due_s = due_s
         self.sent_s: float | None = None
-        self.greenlet: gevent.Greenlet | None = None
 
     def mark_sent(self, now: float) -> None:
         """Note the run time at which the request left."""
@@ -86,8 +91,13 @@ class Dispatcher:
                 self.bound,
                 connections,
             )
-        self._pool = gevent.pool.Pool(self.bound)
+        self._slots = gevent.lock.Semaphore(self.bound)
+        self._handoff: gevent.queue.SimpleQueue = gevent.queue.SimpleQueue()
+        self._runners: list[gevent.Greenlet] = []
+        self._waiting_runners = 0
+        self._deadlines = Deadlines(clock)
         self._in_flight: dict[int, _Arrival] = {}
+        self._all_done = gevent.event.Event()
         self._plan_changed = gevent.event.Event()
         self._loop: gevent.Greenlet | None = None
         self._closed = False
@@ -114,15 +124,42 @@ class Dispatcher:
                 return
             segment, index, due_s = upcoming
             wait = due_s - clock.now()
-            if wait > 0 and self._plan_changed.wait(wait):
-                self._plan_changed.clear()
+            if wait > PLAN_WATCH_S:
+                if self._plan_changed.wait(wait):
+                    self._plan_changed.clear()
                 continue
+            if wait > 0:
+                # Shorter than any plan change's lead: this arrival is due under either plan.
+                gevent.sleep(wait)
             cursor.advance()
             workload = self._mix.pick(index)
             self.offered[segment, workload] += 1
             arrival = _Arrival(index, workload, segment, due_s)
             self._in_flight[index] = arrival
-            arrival.greenlet = self._pool.spawn(self._serve, arrival)
+            # A full bound waits here, and the wait shows as the arrival's lateness.
+            self._slots.acquire()
+            if self._waiting_runners:
+                self._waiting_runners -= 1
+            else:
+                self._runners.append(gevent.spawn(self._run_arrivals))
+            self._handoff.put(arrival)
+
+    def _run_arrivals(self) -> None:
+        """A long-lived runner: serves one arrival after another, handed over by the loop.
+
+        Starting a greenlet per arrival cost more than the request itself; a runner
+        waits for the next one instead. The loop claims an idle runner for each
+        arrival it hands over (or starts one when none is idle), so no arrival waits
+        in the hand-off for a busy runner, and runners never outnumber the bound.
+        """
+        handoff = self._handoff
+        while True:
+            arrival = handoff.get()
+            try:
+                self._serve(arrival)
+            finally:
+                self._waiting_runners += 1
+                self._slots.release()
 
     def _serve(self, arrival: _Arrival) -> None:
         workload = arrival.workload
@@ -130,6 +167,7 @@ class Dispatcher:
             self._dialect,
             self._http,
             self.clock,
+            self._deadlines,
             workload,
             arrival.index,
             self._mix.cancels(arrival.index),
@@ -142,6 +180,8 @@ class Dispatcher:
         """The arrival's one sample; ``result`` None records it as abandoned."""
         if self._closed or self._in_flight.pop(arrival.index, None) is None:
             return
+        if not self._in_flight:
+            self._all_done.set()
         if result is None:
             result = Result(0, ABANDONED, ABANDONED_AT_END)
         sample = Sample(
@@ -164,7 +204,9 @@ class Dispatcher:
         """Run a closed plan out, wait for in-flight work until ``deadline_s``, abandon the rest."""
         assert self._loop is not None
         self._loop.join(timeout=max(0.0, deadline_s - self.clock.now()))
-        self._pool.join(timeout=max(0.0, deadline_s - self.clock.now()))
+        self._all_done.clear()
+        if self._in_flight:
+            self._all_done.wait(timeout=max(0.0, deadline_s - self.clock.now()))
         self.close(until_s=None)
 
     def close(self, until_s: float | None) -> None:
@@ -185,7 +227,8 @@ class Dispatcher:
             self.offered[segment, workload] += 1
             self._in_flight[index] = _Arrival(index, workload, segment, due_s)
         abandoned = sorted(self._in_flight.values(), key=lambda a: a.index)
-        self._pool.kill(block=True)
+        gevent.killall(self._runners, block=True)
+        self._deadlines.close()
         for arrival in abandoned:
             self._record(arrival, None)
         self._closed = True

@@ -112,7 +112,8 @@ class HttpTransport:
     """Sends HttpCalls to one base URL over reused keep-alive connections; see the module doc.
 
     The public interface: ``send`` (one exchange), ``prepare`` (open connections ahead
-    of load), ``stats`` (what the pool did) and ``close``.
+    of load), ``open_socket`` (an unpooled connection, for a WebSocket), ``stats`` (what
+    the pool did) and ``close``.
     """
 
     def __init__(self, base_url: str, idle_s: float = IDLE_S):
@@ -206,7 +207,9 @@ class HttpTransport:
             self._discard(connection)
         return self._connect()
 
-    def _connect(self) -> _Connection:
+    def open_socket(self) -> socket.socket:
+        """A new connected socket to the host (TLS for https), owned by the caller and never
+        pooled: a WebSocket turn's own connection, without resolving the host again."""
         sock = socket.socket(self._family, _stdlib_socket.SOCK_STREAM)
         try:
             sock.setsockopt(_stdlib_socket.IPPROTO_TCP, _stdlib_socket.TCP_NODELAY, 1)
@@ -216,9 +219,13 @@ class HttpTransport:
         except BaseException:
             sock.close()
             raise
+        return sock
+
+    def _connect(self) -> _Connection:
+        connection = _Connection(self.open_socket())
         self.stats.opened += 1
         self.stats.open_now += 1
-        return _Connection(sock)
+        return connection
 
     def _discard(self, connection: _Connection) -> None:
         if connection.sock is not None:

@@ -1,4 +1,4 @@
-"""Serve one arrival: the dialect's request(s), a timeout from the moment it leaves, an outcome.
+"""Serve one arrival: the dialect's request(s), a deadline from the moment it leaves, an outcome.
 
 The timeout starts when the request is sent, never while the arrival waited for
 a pool slot, so the generator's own queue is reported as lateness and never as
@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import gevent
-
 from engine.clock import RunClock
+from engine.deadlines import DeadlinePassed, Deadlines
 from engine.http import HttpTransport, classify, failure_detail
 from engine.samples import FAILED, TIMED_OUT, TIMEOUT, Result
 from workloads.dialect import Attempt, Dialect
@@ -25,19 +24,22 @@ def serve(
     dialect: Dialect,
     http: HttpTransport,
     clock: RunClock,
+    deadlines: Deadlines,
     workload: str,
     index: int,
     cancel: bool,
     timeout_s: float,
     on_sent: Callable[[float], None],
 ) -> Result:
-    """How arrival ``index`` ended; ``on_sent`` gets the run time at which its request left."""
-    timeout = gevent.Timeout(timeout_s)
+    """How arrival ``index`` ended; ``on_sent`` gets the run time at which its request left,
+    and ``deadlines`` holds it to ``timeout_s`` from that moment."""
+    armed: list | None = None
 
     def sent() -> float:
+        nonlocal armed
         now = clock.now()
         on_sent(now)
-        timeout.start()
+        armed = deadlines.arm(timeout_s)
         return now
 
     try:
@@ -47,11 +49,10 @@ def serve(
         sent()
         status, body = http.send(call, timeout_s=None)
         return classify(status, len(body))
-    except gevent.Timeout as exc:
-        if exc is not timeout:
-            raise
+    except DeadlinePassed:
         return Result(0, TIMEOUT, TIMED_OUT)
     except Exception as exc:
         return Result(0, FAILED, failure_detail(exc))
     finally:
-        timeout.close()
+        if armed is not None:
+            deadlines.disarm(armed)

@@ -132,6 +132,7 @@ class AgenticOS(Dialect):
                 self._ws_url,
                 timeout=timeout_s,
                 subprotocols=["chat", f"access_token.{self._token}"],
+                socket=self.http.open_socket(),
             )
         except websocket.WebSocketBadStatusException as exc:
             return classify(exc.status_code, 0)
