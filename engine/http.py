@@ -288,7 +288,10 @@ def _read_response(sock: socket.socket, head_only: bool) -> tuple[int, bytes, bo
     rest = buf[end + 4 :]
     connection = _header(lowered, b"connection")
     reusable = b"close" not in connection if connection is not None else not version_10
-    if head_only or status in _NO_BODY or 100 <= status < 200:
+    if 100 <= status < 200:
+        # An interim answer to a request that asked for none: what follows is not read.
+        return status, b"", False
+    if head_only or status in _NO_BODY:
         return status, b"", reusable
     coding = _header(lowered, b"transfer-encoding")
     if coding is not None and b"chunked" in coding:
