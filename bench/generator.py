@@ -156,13 +156,19 @@ def main() -> int:
     )
     parser.add_argument("--url", default=None, help="a trivial server already running")
     parser.add_argument("--json", action="store_true", help="one JSON line per rate")
+    parser.add_argument(
+        "--server-capacity",
+        default=None,
+        help="reads/s the started server answers at most (a lagging platform)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("LOAD_PASSWORD", "bench")
     server = None
     if args.url is None:
         port = free_port()
         trivial = Path(__file__).with_name("trivial_server.py")
-        server = subprocess.Popen([sys.executable, str(trivial), str(port)])
+        lag = [args.server_capacity] if args.server_capacity else []
+        server = subprocess.Popen([sys.executable, str(trivial), str(port), *lag])
     try:
         url = args.url or f"http://127.0.0.1:{port}"
         if server is not None:
