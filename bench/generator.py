@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -64,6 +65,7 @@ class Figures:
     late_fraction: float
     worst_late_ms: float
     failures: int
+    failed_by: dict[str, int]
     user_us: float
     system_us: float
 
@@ -142,6 +144,7 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
         late_fraction=late / max(1, len(samples)),
         worst_late_ms=max(lateness, default=0.0),
         failures=sum(1 for s in samples if s.outcome != "ok"),
+        failed_by=dict(Counter(s.detail for s in samples if s.outcome != "ok").most_common(3)),
         user_us=(after.user - before.user) / max(1, len(samples)) * 1e6,
         system_us=(after.system - before.system) / max(1, len(samples)) * 1e6,
     )
@@ -197,6 +200,7 @@ def _ladder(url: str, rates: list[float], seconds: float, as_json: bool) -> int:
             print(
                 f"{f.rate:7.0f} {f.arrivals:8d} {f.late_fraction:9.2%} {f.worst_late_ms:8.1f} "
                 f"{f.failures:6d} {f.cpu_us_per_request:10.0f} {f.user_us:6.0f} {f.system_us:6.0f}"
+                + (f"  failed: {f.failed_by}" if f.failed_by else "")
             )
         if not f.sustained:
             break

@@ -130,6 +130,8 @@ def run_kit(url: str, rate: float, seconds: float, core: int | None) -> Figures:
         raise RuntimeError(f"the kit's benchmark printed nothing: {out.stderr[-2000:]}")
     f = json.loads(lines[-1])
     late = round(f["late_fraction"] * f["arrivals"])
+    if f["failed_by"]:
+        print(f"kit at {rate:.0f}/s failed: {f['failed_by']}", flush=True)
     return Figures("kit", rate, f["arrivals"], late, 0, f["failures"], f["cpu_us"])
 
 
