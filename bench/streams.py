@@ -8,7 +8,8 @@ that C turns are in flight at once (C / turn length); for each C it prints the
 peak turns in flight, the share of arrivals sent more than 10 ms late, failures,
 the TTFT measurement error (observed time to first token minus the server's
 stated delay: connect, handshake, and both sides' scheduling) at p50 / p99 / max,
-and this process's CPU time per turn.
+the server's own first-token lateness (p99 / max: the part of that error that is
+the server's, not the generator's), and this process's CPU time per turn.
 
     python bench/streams.py [--concurrency 1000,3000] [--first-token-ms 10000] [--seconds 20]
 
@@ -18,11 +19,13 @@ The machine may be shared: the figures say what this process reached here and no
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import gevent
@@ -141,14 +144,18 @@ def main() -> int:
         print(f"{psutil.cpu_count()} cpus shared with other work; load {os.getloadavg()[0]:.2f}")
         print(
             f"{'C':>5} {'rate/s':>7} {'turns':>6} {'peak':>5} {'late>10ms':>9} {'failed':>6} "
-            f"{'ttft err p50/p99/max ms':>24} {'cpu us/turn':>11}"
+            f"{'ttft err p50/p99/max ms':>24} {'server p99/max':>16} {'cpu us/turn':>11}"
         )
         for c in (int(x) for x in args.concurrency.split(",")):
             f = measure(url, c, args.first_token_ms, args.seconds)
             err = f"{f['err_p50']:.1f}/{f['err_p99']:.1f}/{f['err_max']:.1f}"
+            with urllib.request.urlopen(url + "/stats", timeout=10) as answer:
+                own = json.loads(answer.read())
+            own_late = f"{own['p99_ms']:.1f}/{own['max_ms']:.1f}"
             print(
                 f"{c:5d} {f['rate']:7.0f} {f['turns']:6d} {f['peak_in_flight']:5d} "
-                f"{f['late']:9.2%} {f['failed']:6d} {err:>24} {f['cpu_us_per_turn']:11.0f}"
+                f"{f['late']:9.2%} {f['failed']:6d} {err:>24} {own_late:>16} "
+                f"{f['cpu_us_per_turn']:11.0f}"
                 + (f"  failed: {f['failed_by']}" if f["failed"] else ""),
                 flush=True,
             )

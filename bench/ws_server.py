@@ -23,6 +23,8 @@ FIRST_TOKEN_MS = 2000.0
 TOKENS = 4
 TOKEN_MS = 50.0
 FIRST = web.AppKey("first_token_s", float)
+# How late each first token left against its stated time, in ms, until /stats takes them.
+LATE = web.AppKey("first_token_late_ms", list)
 
 
 async def sign_in(request: web.Request) -> web.Response:
@@ -43,7 +45,10 @@ async def chat(request: web.Request) -> web.WebSocketResponse:
         received = loop.time()
         first = request.app[FIRST]
         for n in range(TOKENS):
-            await asyncio.sleep(max(0.0, received + first + n * TOKEN_MS / 1000 - loop.time()))
+            due = received + first + n * TOKEN_MS / 1000
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            if n == 0:
+                request.app[LATE].append((loop.time() - due) * 1000)
             await ws.send_str(json.dumps({"type": "text_delta", "data": {"content": "x"}}))
         await ws.send_str(json.dumps({"type": "complete", "data": {"stopped": False}}))
         break
@@ -51,10 +56,20 @@ async def chat(request: web.Request) -> web.WebSocketResponse:
     return ws
 
 
+async def stats(request: web.Request) -> web.Response:
+    """The server's own first-token lateness since the last call (p99 and worst, in ms)."""
+    late = sorted(request.app[LATE])
+    request.app[LATE].clear()
+    p99 = late[max(0, -(-len(late) * 99 // 100) - 1)] if late else 0.0
+    return web.json_response({"turns": len(late), "p99_ms": p99, "max_ms": max(late, default=0)})
+
+
 def app(first_token_ms: float) -> web.Application:
-    """Sign-in, the chat WebSocket, health."""
+    """Sign-in, the chat WebSocket, health, the server's own lateness."""
     application = web.Application()
     application[FIRST] = first_token_ms / 1000
+    application[LATE] = []
+    application.router.add_get("/stats", stats)
     application.router.add_post("/api/v1/auth/login", sign_in)
     application.router.add_get("/api/v1/ws/agent", chat)
     application.router.add_get("/health", health)
