@@ -1,14 +1,14 @@
 """The open-arrival dispatcher: one process's share of the schedule, offered on time.
 
-Each arrival runs in its own greenlet from a pool bounded by this process's share
-of ``--connections``, and never by more than this process can hold (open files,
-memory: ``process_connection_limit``), so a lagging server makes arrivals late
-instead of making the generator fail with its own OSErrors. The dispatch loop
-never waits for a response, only for the due time and, when the pool is full,
-for a free slot (which the samples show as lateness: the run admits it turned
-closed instead of hiding it). Every arrival taken off the schedule leaves exactly
-one sample: served, or abandoned when the run ends with it still waiting or in
-flight. Nothing is recorded after ``close``.
+Each arrival is served by one of the process's long-lived runner greenlets, at
+most this process's share of ``--connections`` at once, and never more than this
+process can hold (open files, memory: ``process_connection_limit``), so a
+lagging server makes arrivals late instead of making the generator fail with its
+own OSErrors. The dispatch loop never waits for a response, only for the due
+time and, when the bound is reached, for a free slot (which the samples show as
+lateness: the run admits it turned closed instead of hiding it). Every arrival
+taken off the schedule leaves exactly one sample: served, or abandoned when the
+run ends with it still waiting or in flight. Nothing is recorded after ``close``.
 """
 
 from __future__ import annotations
