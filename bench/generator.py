@@ -1,14 +1,18 @@
 """Benchmark: the highest arrival rate one load process sustains, and its CPU per api_read.
 
-Drives the real worker-side path (LoadProcess: dispatcher, AgenticOS dialect,
+Drives the real load-process path (LoadProcess: dispatcher, AgenticOS dialect,
 keep-alive transport, samples, Locust's request statistics, msgpack batches as a
-worker sends them) at rising constant rates against a trivial 127.0.0.1 server,
+worker sends them, and samples.csv rows as a local run's master writes them) at
+rising constant rates against a trivial 127.0.0.1 server,
 and prints, per rate: arrivals, the share sent more than 10 ms after its due
 time, the worst lateness, and this process's CPU time per request. The highest
 rate with at most 1% of arrivals late by more than 10 ms is "sustained"; the
 design target is at most 250 microseconds of CPU per api_read request.
 
-    python bench/generator.py [--seconds 10] [--rates 500,1000,...]
+    python bench/generator.py [--seconds 10] [--rates 500,1000,...] [--url URL] [--json]
+
+``--url`` uses a server already running (bench/peer.py pins one to a core);
+``--json`` prints one JSON line per rate instead of the table.
 
 The machine may be shared with other work: the figures say what this process
 reached here and now, and the report says so beside them.
@@ -17,12 +21,15 @@ reached here and now, and the report says so beside them.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import gevent
@@ -35,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.load_process import LoadProcess
 from engine.messages import DRAINED, REPORT_KEY, PlanUpdate, Prepare
+from engine.run_files import RunFiles
 from engine.schedule import Plan
 from scenario import scenario_from_dict
 from stack.processes import free_port, wait_ready
@@ -57,6 +65,7 @@ class Figures:
     late_fraction: float
     worst_late_ms: float
     failures: int
+    failed_by: dict[str, int]
     user_us: float
     system_us: float
 
@@ -110,16 +119,21 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
     cpu = psutil.Process()
     start_epoch = time.time() + 0.5
     process.on_plan(PlanUpdate("bench", start_epoch, Plan.from_scenario(scenario).to_wire()))
-    gevent.sleep(max(0.0, start_epoch - time.time()))
-    before = cpu.cpu_times()
-    while not drained:
-        gevent.sleep(REPORT_EVERY_S if time.time() < start_epoch + seconds else 0.05)
-        batch = process.take_batch()
-        if batch is not None:
-            Message("stats", {REPORT_KEY: batch}, "bench").serialize()
-            samples += batch["samples"]
-    after = cpu.cpu_times()
-    Message("loadkit_drained", drained[0], "bench").serialize()
+    with tempfile.TemporaryDirectory() as run_dir:
+        files = RunFiles(Path(run_dir), "bench")
+        gevent.sleep(max(0.0, start_epoch - time.time()))
+        before = cpu.cpu_times()
+        while not drained:
+            gevent.sleep(REPORT_EVERY_S if time.time() < start_epoch + seconds else 0.05)
+            batch = process.take_batch()
+            if batch is not None:
+                Message("stats", {REPORT_KEY: batch}, "bench").serialize()
+                files.append_samples(0, batch["samples"], ["bench"])
+                samples += batch["samples"]
+        Message("loadkit_drained", drained[0], "bench").serialize()
+        files.append_samples(0, drained[0]["batch"]["samples"], ["bench"])
+        after = cpu.cpu_times()
+        files.close()
     samples += drained[0]["batch"]["samples"]
     lateness = [(s.sent_s - s.due_s) * 1000 for s in samples if s.sent_s is not None]
     late = sum(1 for ms in lateness if ms > LATE_MS) + (len(samples) - len(lateness))
@@ -130,6 +144,7 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
         late_fraction=late / max(1, len(samples)),
         worst_late_ms=max(lateness, default=0.0),
         failures=sum(1 for s in samples if s.outcome != "ok"),
+        failed_by=dict(Counter(s.detail for s in samples if s.outcome != "ok").most_common(3)),
         user_us=(after.user - before.user) / max(1, len(samples)) * 1e6,
         system_us=(after.system - before.system) / max(1, len(samples)) * 1e6,
     )
@@ -142,45 +157,67 @@ def main() -> int:
     parser.add_argument(
         "--rates", default=",".join(map(str, DEFAULT_RATES)), help="rates per second, e.g. 500,1000"
     )
+    parser.add_argument("--url", default=None, help="a trivial server already running")
+    parser.add_argument("--json", action="store_true", help="one JSON line per rate")
+    parser.add_argument(
+        "--server-capacity",
+        default=None,
+        help="reads/s the started server answers at most (a lagging platform)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("LOAD_PASSWORD", "bench")
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("trivial_server.py")), str(port)]
-    )
+    server = None
+    if args.url is None:
+        port = free_port()
+        trivial = Path(__file__).with_name("trivial_server.py")
+        lag = [args.server_capacity] if args.server_capacity else []
+        server = subprocess.Popen([sys.executable, str(trivial), str(port), *lag])
     try:
-        url = f"http://127.0.0.1:{port}"
-        wait_ready(url + "/health", server)
-        load = os.getloadavg()[0]
+        url = args.url or f"http://127.0.0.1:{port}"
+        if server is not None:
+            wait_ready(url + "/health", server)
+        return _ladder(url, [float(r) for r in args.rates.split(",")], args.seconds, args.json)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait()
+
+
+def _ladder(url: str, rates: list[float], seconds: float, as_json: bool) -> int:
+    load = os.getloadavg()[0]
+    if not as_json:
         print(f"{psutil.cpu_count()} cpus shared with other work; load average {load:.2f} at start")
         print(
             f"{'rate/s':>7} {'arrivals':>8} {'late>10ms':>9} {'worst ms':>8} {'failed':>6} "
             f"{'cpu us/req':>10} {'user':>6} {'system':>6}"
         )
-        best = None
-        for rate in (float(r) for r in args.rates.split(",")):
-            f = measure(url, rate, args.seconds)
+    best = None
+    for rate in rates:
+        f = measure(url, rate, seconds)
+        if as_json:
+            print(json.dumps({**asdict(f), "cpu_us": f.cpu_us_per_request}), flush=True)
+        else:
             print(
                 f"{f.rate:7.0f} {f.arrivals:8d} {f.late_fraction:9.2%} {f.worst_late_ms:8.1f} "
                 f"{f.failures:6d} {f.cpu_us_per_request:10.0f} {f.user_us:6.0f} {f.system_us:6.0f}"
+                + (f"  failed: {f.failed_by}" if f.failed_by else "")
             )
-            if not f.sustained:
-                break
-            best = f
-        print(f"load average {os.getloadavg()[0]:.2f} at end")
-        if best is None:
-            print("no rate was sustained")
-            return 1
-        verdict = "meets" if best.cpu_us_per_request <= TARGET_CPU_US else "misses"
-        print(
-            f"sustained: {best.rate:.0f}/s with {best.late_fraction:.2%} late > {LATE_MS:.0f} ms; "
-            f"{best.cpu_us_per_request:.0f} us CPU per api_read "
-            f"({verdict} the {TARGET_CPU_US:.0f} us target)"
-        )
-        return 0
-    finally:
-        server.terminate()
-        server.wait()
+        if not f.sustained:
+            break
+        best = f
+    if as_json:
+        return 0 if best is not None else 1
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
+    if best is None:
+        print("no rate was sustained")
+        return 1
+    verdict = "meets" if best.cpu_us_per_request <= TARGET_CPU_US else "misses"
+    print(
+        f"sustained: {best.rate:.0f}/s with {best.late_fraction:.2%} late > {LATE_MS:.0f} ms; "
+        f"{best.cpu_us_per_request:.0f} us CPU per api_read "
+        f"({verdict} the {TARGET_CPU_US:.0f} us target)"
+    )
+    return 0
 
 
 if __name__ == "__main__":

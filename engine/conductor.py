@@ -45,6 +45,7 @@ from engine.settings import (
     RUNS_DIR,
     RunSettings,
     SettingsError,
+    bound_connections,
     check_new_run_dir,
     run_stamp,
     settings_from,
@@ -172,6 +173,9 @@ class Conductor:
                 f"--connections: {settings.connections} is fewer than the {len(slots)} load "
                 f"processes; give at least {len(slots)}"
             )
+        settings = bound_connections(settings, len(slots))
+        if settings.connections_note:
+            log.warning(settings.connections_note)
         run_dir = self._run_dir(settings)
         self._ready, self._preparing, self._expected = {}, run_dir.name, len(slots)
         self._all_ready.clear()
@@ -476,6 +480,8 @@ class Conductor:
             "offered": sum(p["offered_total"] for p in phases),
             "workers": run.workers,
             "connections": settings.connections,
+            "connections_needed": settings.connections_needed,
+            "connections_note": settings.connections_note,
             "host": settings.host,
             "topology": settings.topology,
             "machine": machine(),

@@ -1,30 +1,88 @@
-"""HTTP for the workloads: one keep-alive client per process, sized to the dispatch pool.
+"""HTTP for the workloads: a small HTTP/1.1 client that never re-sends nor blames a stale socket.
 
-geventhttpclient is used directly rather than through Locust's FastHttpUser: its
-pool defaults to 10 connections per user and waiting for one is inside the timed
-region, which is the hidden cap that turns an open-arrival run closed. Here the
-client holds as many connections as the dispatcher holds greenlets, so a request
-never waits for a socket, and each answer is classified into a sample's outcome.
+Why not a library: geventhttpclient's ``HTTPClient.request`` silently re-sends an
+idempotent request when its connection turns out closed, so one GET could reach
+the server twice and be recorded once as ``200``; and a keep-alive socket the
+server had already closed while idle was written to anyway and its failure
+recorded as the platform's. Both lie in the sample. This client keeps the rules
+that make a sample true, and is cheaper per request (no liveness ``select`` pool
+scan, request bytes built once per reused call):
+
+- The host is resolved once, when the transport is made.
+- Idle connections are kept on a stack (the most recently used is reused first, so
+  old ones age out) and never reused once idle for ``idle_s`` (default below the
+  common 5 s server keep-alive timeout): they are closed, not written to.
+- Before a request is written, a pooled connection is checked with one
+  non-blocking peek; one the server closed (or that holds unexpected bytes) is
+  replaced and counted in ``stats.reconnects``. Nothing has been sent yet, so this
+  is not a retry.
+- Once any byte may have reached the server, whatever breaks is raised, named
+  (``ExchangeError`` with "connection closed before the status line", "bad status
+  line", ... or the OS error itself), and the connection is dropped. Never re-sent.
+
+There is no bound here: the dispatcher bounds concurrent requests, so a request
+never waits for a socket (waiting would be inside the timed region and hide a cap).
 """
 
 from __future__ import annotations
 
+import errno
+import socket as _stdlib_socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
-from geventhttpclient import HTTPClient
-from geventhttpclient.url import URL
+import gevent
+from gevent import socket, ssl
 
 from engine.samples import FAILED, OK, SHED, Result
 
-# Connect and socket timeouts are backstops only: each arrival runs under its own
-# gevent timeout started when the request leaves, at the workload's timeout.
-BACKSTOP_TIMEOUT_S = 600.0
+# Idle connections older than this are closed instead of reused: below the 5 s keep-alive
+# timeout uvicorn, aiohttp and many proxies default to, so the server is never the one closing.
+IDLE_S = 4.0
+# A request made outside the dispatcher (sign-in, a dialect's follow-up) gives up after this;
+# the dispatcher's own deadline, started when the request leaves, governs every arrival.
+BACKSTOP_TIMEOUT_S = 60.0
+# Bytes asked of the kernel per read: a list page fits in one.
+READ_CHUNK = 65536
+# A response head longer than this is not HTTP this client will parse.
+MAX_HEAD = 65536
+# Peek flags for the liveness check: look without consuming, never block.
+_PEEK = _stdlib_socket.MSG_PEEK | _stdlib_socket.MSG_DONTWAIT
+# Statuses that never carry a body, whatever the headers say.
+_NO_BODY = (204, 304)
+
+
+class ExchangeError(ConnectionError):
+    """The exchange broke after the request may have reached the server; the text says how."""
+
+    @property
+    def detail(self) -> str:
+        """The stable text a failed sample carries."""
+        return str(self)
+
+
+CLOSED_BEFORE_STATUS = "connection closed before the status line"
+CLOSED_IN_HEAD = "connection closed in the response head"
+CLOSED_IN_BODY = "connection closed in the response body"
+BAD_STATUS_LINE = "bad status line"
+BAD_HEAD = "bad response head"
+BAD_CHUNK = "bad chunked body"
+
+
+def failure_detail(exc: BaseException) -> str:
+    """What a failed sample says about an exception: the exchange's words, else its class."""
+    return exc.detail if isinstance(exc, ExchangeError) else type(exc).__name__
 
 
 @dataclass(frozen=True)
 class HttpCall:
-    """One request as a dialect spells it: a path under the API's base URL, body and headers."""
+    """One request as a dialect spells it: a path under the API's base URL, body and headers.
+
+    A dialect that sends the same HttpCall object again (a list read) gets its bytes
+    built once: the transport keeps them on the object.
+    """
 
     method: str
     path: str
@@ -32,33 +90,290 @@ class HttpCall:
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class TransportStats:
+    """What the pool did, so reconnects are visible (the generator's probe rows carry them)."""
+
+    opened: int = 0
+    reconnects: int = 0
+    retired_idle: int = 0
+    open_now: int = 0
+
+
+class _Connection:
+    __slots__ = ("idle_since", "sock")
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.idle_since = 0.0
+
+
 class HttpTransport:
-    """Sends HttpCalls to one base URL over a pool of keep-alive connections."""
+    """Sends HttpCalls to one base URL over reused keep-alive connections; see the module doc.
 
-    def __init__(self, base_url: str, connections: int):
-        url = URL(base_url)
+    The public interface: ``send`` (one exchange), ``prepare`` (open connections ahead
+    of load), ``open_socket`` (an unpooled connection, for a WebSocket), ``stats`` (what
+    the pool did) and ``close``.
+    """
+
+    def __init__(self, base_url: str, idle_s: float = IDLE_S):
+        url = urlsplit(base_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError(f"{base_url!r} is not an http(s) URL")
+        self._tls = ssl.create_default_context() if url.scheme == "https" else None
+        self._server_name = url.hostname
+        port = url.port or (443 if self._tls else 80)
+        family, _, _, _, address = socket.getaddrinfo(
+            url.hostname, port, type=_stdlib_socket.SOCK_STREAM
+        )[0]
+        self._family, self._address = family, address
         self._prefix = url.path.rstrip("/")
-        self._client = HTTPClient.from_url(
-            url,
-            concurrency=max(1, connections),
-            connection_timeout=BACKSTOP_TIMEOUT_S,
-            network_timeout=BACKSTOP_TIMEOUT_S,
-        )
+        self._host_header = f"Host: {url.netloc}\r\n".encode()
+        self._idle_s = idle_s
+        self._idle: list[_Connection] = []
+        self._busy: set[_Connection] = set()
+        self.stats = TransportStats()
 
-    def send(self, call: HttpCall) -> tuple[int, bytes]:
-        """Status and whole body of the answer; raises on a broken connection."""
-        response = self._client.request(
-            call.method, self._prefix + call.path, body=call.body, headers=call.headers
-        )
-        try:
-            body = response.read()
-        finally:
-            response.release()
-        return response.status_code, body
+    # -- public -----------------------------------------------------------------------------
+
+    def send(
+        self, call: HttpCall, timeout_s: float | None = BACKSTOP_TIMEOUT_S
+    ) -> tuple[int, bytes]:
+        """Status and whole body of one exchange; raises ``ExchangeError`` or an ``OSError``.
+
+        ``timeout_s`` None leaves the deadline to the caller (the dispatcher's, from send).
+        """
+        if timeout_s is None:
+            return self._exchange(call)
+        with gevent.Timeout(timeout_s, TimeoutError("timed out")):
+            return self._exchange(call)
+
+    def prepare(self, count: int) -> int:
+        """Open up to ``count`` connections now (before load), so the first arrivals do not
+        pay for connecting; returns how many are open and idle. Failures stop the warm-up."""
+        wanted = max(0, count - len(self._idle))
+        for _ in range(wanted):
+            try:
+                connection = self._connect()
+            except OSError:
+                break
+            connection.idle_since = time.monotonic()
+            self._idle.append(connection)
+        return len(self._idle)
 
     def close(self) -> None:
-        """Close every pooled connection (the run is over)."""
-        self._client.close()
+        """Close every connection, idle or in use (the run is over)."""
+        for connection in [*self._idle, *self._busy]:
+            self._discard(connection)
+        self._idle.clear()
+        self._busy.clear()
+
+    # -- one exchange -----------------------------------------------------------------------
+
+    def _exchange(self, call: HttpCall) -> tuple[int, bytes]:
+        data = self._wire(call)
+        connection = self._take()
+        self._busy.add(connection)
+        reusable = False
+        try:
+            connection.sock.sendall(data)
+            status, body, reusable = _read_response(connection.sock, call.method == "HEAD")
+            return status, body
+        finally:
+            self._busy.discard(connection)
+            if reusable:
+                connection.idle_since = time.monotonic()
+                self._idle.append(connection)
+            else:
+                self._discard(connection)
+
+    def _take(self) -> _Connection:
+        """A connection nothing has been written to since its last answer, alive as far as
+        the kernel knows; a new one when none is idle."""
+        idle, now = self._idle, time.monotonic()
+        while idle:
+            connection = idle.pop()
+            if now - connection.idle_since > self._idle_s:
+                # Everything under it on the stack is older still.
+                self.stats.retired_idle += len(idle) + 1
+                self._discard(connection)
+                for old in idle:
+                    self._discard(old)
+                idle.clear()
+                break
+            if _alive(connection.sock, self._tls is not None):
+                return connection
+            self.stats.reconnects += 1
+            self._discard(connection)
+        return self._connect()
+
+    def open_socket(self) -> socket.socket:
+        """A new connected socket to the host (TLS for https), owned by the caller and never
+        pooled: a WebSocket turn's own connection, without resolving the host again."""
+        sock = socket.socket(self._family, _stdlib_socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(_stdlib_socket.IPPROTO_TCP, _stdlib_socket.TCP_NODELAY, 1)
+            sock.connect(self._address)
+            if self._tls is not None:
+                sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+    def _connect(self) -> _Connection:
+        connection = _Connection(self.open_socket())
+        self.stats.opened += 1
+        self.stats.open_now += 1
+        return connection
+
+    def _discard(self, connection: _Connection) -> None:
+        if connection.sock is not None:
+            connection.sock.close()
+            connection.sock = None
+            self.stats.open_now -= 1
+
+    def _wire(self, call: HttpCall) -> bytes:
+        """The request's bytes, built once per HttpCall object and transport."""
+        cached = call.__dict__.get("_wire")
+        if cached is not None and cached[0] is self:
+            return cached[1]
+        start = f"{call.method} {self._prefix}{call.path} HTTP/1.1\r\n".encode()
+        lines = [start, self._host_header]
+        lines += [f"{name}: {value}\r\n".encode() for name, value in call.headers.items()]
+        if call.body or call.method not in ("GET", "HEAD", "DELETE", "OPTIONS"):
+            lines.append(f"Content-Length: {len(call.body)}\r\n".encode())
+        lines.append(b"\r\n")
+        data = b"".join(lines) + call.body
+        object.__setattr__(call, "_wire", (self, data))
+        return data
+
+
+def _alive(sock: socket.socket, tls: bool) -> bool:
+    """Whether an idle connection is still open: no FIN, no reset, no unread bytes.
+
+    One non-blocking peek on the kernel socket. Unread bytes on an idle plain
+    connection are a protocol error (an answer to nothing), so it is not reused
+    either; under TLS they may be session tickets, which the TLS layer consumes.
+    """
+    try:
+        peeked = sock._sock.recv(1, _PEEK)
+    except BlockingIOError:
+        return True
+    except OSError as exc:
+        return exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK)
+    return bool(peeked) and tls
+
+
+def _read_response(sock: socket.socket, head_only: bool) -> tuple[int, bytes, bool]:
+    """Status, body and whether the connection may be reused, read to the end of one answer.
+
+    Only what the workloads need: the status line, Content-Length, chunked transfer
+    coding, ``Connection: close`` and HTTP/1.0, and a body read to close when none
+    of those delimits it.
+    """
+    buf = sock.recv(READ_CHUNK)
+    if not buf:
+        raise ExchangeError(CLOSED_BEFORE_STATUS)
+    while (end := buf.find(b"\r\n\r\n")) < 0:
+        if len(buf) > MAX_HEAD:
+            raise ExchangeError(BAD_HEAD)
+        more = sock.recv(READ_CHUNK)
+        if not more:
+            raise ExchangeError(CLOSED_IN_HEAD if b"\r\n" in buf else BAD_STATUS_LINE)
+        buf += more
+    head = buf[:end]
+    status, version_10 = _status(head)
+    lowered = head.lower()
+    rest = buf[end + 4 :]
+    connection = _header(lowered, b"connection")
+    reusable = b"close" not in connection if connection is not None else not version_10
+    if 100 <= status < 200:
+        # An interim answer to a request that asked for none: what follows is not read.
+        return status, b"", False
+    if head_only or status in _NO_BODY:
+        return status, b"", reusable
+    coding = _header(lowered, b"transfer-encoding")
+    if coding is not None and b"chunked" in coding:
+        body, reusable_chunked = _read_chunked(sock, rest)
+        return status, body, reusable and reusable_chunked
+    length = _header(lowered, b"content-length")
+    if length is None:
+        return status, _read_to_close(sock, rest), False
+    try:
+        size = int(length)
+    except ValueError:
+        raise ExchangeError(BAD_HEAD) from None
+    while len(rest) < size:
+        more = sock.recv(max(READ_CHUNK, size - len(rest)))
+        if not more:
+            raise ExchangeError(CLOSED_IN_BODY)
+        rest += more
+    # Bytes past the body are an answer to nothing: the connection is not reused.
+    return status, rest[:size], reusable and len(rest) == size
+
+
+def _status(head: bytes) -> tuple[int, bool]:
+    """The status code from ``HTTP/1.x NNN reason``, and whether the server spoke HTTP/1.0."""
+    line_end = head.find(b"\r\n")
+    line = head if line_end < 0 else head[:line_end]
+    parts = line.split(b" ", 2)
+    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or len(parts[1]) != 3:
+        raise ExchangeError(BAD_STATUS_LINE)
+    try:
+        status = int(parts[1])
+    except ValueError:
+        raise ExchangeError(BAD_STATUS_LINE) from None
+    return status, parts[0] == b"HTTP/1.0"
+
+
+def _header(lowered_head: bytes, name: bytes) -> bytes | None:
+    """The (lower-cased, stripped) value of a header in a lower-cased head, None if absent."""
+    start = lowered_head.find(b"\r\n" + name + b":")
+    if start < 0:
+        return None
+    start += len(name) + 3
+    end = lowered_head.find(b"\r\n", start)
+    return lowered_head[start : None if end < 0 else end].strip()
+
+
+def _read_chunked(sock: socket.socket, buf: bytes) -> tuple[bytes, bool]:
+    """A chunked body (trailers skipped); reusable unless bytes follow its end."""
+    body, pos = [], 0
+    while True:
+        while (line_end := buf.find(b"\r\n", pos)) < 0:
+            buf = _more(sock, buf)
+        try:
+            size = int(buf[pos:line_end].split(b";", 1)[0], 16)
+        except ValueError:
+            raise ExchangeError(BAD_CHUNK) from None
+        pos = line_end + 2
+        if size == 0:
+            # Trailer fields, then the empty line that ends the message.
+            while (trailer_end := buf.find(b"\r\n", pos)) != pos:
+                if trailer_end < 0:
+                    buf = _more(sock, buf)
+                else:
+                    pos = trailer_end + 2
+            return b"".join(body), len(buf) == pos + 2
+        while len(buf) < pos + size + 2:
+            buf = _more(sock, buf)
+        body.append(buf[pos : pos + size])
+        pos += size + 2
+
+
+def _more(sock: socket.socket, buf: bytes) -> bytes:
+    more = sock.recv(READ_CHUNK)
+    if not more:
+        raise ExchangeError(CLOSED_IN_BODY)
+    return buf + more
+
+
+def _read_to_close(sock: socket.socket, buf: bytes) -> bytes:
+    chunks = [buf]
+    while more := sock.recv(READ_CHUNK):
+        chunks.append(more)
+    return b"".join(chunks)
 
 
 def classify(status: int, size: int) -> Result:

@@ -79,7 +79,7 @@ class LoadProcess:
         if slot is None:
             return
         self.stop("superseded by a new run")
-        http = HttpTransport(prepare.host, prepare.connections[slot])
+        http = HttpTransport(prepare.host)
         fixture = Fixture(**prepare.fixture)
         dialect = platform(fixture.platform).dialect(fixture, prepare.host, prepare.run_id, http)
         error = ""
@@ -113,7 +113,7 @@ class LoadProcess:
                 connections=run.prepare.connections[run.slot],
                 on_sample=lambda sample: self._on_sample(run, sample),
             )
-            run.probe = SelfProbe(run.slot, clock, lambda: run.dispatcher.in_flight)
+            run.probe = SelfProbe(run.slot, clock, lambda: run.dispatcher.in_flight, run.http.stats)
             run.probe.start()
             run.lifecycle = gevent.spawn(self._complete, run)
         else:

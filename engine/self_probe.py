@@ -1,9 +1,13 @@
-"""The generator watching itself: its CPU, its event loop's lag and its arrivals in flight.
+"""The generator watching itself: CPU, event-loop lag, arrivals in flight, and its connections.
 
 A saturated driver looks exactly like a saturated server unless the driver is
 measured too. Each load-generating process samples itself on the run's clock and
 ships the readings with its samples; the master writes them to ``probes.csv`` as
-probe ``generator.<worker>``, where the report can call the run invalid.
+probe ``generator.<worker>``, where the report can call the run invalid. The
+connection counts (open now; opened, replaced before a write because the server
+had closed them, retired idle, all since the run began) make reconnects visible
+without touching a sample: a stale keep-alive socket replaced before anything was
+written is not the platform's failure, but it is not hidden either.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import gevent
 import psutil
 
 from engine.clock import RunClock
+from engine.http import TransportStats
 
 # How often the loop is asked to wake; a wake-up later than this is lag.
 LAG_TICK_S = 0.05
@@ -25,10 +30,17 @@ INTERVAL_S = 2.0
 class SelfProbe:
     """Readings ``(t_s, probe, metric, value)`` every INTERVAL_S while started."""
 
-    def __init__(self, worker: int, clock: RunClock, in_flight: Callable[[], int]):
+    def __init__(
+        self,
+        worker: int,
+        clock: RunClock,
+        in_flight: Callable[[], int],
+        connections: TransportStats | None = None,
+    ):
         self.probe = f"generator.{worker}"
         self._clock = clock
         self._in_flight = in_flight
+        self._connections = connections
         self._readings: list[tuple[float, str, str, float]] = []
         self._greenlet: gevent.Greenlet | None = None
 
@@ -69,4 +81,11 @@ class SelfProbe:
                 (t_s, self.probe, "loop_lag_ms", round(worst_lag * 1000, 3)),
                 (t_s, self.probe, "in_flight", float(self._in_flight())),
             ]
+            if (c := self._connections) is not None:
+                self._readings += [
+                    (t_s, self.probe, "connections_open", float(c.open_now)),
+                    (t_s, self.probe, "connections_opened", float(c.opened)),
+                    (t_s, self.probe, "reconnects", float(c.reconnects)),
+                    (t_s, self.probe, "connections_retired_idle", float(c.retired_idle)),
+                ]
             cpu_before, wall_before, worst_lag = cpu, woke, 0.0

@@ -1,20 +1,20 @@
-"""Serve one arrival: the dialect's request(s), a timeout from the moment it leaves, an outcome.
+"""Serve one arrival: the dialect's request(s), a deadline from the moment it leaves, an outcome.
 
 The timeout starts when the request is sent, never while the arrival waited for
 a pool slot, so the generator's own queue is reported as lateness and never as
 the server's timeouts. The dialect reads each answer (a 200 can still be a failure,
 a 202 may be followed to its end) inside that same timeout. Anything the network
-raises becomes a failure named by its exception class; nothing is retried.
+raises becomes a failure named by what happened (the transport's words, else the
+exception's class); nothing is retried.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import gevent
-
 from engine.clock import RunClock
-from engine.http import HttpTransport
+from engine.deadlines import DeadlinePassed, Deadlines
+from engine.http import HttpTransport, failure_detail
 from engine.samples import FAILED, TIMED_OUT, TIMEOUT, Result
 from workloads.dialect import Attempt, Dialect
 
@@ -25,6 +25,7 @@ def serve(
     dialect: Dialect,
     http: HttpTransport,
     clock: RunClock,
+    deadlines: Deadlines,
     workload: str,
     index: int,
     cancel: bool,
@@ -32,16 +33,18 @@ def serve(
     on_sent: Callable[[float], None],
     session: dict | None = None,
 ) -> Result:
-    """How arrival ``index`` ended; ``on_sent`` gets the run time at which its request left.
+    """How arrival ``index`` ended; ``on_sent`` gets the run time at which its request left,
+    and ``deadlines`` holds it to ``timeout_s`` from that moment.
 
     ``session`` is a users-mode user's own state (its conversation), None in open arrival.
     """
-    timeout = gevent.Timeout(timeout_s)
+    armed: list | None = None
 
     def sent() -> float:
+        nonlocal armed
         now = clock.now()
         on_sent(now)
-        timeout.start()
+        armed = deadlines.arm(timeout_s)
         return now
 
     try:
@@ -49,13 +52,12 @@ def serve(
             return dialect.chat_turn(Attempt(index, cancel, clock.now, sent, session), timeout_s)
         call = dialect.call(workload, index)
         sent()
-        status, body = http.send(call)
+        status, body = http.send(call, timeout_s=None)
         return dialect.answer(workload, index, status, body)
-    except gevent.Timeout as exc:
-        if exc is not timeout:
-            raise
+    except DeadlinePassed:
         return Result(0, TIMEOUT, TIMED_OUT)
     except Exception as exc:
-        return Result(0, FAILED, type(exc).__name__)
+        return Result(0, FAILED, failure_detail(exc))
     finally:
-        timeout.close()
+        if armed is not None:
+            deadlines.disarm(armed)

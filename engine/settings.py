@@ -8,10 +8,14 @@ starts. The password is never an option: ``ps`` would show it.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import resource
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+
+import psutil
 
 from engine.samples import SAMPLES_FILE
 from probes import ProbeOptions
@@ -25,6 +29,12 @@ from workloads.fixture import (
 )
 
 RUNS_DIR = Path("runs")
+
+# File descriptors a load process keeps for everything but its connections (Python,
+# Locust's own sockets, logs, the run's files, /proc reads of its probes).
+FD_RESERVE = 128
+# Memory one concurrent arrival may cost, generously: two sockets' kernel buffers and a greenlet.
+ARRIVAL_BYTES = 256 * 1024
 
 
 def run_stamp() -> str:
@@ -47,6 +57,7 @@ class RunSettings:
     scenario: Scenario
     scale: float
     connections: int
+    connections_needed: int
     run_dir: Path | None
     fixture: Fixture
     host: str
@@ -54,6 +65,7 @@ class RunSettings:
     topology: str
     rate: float | None
     probes: ProbeOptions
+    connections_note: str = ""
 
 
 def add_options(parser) -> None:
@@ -102,9 +114,10 @@ def settings_from(options, host: str | None) -> RunSettings:
     scale = _number(options.scale, "--scale", float)
     scenario = load_scenario(options.scenario).scaled(scale)
     rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float)
+    peak = max(scenario.peak_rate, rate or 0.0)
+    needed = math.ceil(peak * scenario.timeouts.slowest_s)
     if options.connections in (None, ""):
-        peak = max(scenario.peak_rate, rate or 0.0)
-        connections = math.ceil(peak * scenario.timeouts.slowest_s)
+        connections = needed
     else:
         connections = int(_number(options.connections, "--connections", int))
     fixture = load_fixture(options.fixture)
@@ -117,6 +130,7 @@ def settings_from(options, host: str | None) -> RunSettings:
         scenario=scenario,
         scale=scale,
         connections=connections,
+        connections_needed=needed,
         run_dir=run_dir,
         fixture=fixture,
         host=(host or fixture.api_url).rstrip("/"),
@@ -130,6 +144,51 @@ def settings_from(options, host: str | None) -> RunSettings:
             stub_url=options.stub_url or fixture.stub_url or None,
         ),
     )
+
+
+def raise_open_files_limit() -> int:
+    """Raise this process's open-files limit to its hard maximum; the limit now in force.
+
+    Every concurrent arrival holds a socket, and the soft limit (often 1024) is a
+    default, not a decision: running into it turns a lagging server into the
+    generator's own ``OSError: Too many open files``.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def process_connection_limit() -> int:
+    """The most concurrent arrivals this process can hold without running out of files or memory.
+
+    An arrival in flight holds at most one socket and the transport keeps at most as
+    many idle keep-alive ones, so half the descriptors left after FD_RESERVE; and no
+    more than the available memory pays for at ARRIVAL_BYTES each.
+    """
+    by_files = (raise_open_files_limit() - FD_RESERVE) // 2
+    by_memory = psutil.virtual_memory().available // ARRIVAL_BYTES
+    return max(1, min(by_files, by_memory))
+
+
+def bound_connections(settings: RunSettings, processes: int) -> RunSettings:
+    """The settings with ``connections`` capped at what ``processes`` like this one can hold.
+
+    A cap turns the excess into late arrivals (the dispatcher waits for a slot), never
+    into the generator's own OSErrors; ``connections_note`` says so in one line when it binds.
+    """
+    most = process_connection_limit() * processes
+    if settings.connections <= most:
+        return settings
+    note = (
+        f"--connections: {settings.connections} concurrent requests (the schedule needs "
+        f"{settings.connections_needed}) are more than {processes} load process(es) can hold "
+        f"with {raise_open_files_limit()} open files each; capped at {most}, so arrivals "
+        "beyond that wait and show as lateness"
+    )
+    return replace(settings, connections=most, connections_note=note)
 
 
 def check_new_run_dir(run_dir: Path) -> Path:

@@ -24,6 +24,7 @@ import gevent.event
 from locust import User, constant, task
 
 from engine.clock import RunClock
+from engine.deadlines import Deadlines
 from engine.dispatcher import Dispatcher
 from engine.http import HttpTransport
 from engine.mix import Mix
@@ -109,6 +110,7 @@ class UsersDriver:
         self._idle = gevent.event.Event()
         self._idle.set()
         self._closed = False
+        self._deadlines = Deadlines(clock)
 
     @property
     def in_flight(self) -> int:
@@ -147,6 +149,7 @@ class UsersDriver:
             self._dialect,
             self._http,
             self.clock,
+            self._deadlines,
             workload,
             index,
             self._mix.cancels(index),
@@ -210,6 +213,7 @@ class UsersDriver:
         gevent.killall(serving, block=False)
         if _active is self:
             _active = None
+        self._deadlines.close()
         self._http.close()
 
 

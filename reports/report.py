@@ -279,6 +279,7 @@ def _lateness_text(run: Run, stats: RunStats) -> str:
         f"{fmt.count(late.lateness_ms.count)} sent: worst {fmt.ms(late.lateness_ms.max)} ms, "
         f"p99 {fmt.ms(late.lateness_ms.p99)} ms. The driver's connection bound was "
         f"{_meta(run, 'connections')}."
+        + (f" {run.meta['connections_note']}." if run.meta.get("connections_note") else "")
     )
 
 

@@ -105,7 +105,19 @@ def test_local_run_fills_run_json_and_the_side_files(local_run):
     probes = (run_dir / "probes.csv").read_text().splitlines()
     assert probes[0] == "t_s,probe,metric,value"
     generator = [line for line in probes if ",generator.0," in line]
-    assert {line.split(",")[2] for line in generator} == {"cpu_percent", "loop_lag_ms", "in_flight"}
+    assert {line.split(",")[2] for line in generator} == {
+        "cpu_percent",
+        "loop_lag_ms",
+        "in_flight",
+        "connections_open",
+        "connections_opened",
+        "reconnects",
+        "connections_retired_idle",
+    }
+    # The transport's connections are counted, and a quick platform never closed one on us.
+    opened = [float(line.split(",")[3]) for line in generator if ",connections_opened," in line]
+    assert opened[-1] >= 1
+    assert {line.split(",")[3] for line in generator if ",reconnects," in line} == {"0.0"}
 
 
 def test_master_and_two_workers_offer_the_same_arrivals(plat, scenario, local_run, tmp_path):

@@ -187,6 +187,7 @@ class AgenticOS(Dialect):
                 self._ws_url,
                 timeout=timeout_s,
                 subprotocols=["chat", f"access_token.{self._token}"],
+                socket=self.http.open_socket(),
             )
         except websocket.WebSocketBadStatusException as exc:
             # A refused handshake is an HTTP answer: the same outcome and words as any other.

@@ -1,0 +1,82 @@
+"""Benchmark: the master's CPU per sample, and so how many workers one master can take.
+
+A distributed run's master does, per sample, what this measures: receive the
+worker's report (msgpack, as Locust's ZeroMQ link delivers it), unpack it, and
+append the ``samples.csv`` row (csv_row formatting, the csv writer, a flush per
+batch). Locust's own statistics arrive already aggregated per worker and cost the
+master little. Dividing one core by the cost per sample gives the samples a second
+one master can write; divided by what one worker offers, the workers it can take.
+
+    python bench/master_cost.py [--samples 300000] [--batch 9000] [--worker-rate 5000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from locust.rpc import Message
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine.messages import REPORT_KEY, Batch, to_wire
+from engine.run_files import RunFiles
+from engine.samples import Sample
+
+
+def _batch(size: int, first: int) -> dict:
+    samples = [
+        Sample(
+            first + i,
+            "api_read",
+            0,
+            i * 0.001,
+            i * 0.001 + 0.0004,
+            i * 0.001 + 0.002,
+            None,
+            0,
+            200,
+            "ok",
+            "",
+            25,
+        )
+        for i in range(size)
+    ]
+    return to_wire(Batch("bench", 0, samples, []))
+
+
+def main() -> int:
+    """Feed batches through serialise -> unpack -> samples.csv; CPU per sample."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=300_000)
+    parser.add_argument("--batch", type=int, default=9000, help="samples per worker report")
+    parser.add_argument("--worker-rate", type=float, default=5000.0, help="samples/s per worker")
+    args = parser.parse_args()
+    wires = [
+        Message("stats", {REPORT_KEY: _batch(args.batch, k)}, "w").serialize()
+        for k in range(0, args.samples, args.batch)
+    ]
+    total = len(wires) * args.batch
+    with tempfile.TemporaryDirectory() as tmp:
+        files = RunFiles(Path(tmp), "bench")
+        start = time.process_time()
+        for wire in wires:
+            data = Message.unserialize(wire).data[REPORT_KEY]
+            files.append_samples(data["slot"], data["samples"], ["bench"])
+        used = time.process_time() - start
+        files.close()
+    per_sample_us = used / total * 1e6
+    per_second = 1e6 / per_sample_us
+    print(f"{total} samples in batches of {args.batch}: {per_sample_us:.1f} us master CPU each")
+    print(
+        f"one master core writes about {per_second:.0f} samples/s: "
+        f"{per_second / args.worker_rate:.1f} workers at {args.worker_rate:.0f}/s each"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

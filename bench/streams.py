@@ -1,0 +1,170 @@
+"""Benchmark: how many concurrent chat turns one load process holds, and how true its TTFT is.
+
+Drives the real load-process path (dispatcher, AgenticOS dialect's WebSocket turn
+over websocket-client, samples, Locust's statistics, batches) with chat turns
+only against bench/ws_server.py, whose first token leaves exactly
+``--first-token-ms`` after it received the message. The arrival rate is chosen so
+that C turns are in flight at once (C / turn length); for each C it prints the
+peak turns in flight, the share of arrivals sent more than 10 ms late, failures,
+the TTFT measurement error (observed time to first token minus the server's
+stated delay: connect, handshake, and both sides' scheduling) at p50 / p99 / max,
+the server's own first-token lateness (p99 / max: the part of that error that is
+the server's, not the generator's), and this process's CPU time per turn.
+
+    python bench/streams.py [--concurrency 1000,3000] [--first-token-ms 10000] [--seconds 20]
+
+The machine may be shared: the figures say what this process reached here and now.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import gevent
+import locust  # noqa: F401  (gevent's monkey patching, as in a real worker)
+import psutil
+from locust.env import Environment
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.ws_server import TOKEN_MS, TOKENS
+from engine.load_process import LoadProcess
+from engine.messages import DRAINED, PlanUpdate, Prepare
+from engine.schedule import Plan
+from scenario import scenario_from_dict
+from stack.processes import free_port, wait_ready
+
+LATE_MS = 10.0
+FIXTURE = {
+    "org_id": "00000000-0000-0000-0000-000000000000",
+    "agent_id": "00000000-0000-0000-0000-000000000001",
+    "model_profile_id": "p",
+    "collection_name": "bench",
+    "documents": 0,
+    "trigger_id": None,
+}
+
+
+def _nearest_rank(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else 0.0
+
+
+def measure(url: str, concurrency: int, first_token_ms: float, seconds: float) -> dict:
+    """One run at the rate that keeps ``concurrency`` turns in flight; its figures."""
+    turn_s = (first_token_ms + (TOKENS - 1) * TOKEN_MS) / 1000
+    rate = concurrency / turn_s
+    environment = Environment()
+    environment.create_local_runner()
+    drained: list[dict] = []
+    process = LoadProcess(
+        "bench",
+        lambda kind, data: drained.append(data) if kind == DRAINED else None,
+        environment.events.request.fire,
+    )
+    raw = {
+        "name": "streams",
+        "workloads": {"chat_stream": {"share": 1, "description": "chat turns only"}},
+        "chat_cancel_share": 0,
+        "phases": [{"name": "bench", "duration_s": seconds, "rate": rate}],
+        "timeouts": {"default_s": 60, "chat_stream_s": 60, "agent_run_s": 60},
+        "thresholds": [],
+    }
+    scenario = scenario_from_dict(raw)
+    fixture = {**FIXTURE, "api_url": url, "stub_url": url}
+    connections = concurrency * 2
+    process.on_prepare(
+        Prepare("bench", {"bench": 0}, [connections], scenario.to_dict(), fixture, url, "b@x")
+    )
+    cpu = psutil.Process()
+    start_epoch = time.time() + 0.5
+    process.on_plan(PlanUpdate("bench", start_epoch, Plan.from_scenario(scenario).to_wire()))
+    gevent.sleep(max(0.0, start_epoch - time.time()))
+    before = cpu.cpu_times()
+    samples, peak = [], 0
+    while not drained:
+        gevent.sleep(0.5)
+        run = process._run
+        if run is not None and run.dispatcher is not None:
+            peak = max(peak, run.dispatcher.in_flight)
+        batch = process.take_batch()
+        if batch is not None:
+            samples += batch["samples"]
+    after = cpu.cpu_times()
+    samples += drained[0]["batch"]["samples"]
+    environment.runner.quit()
+    errors = [s.ttft_ms - first_token_ms for s in samples if s.ttft_ms is not None]
+    sent = [(s.sent_s - s.due_s) * 1000 for s in samples if s.sent_s is not None]
+    late = sum(1 for ms in sent if ms > LATE_MS) + len(samples) - len(sent)
+    failed = [s.detail for s in samples if s.outcome not in ("ok", "cancelled")]
+    used = (after.user - before.user) + (after.system - before.system)
+    return {
+        "concurrency": concurrency,
+        "rate": rate,
+        "turns": len(samples),
+        "peak_in_flight": peak,
+        "late": late / max(1, len(samples)),
+        "failed": len(failed),
+        "failed_by": sorted(set(failed))[:3],
+        "err_p50": _nearest_rank(errors, 0.5),
+        "err_p99": _nearest_rank(errors, 0.99),
+        "err_max": max(errors, default=0.0),
+        "cpu_us_per_turn": used / max(1, len(samples)) * 1e6,
+    }
+
+
+def main() -> int:
+    """Start the WebSocket server, measure at each concurrency, print a row each."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", default="1000,3000", help="turns in flight at once")
+    parser.add_argument("--first-token-ms", type=float, default=10000.0)
+    parser.add_argument("--seconds", type=float, default=20.0, help="length of each run")
+    args = parser.parse_args()
+    os.environ.setdefault("LOAD_PASSWORD", "bench")
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("ws_server.py")),
+            str(port),
+            str(args.first_token_ms),
+        ]
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url + "/health", server)
+        print(f"{psutil.cpu_count()} cpus shared with other work; load {os.getloadavg()[0]:.2f}")
+        print(
+            f"{'C':>5} {'rate/s':>7} {'turns':>6} {'peak':>5} {'late>10ms':>9} {'failed':>6} "
+            f"{'ttft err p50/p99/max ms':>24} {'server p99/max':>16} {'cpu us/turn':>11}"
+        )
+        for c in (int(x) for x in args.concurrency.split(",")):
+            f = measure(url, c, args.first_token_ms, args.seconds)
+            err = f"{f['err_p50']:.1f}/{f['err_p99']:.1f}/{f['err_max']:.1f}"
+            with urllib.request.urlopen(url + "/stats", timeout=10) as answer:
+                own = json.loads(answer.read())
+            own_late = f"{own['p99_ms']:.1f}/{own['max_ms']:.1f}"
+            print(
+                f"{c:5d} {f['rate']:7.0f} {f['turns']:6d} {f['peak_in_flight']:5d} "
+                f"{f['late']:9.2%} {f['failed']:6d} {err:>24} {own_late:>16} "
+                f"{f['cpu_us_per_turn']:11.0f}"
+                + (f"  failed: {f['failed_by']}" if f["failed"] else ""),
+                flush=True,
+            )
+        print(f"load average {os.getloadavg()[0]:.2f} at end")
+        return 0
+    finally:
+        server.terminate()
+        server.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""A trivial AgenticOS chat look-alike for the streams benchmark: sign-in and a WebSocket turn.
+
+Each turn's first token leaves exactly FIRST_TOKEN_MS after the server received
+the message (scheduled against that moment, so its own delays do not add up),
+then TOKENS text deltas TOKEN_MS apart and ``complete``. The benchmark compares
+the time to first token the generator observes with this stated delay.
+
+    python bench/ws_server.py PORT [FIRST_TOKEN_MS]
+
+serves 127.0.0.1 until killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import uvloop
+from aiohttp import WSMsgType, web
+
+FIRST_TOKEN_MS = 2000.0
+TOKENS = 4
+TOKEN_MS = 50.0
+FIRST = web.AppKey("first_token_s", float)
+# How late each first token left against its stated time, in ms, until /stats takes them.
+LATE = web.AppKey("first_token_late_ms", list)
+
+
+async def sign_in(request: web.Request) -> web.Response:
+    return web.json_response({"access_token": "bench", "token_type": "bearer"})
+
+
+async def health(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+async def chat(request: web.Request) -> web.WebSocketResponse:
+    ws = web.WebSocketResponse(protocols=("chat",))
+    await ws.prepare(request)
+    loop = asyncio.get_running_loop()
+    async for message in ws:
+        if message.type != WSMsgType.TEXT:
+            break
+        received = loop.time()
+        first = request.app[FIRST]
+        for n in range(TOKENS):
+            due = received + first + n * TOKEN_MS / 1000
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            if n == 0:
+                request.app[LATE].append((loop.time() - due) * 1000)
+            await ws.send_str(json.dumps({"type": "text_delta", "data": {"content": "x"}}))
+        await ws.send_str(json.dumps({"type": "complete", "data": {"stopped": False}}))
+        break
+    await ws.close()
+    return ws
+
+
+async def stats(request: web.Request) -> web.Response:
+    """The server's own first-token lateness since the last call (p99 and worst, in ms)."""
+    late = sorted(request.app[LATE])
+    request.app[LATE].clear()
+    p99 = late[max(0, -(-len(late) * 99 // 100) - 1)] if late else 0.0
+    return web.json_response({"turns": len(late), "p99_ms": p99, "max_ms": max(late, default=0)})
+
+
+def app(first_token_ms: float) -> web.Application:
+    """Sign-in, the chat WebSocket, health, the server's own lateness."""
+    application = web.Application()
+    application[FIRST] = first_token_ms / 1000
+    application[LATE] = []
+    application.router.add_get("/stats", stats)
+    application.router.add_post("/api/v1/auth/login", sign_in)
+    application.router.add_get("/api/v1/ws/agent", chat)
+    application.router.add_get("/health", health)
+    return application
+
+
+if __name__ == "__main__":
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    first_ms = float(sys.argv[2]) if len(sys.argv) > 2 else FIRST_TOKEN_MS
+    web.run_app(
+        app(first_ms),
+        host="127.0.0.1",
+        port=int(sys.argv[1]),
+        access_log=None,
+        print=None,
+        backlog=4096,
+    )

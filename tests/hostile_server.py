@@ -1,0 +1,186 @@
+"""A misbehaving HTTP/1.1 server for the transport's tests, counting every fault it injects.
+
+It resets connections mid-request, closes them before the status line, answers a
+bad status line, and closes keep-alive connections idle for IDLE_CLOSE_S, which
+is not a fault: a client must replace such a socket before writing to it. The
+server decides, so the test can compare the failures the client recorded with
+the faults the server says it injected, one for one.
+
+    python tests/hostile_server.py
+
+prints ``PORT CONTROL_PORT`` once both listen on 127.0.0.1. Paths on PORT:
+``/ok`` answers 200; ``/mixed`` cycles through MIXED (answers of every framing and
+every fault); ``/slow?ms=N`` answers 200 after N ms. CONTROL_PORT answers any
+request with the counts as JSON, and is never counted itself.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+from collections import Counter
+
+# Keep-alive connections idle this long are closed by the server (gracefully, with FIN).
+IDLE_CLOSE_S = 1.0
+BODY = b'{"items": [], "total": 0}'
+# /mixed answers in this order, round and round: three faults among good answers
+# of each framing the client must read (length, chunked, Connection: close).
+MIXED = (
+    "length",
+    "reset",
+    "chunked",
+    "length",
+    "close_before_status",
+    "length",
+    "close_after",
+    "bad_status",
+    "length",
+    "chunked",
+)
+FAULTS = ("reset", "close_before_status", "bad_status")
+
+
+class Counts:
+    """What the server did, shared by its connection threads."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.counts: Counter[str] = Counter()
+        self.mixed = 0
+
+    def add(self, name: str) -> None:
+        with self.lock:
+            self.counts[name] += 1
+
+    def next_mixed(self) -> str:
+        with self.lock:
+            kind = MIXED[self.mixed % len(MIXED)]
+            self.mixed += 1
+            return kind
+
+    def snapshot(self) -> dict:
+        with self.lock:
+            counts = dict(self.counts)
+        counts["faults"] = sum(counts.get(f, 0) for f in FAULTS)
+        return counts
+
+
+def _read_request(conn: socket.socket, buf: bytes) -> tuple[bytes | None, bytes]:
+    """One request's head (body skipped by Content-Length), and what followed it."""
+    while b"\r\n\r\n" not in buf:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None, buf
+        buf += chunk
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(rest) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None, b""
+        rest += chunk
+    return head, rest[length:]
+
+
+def _pending(conn: socket.socket) -> bool:
+    conn.setblocking(False)
+    try:
+        return bool(conn.recv(1, socket.MSG_PEEK))
+    except BlockingIOError:
+        return False
+    finally:
+        conn.setblocking(True)
+
+
+def _answer(kind: str) -> bytes:
+    if kind == "chunked":
+        head, tail = BODY[:10], BODY[10:]
+        chunks = b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(head), head, len(tail), tail)
+        return b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks
+    close = b"Connection: close\r\n" if kind == "close_after" else b""
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n%s" % (len(BODY), close, BODY)
+
+
+def _serve(conn: socket.socket, counts: Counts) -> None:
+    buf = b""
+    try:
+        while True:
+            conn.settimeout(IDLE_CLOSE_S if not buf else None)
+            try:
+                head, buf = _read_request(conn, buf)
+            except TimeoutError:
+                if _pending(conn):
+                    continue  # a request arrived as the idle time ran out: serve it
+                counts.add("idle_closed")
+                conn.shutdown(socket.SHUT_RDWR)
+                return
+            if head is None:
+                return
+            target = head.split(b" ", 2)[1]
+            kind = counts.next_mixed() if target.startswith(b"/mixed") else "length"
+            if target.startswith(b"/slow"):
+                time.sleep(int(target.split(b"ms=")[1]) / 1000)
+            counts.add(kind)
+            if kind == "reset":
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                return
+            if kind == "close_before_status":
+                conn.shutdown(socket.SHUT_RDWR)
+                return
+            if kind == "bad_status":
+                conn.sendall(b"HTTP/1.1 OK maybe\r\nContent-Length: 0\r\n\r\n")
+                return
+            conn.sendall(_answer(kind))
+            if kind == "close_after":
+                return
+    except OSError:
+        counts.add("server_error")
+    finally:
+        conn.close()
+
+
+def _listen() -> socket.socket:
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    return sock
+
+
+def _accept(sock: socket.socket, handle) -> None:
+    while True:
+        conn, _ = sock.accept()
+        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+
+def _control(conn: socket.socket, counts: Counts) -> None:
+    with conn:
+        _read_request(conn, b"")
+        body = json.dumps(counts.snapshot()).encode()
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
+            % (len(body), body)
+        )
+
+
+def main() -> None:
+    """Serve until killed; print both ports once listening."""
+    counts = Counts()
+    service, control = _listen(), _listen()
+    threading.Thread(
+        target=_accept, args=(control, lambda c: _control(c, counts)), daemon=True
+    ).start()
+    print(service.getsockname()[1], control.getsockname()[1], flush=True)
+    _accept(service, lambda c: _serve(c, counts))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""The transport never lies: against a server that misbehaves on purpose, failures equal faults.
+
+The server (tests/hostile_server.py, a real process) counts what it injects:
+resets mid-request, connections closed before the status line, bad status lines.
+Every injected fault must be exactly one failed sample named by what happened,
+none hidden by a re-send and none invented; a keep-alive connection the server
+closed while idle is replaced before anything is written, never failed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import gevent
+import gevent.pool
+import pytest
+
+from engine.clock import RunClock
+from engine.dispatcher import Dispatcher
+from engine.http import (
+    BAD_STATUS_LINE,
+    CLOSED_BEFORE_STATUS,
+    HttpCall,
+    HttpTransport,
+    classify,
+)
+from engine.mix import Mix
+from engine.schedule import Plan
+from scenario import scenario_from_dict
+from stack.processes import stop
+from workloads.dialect import Attempt, Dialect
+from workloads.fixture import Fixture
+
+SERVER = Path(__file__).with_name("hostile_server.py")
+# How long the server and the client are each given to do something we wait for.
+WAIT_S = 20.0
+FIXTURE = Fixture("http://127.0.0.1", "org", "agent", "profile", "", "c", 0, None)
+
+
+class Server:
+    """The hostile server's ports and its own account of what it did."""
+
+    def __init__(self, proc: subprocess.Popen, port: int, control: int):
+        self.proc, self.url, self._control = proc, f"http://127.0.0.1:{port}", control
+
+    def counts(self) -> Counter:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self._control}/", timeout=5) as answer:
+            return Counter(json.loads(answer.read()))
+
+    def wait_for(self, name: str, at_least: int) -> Counter:
+        deadline = time.monotonic() + WAIT_S
+        while (counts := self.counts())[name] < at_least:
+            assert time.monotonic() < deadline, counts
+            time.sleep(0.05)
+        return counts
+
+
+@pytest.fixture
+def server():
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER)], stdout=subprocess.PIPE, text=True, bufsize=1
+    )
+    try:
+        port, control = map(int, proc.stdout.readline().split())
+        yield Server(proc, port, control)
+    finally:
+        stop(proc)
+
+
+class _Reads(Dialect):
+    """A dialect of one workload: GET a fixed path (the same HttpCall object every time)."""
+
+    def __init__(self, http: HttpTransport, path: str):
+        super().__init__(FIXTURE, "hostile", http)
+        self._call = HttpCall("GET", path, b"", {"Accept": "application/json"})
+
+    def sign_in(self, email: str, password: str) -> None:
+        return None
+
+    def call(self, workload: str, k: int) -> HttpCall:
+        return self._call
+
+    def chat_turn(self, attempt: Attempt, timeout_s: float):
+        raise AssertionError("no chat here")
+
+
+def _run(http: HttpTransport, path: str, rate: float, seconds: float) -> list:
+    raw = {
+        "name": "hostile",
+        "workloads": {"api_read": 1},
+        "phases": [{"name": "p", "duration_s": seconds, "rate": rate}],
+        "timeouts": {"default_s": 5, "chat_stream_s": 5, "agent_run_s": 5},
+        "thresholds": [],
+    }
+    scenario = scenario_from_dict(raw)
+    samples = []
+    dispatcher = Dispatcher(
+        slot=0,
+        workers=1,
+        plan=Plan.from_scenario(scenario),
+        mix=Mix.from_scenario(scenario),
+        timeouts=scenario.timeouts,
+        dialect=_Reads(http, path),
+        http=http,
+        clock=RunClock(time.time() + 0.2),
+        connections=50,
+        on_sample=samples.append,
+    )
+    dispatcher.start()
+    dispatcher.drain(seconds + 0.2 + scenario.timeouts.slowest_s)
+    return samples
+
+
+def test_every_injected_fault_is_one_failed_sample_and_no_other_fails(server):
+    http = HttpTransport(server.url)
+    samples = _run(http, "/mixed", rate=120.0, seconds=3.0)
+    counts = server.counts()
+    assert len(samples) == 360 == len({s.index for s in samples})
+    failed = Counter(s.detail for s in samples if s.outcome == "failed")
+    ok = [s for s in samples if s.outcome == "ok"]
+    assert len(ok) + sum(failed.values()) == len(samples), Counter(s.outcome for s in samples)
+    # One for one, by kind: nothing re-sent (which would hide a fault), nothing invented.
+    assert failed["ConnectionResetError"] == counts["reset"] > 0, (failed, counts)
+    assert failed[CLOSED_BEFORE_STATUS] == counts["close_before_status"] > 0, (failed, counts)
+    assert failed[BAD_STATUS_LINE] == counts["bad_status"] > 0, (failed, counts)
+    assert sum(failed.values()) == counts["faults"], (failed, counts)
+    # And the server answered every request it got exactly once: no request reached it twice.
+    assert counts["length"] + counts["chunked"] + counts["close_after"] == len(ok)
+    assert all(s.status == 200 and s.bytes == 25 for s in ok)
+
+
+def test_a_connection_closed_while_idle_is_replaced_before_writing_not_failed(server):
+    http = HttpTransport(server.url)
+    call = HttpCall("GET", "/slow?ms=200")
+    pool = gevent.pool.Pool(5)
+
+    def five_at_once() -> list:
+        return [classify(*r) for r in pool.map(lambda _: http.send(call), range(5))]
+
+    assert [r.outcome for r in five_at_once()] == ["ok"] * 5
+    assert http.stats.opened == 5 and http.stats.open_now == 5
+    # The server closes all five after its 1 s idle time (FIN), within our 4 s idle age.
+    server.wait_for("idle_closed", 5)
+    again = five_at_once()
+    assert [r.outcome for r in again] == ["ok"] * 5
+    assert http.stats.reconnects == 5 and http.stats.opened == 10
+    assert server.counts()["length"] == 10
+    http.close()
+    assert http.stats.open_now == 0
+
+
+def test_connections_idle_past_the_idle_age_are_retired_not_reused(server):
+    http = HttpTransport(server.url, idle_s=0.3)
+    call = HttpCall("GET", "/ok")
+    assert http.send(call)[0] == 200
+    gevent.sleep(0.5)
+    assert http.send(call)[0] == 200
+    assert (http.stats.retired_idle, http.stats.reconnects, http.stats.opened) == (1, 0, 2)
+    assert server.counts()["idle_closed"] == 0
+
+
+def test_prepared_connections_are_open_before_the_first_request(server):
+    http = HttpTransport(server.url)
+    assert http.prepare(4) == 4
+    assert http.stats.open_now == 4
+    assert http.send(HttpCall("GET", "/ok"))[0] == 200
+    assert http.stats.opened == 4
