@@ -40,7 +40,15 @@ from workloads.fixture import Fixture
 SERVER = Path(__file__).with_name("hostile_server.py")
 # How long the server and the client are each given to do something we wait for.
 WAIT_S = 20.0
-FIXTURE = Fixture("http://127.0.0.1", "org", "agent", "profile", "", "c", 0, None)
+FIXTURE = Fixture(
+    api_url="http://127.0.0.1",
+    org_id="org",
+    agent_id="agent",
+    model_profile_id="profile",
+    stub_url="",
+    collection_name="c",
+    documents=0,
+)
 
 
 class Server:
