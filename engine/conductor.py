@@ -11,7 +11,9 @@ this module decides nothing about timing beyond when to start.
 
 from __future__ import annotations
 
+import csv
 import logging
+import math
 import sys
 import time
 from collections import Counter
@@ -26,10 +28,12 @@ from locust.runners import STATE_MISSING, WORKER_REPORT_INTERVAL, MasterRunner
 from engine.clock import RunClock
 from engine.load_process import LoadProcess
 from engine.messages import (
+    PING,
     PLAN,
     PREPARE,
     STOP,
     Drained,
+    Ping,
     PlanUpdate,
     Prepare,
     Ready,
@@ -38,6 +42,7 @@ from engine.messages import (
 from engine.mix import Mix
 from engine.run_end import finish
 from engine.run_files import RunFiles, machine
+from engine.samples import SAMPLES_FILE
 from engine.schedule import Plan
 from engine.settings import (
     BAD_INPUT,
@@ -59,8 +64,21 @@ log = logging.getLogger(__name__)
 
 # Shape answer while a run lasts: no Locust users (the dispatchers are not users).
 KEEP_RUNNING = (0, 1)
-# From choosing the start time to t = 0: every process has the plan before its first due time.
-START_LEAD_S = 0.5
+# From choosing the start time to t = 0, at least: every process has the plan and has woken
+# for t = 0 before its first due time, on a busy machine. Measured round trips add to it.
+START_LEAD_S = 1.0
+# Round trips the plan's way may take (one to arrive, spare ones for a loaded link or loop).
+START_ROUND_TRIPS = 4
+# No start is picked further ahead than this, whatever the round trips said.
+MAX_START_LEAD_S = 10.0
+# Pings per process before a start is picked; the worst round trip counts.
+PINGS = 3
+# A ping unanswered this long counts as a round trip of this long.
+PING_TIMEOUT_S = 2.0
+# Connections each process opens before the start: its share of the first this-many seconds.
+WARM_WINDOW_S = 1.0
+# At most this many connections are opened ahead per process, whatever the rate.
+WARM_MAX = 256
 # A rate change takes effect this far ahead, so every process switches at the same index.
 CHANGE_LEAD_S = 1.0
 # Sign-in on every process, on a busy machine.
@@ -103,6 +121,8 @@ class _ActiveRun:
     discarded: int = 0
     flusher: gevent.Greenlet | None = None
     all_drained: gevent.event.Event = field(default_factory=gevent.event.Event)
+    start: dict = field(default_factory=dict)
+    lost: list[dict] = field(default_factory=list)
 
     @property
     def workers(self) -> int:
@@ -124,6 +144,9 @@ class Conductor:
         self._all_ready = gevent.event.Event()
         self._refused = False
         self._used_run_dirs: set[Path] = set()
+        self._pongs: dict[int, float] = {}
+        self._ping: tuple[str, int] = ("", -1)
+        self._all_ponged = gevent.event.Event()
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -135,6 +158,16 @@ class Conductor:
             self._begin()
         except (*BAD_INPUT, PreflightError) as exc:
             self.refuse(str(exc))
+        except OSError as exc:
+            self.refuse(f"--run-dir: cannot write the run directory ({exc}); pass another path")
+        except Exception as exc:
+            # Never a test with no run and no end: the shape would keep it running forever.
+            log.exception("the run could not start")
+            self.refuse(f"the run could not start ({type(exc).__name__}: {exc})")
+
+    def has_run(self) -> bool:
+        """Whether a run exists (load was started, or is about to be)."""
+        return self._run is not None
 
     def refuse(self, line: str) -> None:
         """Refuse the test with one line (stderr, or the web UI's log); the next tick ends it."""
@@ -156,6 +189,7 @@ class Conductor:
                 "ConstantRateShape (or leave the class picker off)"
             )
         plan = shape.initial_plan(settings)
+        run_dir = self._run_dir(settings)
         fixture = with_host(settings.fixture, settings.host)
         password = password_from_env()
         preflight = platform(fixture.platform).run_preflight(fixture, settings.email, password)
@@ -169,7 +203,6 @@ class Conductor:
                 f"--connections: {settings.connections} is fewer than the {len(slots)} load "
                 f"processes; give at least {len(slots)}"
             )
-        run_dir = self._run_dir(settings)
         self._ready, self._preparing, self._expected = {}, run_dir.name, len(slots)
         self._all_ready.clear()
         prepare = Prepare(
@@ -180,6 +213,7 @@ class Conductor:
             fixture=vars(fixture),
             host=settings.host,
             email=settings.email,
+            warm=_warm_counts(plan, _split(settings.connections, len(slots))),
         )
         environment.runner.send_message(PREPARE, to_wire(prepare))
         self._all_ready.wait(READY_TIMEOUT_S)
@@ -204,7 +238,8 @@ class Conductor:
         )
         if settings.run_dir is not None:
             self._used_run_dirs.add(settings.run_dir)
-        start_epoch = time.time() + START_LEAD_S
+        run.start = self._pick_lead(run_dir.name, len(slots))
+        start_epoch = time.time() + run.start["lead_s"]
         run.clock = RunClock(start_epoch)
         run.started_at = _iso(start_epoch)
         run.probes = start_probes(settings.probes, run.files.dir / "probes.csv", start_epoch)
@@ -220,6 +255,33 @@ class Conductor:
             settings.connections,
             run.files.dir,
         )
+
+    def _pick_lead(self, run_id: str, workers: int) -> dict:
+        """How far ahead to start: START_LEAD_S plus START_ROUND_TRIPS of the worst round trip
+        measured to any process (PINGS pings each), so the plan reaches every one in time."""
+        worst: dict[int, float] = dict.fromkeys(range(workers), 0.0)
+        for seq in range(PINGS):
+            self._pongs, self._ping = {}, (run_id, seq)
+            self._all_ponged.clear()
+            sent = time.monotonic()
+            self.environment.runner.send_message(PING, to_wire(Ping(run_id, seq)))
+            self._all_ponged.wait(PING_TIMEOUT_S)
+            for slot in worst:
+                worst[slot] = max(worst[slot], self._pongs.get(slot, sent + PING_TIMEOUT_S) - sent)
+        self._ping = ("", -1)
+        lead = min(MAX_START_LEAD_S, START_LEAD_S + START_ROUND_TRIPS * max(worst.values()))
+        return {
+            "lead_s": round(lead, 3),
+            "round_trip_ms": {str(slot): round(rtt * 1000, 1) for slot, rtt in worst.items()},
+            "processes": {},
+        }
+
+    def on_pong(self, data: dict) -> None:
+        """A process answered the current ping; the last one releases ``_pick_lead``."""
+        if (data["run_id"], data["seq"]) == self._ping:
+            self._pongs.setdefault(data["slot"], time.monotonic())
+            if len(self._pongs) == self._expected:
+                self._all_ponged.set()
 
     def _slots(self) -> dict[str, int]:
         runner = self.environment.runner
@@ -272,6 +334,7 @@ class Conductor:
             return
         self.on_batch(vars(drained.batch))
         run.drained[drained.batch.slot] = drained
+        run.start["processes"][str(drained.batch.slot)] = drained.start
         run.last_drained = time.monotonic()
         if len(run.drained) == run.workers:
             run.all_drained.set()
@@ -322,8 +385,8 @@ class Conductor:
             return KEEP_RUNNING
         if run.stopped is None:
             run.end_s = now
-            lost = run.workers - len(run.drained)
-            run.stopped = "completed" if not lost else f"incomplete: {lost} load process(es) lost"
+            lost = sorted(set(range(run.workers)) - set(run.drained))
+            run.stopped = "completed" if not lost else f"incomplete: {_lost_line(run, lost)}"
         return None
 
     def _announce(self, run: _ActiveRun, now: float) -> None:
@@ -382,8 +445,9 @@ class Conductor:
             run.flusher.kill(block=True)
         probes = run.probes.stop() if run.probes is not None else NOT_SUMMARISED
         run.files.write_locust_tables(self.environment)
-        record = self._write_record(run, probes)
         run.files.close()
+        run.lost = _lost_processes(run)
+        record = self._write_record(run, probes)
         shortfall = record["offered"] - run.files.recorded
         log.info(
             "run %s %s: offered %d, recorded %d%s",
@@ -432,6 +496,8 @@ class Conductor:
             "phases": phases,
             "offered": sum(p["offered_total"] for p in phases),
             "workers": run.workers,
+            "start": run.start,
+            "lost": run.lost,
             "connections": settings.connections,
             "host": settings.host,
             "topology": settings.topology,
@@ -457,6 +523,62 @@ class Conductor:
                 if k % run.workers in silent:
                     offered[segment, mix.pick(k)] += 1
         return offered
+
+
+def _warm_counts(plan: Plan, shares: list[int]) -> list[int]:
+    """Connections each process opens ahead: its share of the first WARM_WINDOW_S of arrivals,
+    within its connection share and WARM_MAX."""
+    first = plan.due_before(WARM_WINDOW_S)
+    each = math.ceil(first / len(shares))
+    return [min(each, share, WARM_MAX) for share in shares]
+
+
+def _lost_line(run: _ActiveRun, slots: list[int]) -> str:
+    """'load process 1 (worker id) lost': which processes never sent their last samples."""
+    names = {slot: client for client, slot in run.slots.items()}
+    return ", ".join(f"load process {slot} ({names.get(slot, '?')}) lost" for slot in slots)
+
+
+def _lost_processes(run: _ActiveRun) -> list[dict]:
+    """Each process that never drained, named, with the global arrival indexes it was due to
+    offer before the run ended and that samples.csv does not hold, as [first, last] ranges of
+    its own indexes (slot, slot + W, ...)."""
+    silent = sorted(set(range(run.workers)) - set(run.drained))
+    if not silent or run.end_s is None:
+        return []
+    returned: dict[int, set[int]] = {slot: set() for slot in silent}
+    with (run.files.dir / SAMPLES_FILE).open(newline="") as f:
+        for row in csv.DictReader(f):
+            slot = int(row["worker"])
+            if slot in returned:
+                returned[slot].add(int(row["index"]))
+    names = {slot: client for client, slot in run.slots.items()}
+    lost = []
+    for slot in silent:
+        due = [k for _, k in run.plan.indexes_before(run.end_s) if k % run.workers == slot]
+        missing = [k for k in due if k not in returned[slot]]
+        lost.append(
+            {
+                "slot": slot,
+                "worker": names.get(slot, ""),
+                "returned": len(returned[slot]),
+                "missing": len(missing),
+                "missing_ranges": _ranges(missing, run.workers),
+            }
+        )
+    return lost
+
+
+def _ranges(indexes: list[int], step: int) -> list[list[int]]:
+    """Sorted indexes of one process as [first, last] runs where each follows the last by
+    ``step``."""
+    runs: list[list[int]] = []
+    for k in sorted(indexes):
+        if runs and k == runs[-1][1] + step:
+            runs[-1][1] = k
+        else:
+            runs.append([k, k])
+    return runs
 
 
 def _planned(scenario: Scenario, plan: Plan) -> Counter:
