@@ -7,6 +7,7 @@ stops the process here with one line, before any load.
 
 from __future__ import annotations
 
+import logging
 import signal
 import sys
 import time
@@ -34,7 +35,6 @@ from engine.messages import (
 )
 from engine.settings import (
     BAD_INPUT,
-    RUN_TIME_KEY,
     add_options,
     refuse_users_options,
     settings_from,
@@ -43,6 +43,8 @@ from shapes.choose import choose_shape
 from webui.rate_page import add_rate_page
 from webui.verdict_tab import add_verdict_tab
 from workloads.fixture import password_from_env
+
+log = logging.getLogger(__name__)
 
 # Exit code when the options are refused at start-up, or the run never started.
 BAD_INPUT_EXIT = 2
@@ -89,7 +91,6 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         runner.register_message(PLAN, lambda msg, **_: _process.on_plan(PlanUpdate(**msg.data)))
         runner.register_message(STOP, lambda msg, **_: _process.stop("interrupted"))
     if not isinstance(runner, WorkerRunner):
-        _take_run_time(options)
         _handle_signals_before_load(runner)
         if isinstance(runner, MasterRunner) and options.headless:
             _bound_the_wait_for_workers(runner, options)
@@ -103,14 +104,6 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         if web_ui is not None:
             add_rate_page(web_ui, lambda: environment.shape_class)
             add_verdict_tab(web_ui, _conductor.progress)
-
-
-def _take_run_time(options) -> None:
-    """Keep --run-time for the constant-rate shape, which reads it (RUN_TIME_KEY), and out of
-    Locust's hands: Locust would warn that a shape ignores it, and its own timer would stop
-    the run before the drain."""
-    setattr(options, RUN_TIME_KEY, options.run_time)
-    options.run_time = None
 
 
 def _handle_signals_before_load(runner) -> None:
@@ -145,6 +138,11 @@ def _bound_the_wait_for_workers(runner, options) -> None:
     if wait_s <= 0:
         return
     main = greenlet.getcurrent()
+    log.info(
+        "waiting up to %g s for %d workers (--expect-workers-max-wait)",
+        wait_s,
+        options.expect_workers,
+    )
 
     def watch() -> None:
         deadline = time.monotonic() + wait_s

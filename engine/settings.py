@@ -30,8 +30,6 @@ RUNS_DIR = Path("runs")
 # The probe's database URL comes from here (or --database-url-file), never from argv: it
 # usually carries a password. The name is the platform's own, so one export serves both.
 DATABASE_URL_ENV = "DATABASE_URL"
-# Where --run-time is kept for the constant-rate shape once Locust's own copy is cleared.
-RUN_TIME_KEY = "loadkit_run_time"
 # How long a headless master waits for --expect-workers before it gives up (exit 2).
 DEFAULT_WORKER_WAIT_S = 120.0
 # The heading the kit's options appear under in ``locust --help``.
@@ -215,15 +213,20 @@ def probe_database_url(options) -> str | None:
 
 
 def refuse_users_options(options) -> None:
-    """-u/--users and -r/--spawn-rate mean nothing to an open-arrival run: refuse them with the
-    reason instead of ignoring them. (The one place to change when a users mode gives them a
-    meaning.)"""
+    """-u/--users and -r/--spawn-rate mean nothing to an open-arrival run, nor --run-time to the
+    four phases: refuse them with the reason instead of ignoring them. (The one place to change
+    when a users mode gives them a meaning.)"""
     for dest, flag in (("num_users", "-u/--users"), ("spawn_rate", "-r/--spawn-rate")):
         if getattr(options, dest, None) is not None:
             raise SettingsError(
                 f"{flag}: this kit offers arrivals on a schedule, not users; give --rate "
                 "(arrivals per second) or let the scenario's phases run"
             )
+    if getattr(options, "run_time", None) and getattr(options, "rate", None) in (None, ""):
+        raise SettingsError(
+            "--run-time: the scenario's phases end the run themselves; shorten them with "
+            "--scale, or give --rate for a constant rate that --run-time ends"
+        )
 
 
 def with_host(fixture: Fixture, host: str) -> Fixture:

@@ -9,7 +9,7 @@ effect a moment ahead, at the same arrival index in every process. With
 from __future__ import annotations
 
 from engine.schedule import Plan
-from engine.settings import RUN_TIME_KEY, RunSettings, SettingsError
+from engine.settings import RunSettings, SettingsError
 from shapes.kit_shape import KitShape
 
 
@@ -43,8 +43,7 @@ class ConstantRateShape(KitShape):
             self.conductor.change_plan(lambda plan, at_s: self._bounded(plan.with_rate(rate, at_s)))
 
     def _bounded(self, plan: Plan) -> Plan:
-        options = self.runner.environment.parsed_options
-        run_time = getattr(options, RUN_TIME_KEY, None) or options.run_time
+        run_time = self.runner.environment.parsed_options.run_time
         return plan.closed_at(float(run_time)) if run_time else plan
 
 
