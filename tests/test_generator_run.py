@@ -5,11 +5,13 @@ spec is the schedule and the golden-ratio mix (tested alone in
 test_generator_schedule.py): a run must offer exactly what they say, when they say.
 """
 
+import time
 from collections import Counter
 
 import pytest
 
 from tests.generator_env import (
+    RUN_TIMEOUT_S,
     expected_counts,
     invalid_reasons,
     lateness_ms,
@@ -18,6 +20,7 @@ from tests.generator_env import (
     read_samples,
     run_distributed,
     run_local,
+    start_distributed,
     write_scenario,
 )
 
@@ -136,3 +139,32 @@ def test_master_and_two_workers_offer_the_same_arrivals(plat, scenario, local_ru
     aggregated = next(line for line in stats if ",Aggregated," in line)
     chat_turns = sum(1 for s in samples if s["workload"] == "chat_stream" and s["ttft_ms"])
     assert int(aggregated.split(",")[2]) == len(samples) + chat_turns
+
+
+def test_a_worker_killed_mid_run_is_named_with_the_arrivals_it_took(plat, tmp_path):
+    scenario = write_scenario(tmp_path, [("sustain", 10.0, 10.0)], lateness=LATENESS)
+    run_dir = tmp_path / "run"
+    with start_distributed(plat, scenario, run_dir, 2) as run:
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while not (run_dir / "samples.csv").exists() or len(read_samples(run_dir)) < 10:
+            assert time.monotonic() < deadline and run.master.poll() is None
+            time.sleep(0.1)
+        run.workers[1].kill()
+        _, err = run.master.communicate(timeout=RUN_TIMEOUT_S)
+    record, samples = read_run(run_dir), read_samples(run_dir)
+    assert run.master.returncode == 2, err[-1500:]
+    [lost] = record["lost"]
+    slot, other = lost["slot"], 1 - lost["slot"]
+    assert record["stopped"] == f"incomplete: load process {slot} ({lost['worker']}) lost"
+    assert lost["worker"] and lost["missing"] > 0
+    # The ranges hold exactly the lost process's own indexes that never came back.
+    missing = [k for a, b in lost["missing_ranges"] for k in range(a, b + 1, 2)]
+    assert len(missing) == lost["missing"] and all(k % 2 == slot for k in missing)
+    returned = {int(s["index"]) for s in samples if int(s["worker"]) == slot}
+    assert len(returned) == lost["returned"] and not returned & set(missing)
+    assert sorted(returned | set(missing)) == list(range(slot, 100, 2))
+    assert {int(s["index"]) for s in samples if int(s["worker"]) == other} == set(
+        range(other, 100, 2)
+    )
+    report = (run_dir / "report.md").read_text()
+    assert f"process {slot} ({lost['worker']}): {lost['missing']} arrivals not returned" in report
