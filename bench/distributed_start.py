@@ -4,7 +4,8 @@ Starts a stub, the reference target and a seed on 127.0.0.1 (the test suite's
 platform), then runs ``--runs`` short headless distributed runs in a row and
 prints, per run: its verdict, the dispatches sent more than the scenario's
 lateness bound (100 ms) after their due time in the first second and in the
-whole run, the worst lateness in the first second, the start lead the master
+whole run, the worst lateness in the first second, each worker's first event-loop
+lag reading (its worst stall in the first two seconds), the start lead the master
 picked, the round trips it measured and how late each worker woke for t = 0.
 
     python bench/distributed_start.py [--runs 20] [--rate 16] [--seconds 4]
@@ -16,6 +17,7 @@ and now, and the report quoting them says so beside them.
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 import tempfile
 from pathlib import Path
@@ -46,12 +48,17 @@ def one_run(plat, scenario: Path, run_dir: Path) -> str:
     late_first = sum(1 for s in first if lateness_ms(s) > LATE_AFTER_MS)
     late_all = sum(1 for s in samples if lateness_ms(s) > LATE_AFTER_MS)
     worst_first = max((lateness_ms(s) for s in first), default=0.0)
+    lag = {}
+    with (run_dir / "probes.csv").open() as f:
+        for row in csv.DictReader(f):
+            if row["probe"].startswith("generator.") and row["metric"] == "loop_lag_ms":
+                lag.setdefault(row["probe"].split(".")[1], float(row["value"]))
     start = record.get("start", {})
     behind = {slot: p.get("behind_ms") for slot, p in start.get("processes", {}).items()}
     return (
         f"exit {result.returncode}  offered {record['offered']} recorded {len(samples)}  "
         f"late first 1 s {late_first}/{len(first)} (worst {worst_first:.1f} ms)  "
-        f"late whole run {late_all}  lead {start.get('lead_s')} s  "
+        f"late whole run {late_all}  first loop lag ms {lag}  lead {start.get('lead_s')} s  "
         f"rtt ms {start.get('round_trip_ms')}  woke behind ms {behind}"
     )
 

@@ -71,15 +71,16 @@ def add_options(parser) -> None:
     Locust lists its own options by group and prints a custom option only under a
     group, so ours get one (``OPTIONS_TITLE``). ``--rate`` comes first: the web UI's
     start form lists custom options in this order, and the rate is what an operator
-    sets there. Numbers are checked by ``settings_from``, not argparse, so a bad one is our
+    sets there; the probes' options stay out of the form (they are the machine's, not the
+    test's). Numbers are checked by ``settings_from``, not argparse, so a bad one is our
     one line.
     """
     group = parser.add_argument_group(OPTIONS_TITLE)
 
-    def option(*names, **kwargs):
+    def option(*names, web=True, **kwargs):
         # A group's add_argument is argparse's; Locust's web UI reads these attributes.
         action = group.add_argument(*names, **kwargs)
-        action.include_in_web_ui, action.is_secret = True, False
+        action.include_in_web_ui, action.is_secret = web, False
         action.is_required, action.is_multiple = False, False
 
     option(
@@ -101,20 +102,27 @@ def add_options(parser) -> None:
     option("--fixture", default="fixture.json", help="fixture written by the seed")
     option("--email", default=DEFAULT_EMAIL, help="user to sign in as (password: LOAD_PASSWORD)")
     option("--topology", default="", help="free text: where each part ran")
-    option("--api-pid", default=None, help="probe this API process")
+    option("--api-pid", default=None, web=False, help="probe this API process")
     option(
         "--database-url",
         default=None,
+        web=False,
         help=f"probe Postgres connections; a URL with a password is refused here "
         f"(ps shows argv): export {DATABASE_URL_ENV} or use --database-url-file",
     )
     option(
         "--database-url-file",
         default=None,
+        web=False,
         help="file holding the probe's database URL (password included), one line",
     )
-    option("--metrics-url", default=None, help="probe a Prometheus endpoint")
-    option("--stub-url", default=None, help="probe the stub's /stats (default: the fixture's stub)")
+    option("--metrics-url", default=None, web=False, help="probe a Prometheus endpoint")
+    option(
+        "--stub-url",
+        default=None,
+        web=False,
+        help="probe the stub's /stats (default: the fixture's stub)",
+    )
     _explain_worker_wait(parser)
 
 
