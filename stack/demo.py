@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from engine.settings import RUNS_DIR, run_stamp
-from stack.local import LOCUST, LocalStack, StackOptions, child_env, local_stack
+from stack.local import LOCUST, LocalStack, StackOptions, local_stack
 from stack.processes import ROOT
 
 # Short enough for a first look (about 35 s of load), long enough to show each phase.
@@ -100,7 +100,7 @@ def main(argv: list[str]) -> int:
             code = subprocess.call(
                 locust_command(stack, run_dir, args.scale),
                 cwd=ROOT,
-                env=child_env(),
+                env=stack.locust_env(),
             )
     except (RuntimeError, TimeoutError) as exc:
         print(f"demo: {exc}; logs are in {run_dir / 'stack'}", file=sys.stderr)

@@ -160,6 +160,33 @@ def _wait_for_line(proc: subprocess.Popen, text: str) -> None:
     raise TimeoutError(f"never said {text!r}")
 
 
+def test_the_makefile_never_puts_the_database_password_in_argv():
+    result = subprocess.run(
+        ["make", "-n", "load-test", "DATABASE_URL=postgresql://u:s3cret-pw@127.0.0.1/db"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "locust -f locustfile.py" in result.stdout, result.stderr
+    assert "s3cret-pw" not in result.stdout
+
+
+def test_the_kits_options_are_listed_with_locusts():
+    result = subprocess.run(
+        [sys.executable, "-m", "engine", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    ours = result.stdout.split("agent-loadkit (open arrival")[1]
+    for option in ("--rate", "--scenario", "--scale", "--run-dir", "--database-url-file"):
+        assert option in ours
+    assert "--expect-workers-max-wait" in result.stdout and "exit 2" in result.stdout
+
+
 def test_a_missing_password_is_refused_and_never_taken_from_the_command_line(plat, tmp_path):
     env = {k: v for k, v in load_env().items() if k != "LOAD_PASSWORD"}
     result, ours, run_dir = _refusal(plat, tmp_path, env=env)
@@ -217,6 +244,12 @@ def test_the_web_ui_sets_the_arrival_rate_and_changes_it_while_it_runs(
     base = f"http://127.0.0.1:{port}"
     try:
         wait_ready(base + "/arrival-rate", proc)
+        # The page is linked from Locust's own UI, and a start without a rate is refused in
+        # the form with the reason (not a test that stops at once, the reason in a terminal).
+        assert "./arrival-rate" in urllib.request.urlopen(base + "/").read().decode()
+        empty = urllib.parse.urlencode({"rate": "", "host": plat.target.url}).encode()
+        refused = json.loads(urllib.request.urlopen(base + "/swarm", data=empty).read())
+        assert not refused["success"] and refused["message"].startswith("Rate: set the arrival")
         # The start form, as the browser posts it: the rate is its one custom parameter.
         form = urllib.parse.urlencode({"rate": "5", "host": plat.target.url}).encode()
         urllib.request.urlopen(urllib.request.Request(base + "/swarm", data=form))
