@@ -147,6 +147,8 @@ class Conductor:
         self._pongs: dict[int, float] = {}
         self._ping: tuple[str, int] = ("", -1)
         self._all_ponged = gevent.event.Event()
+        self._starting = False
+        self._early_change = None
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -154,6 +156,7 @@ class Conductor:
         """test_start: everything before load; on a refusal the shape ends the test."""
         self._refused = False
         self.exit_code = None
+        self._starting, self._early_change = True, None
         try:
             self._begin()
         except (*BAD_INPUT, PreflightError) as exc:
@@ -164,6 +167,8 @@ class Conductor:
             # Never a test with no run and no end: the shape would keep it running forever.
             log.exception("the run could not start")
             self.refuse(f"the run could not start ({type(exc).__name__}: {exc})")
+        finally:
+            self._starting = False
 
     def has_run(self) -> bool:
         """Whether a run exists (load was started, or is about to be)."""
@@ -244,6 +249,7 @@ class Conductor:
         run.started_at = _iso(start_epoch)
         run.probes = start_probes(settings.probes, run.files.dir / "probes.csv", start_epoch)
         self._run = run
+        self._apply_early_change(run)
         self._write_record(run)
         self._send_plan(run)
         if self._local is not None:
@@ -282,6 +288,13 @@ class Conductor:
             self._pongs.setdefault(data["slot"], time.monotonic())
             if len(self._pongs) == self._expected:
                 self._all_ponged.set()
+
+    def _apply_early_change(self, run: _ActiveRun) -> None:
+        """A change made before the run existed (the operator was quicker than the warm-up)
+        takes effect from t = 0."""
+        if self._early_change is not None:
+            run.plan = self._early_change(run.plan, 0.0)
+            self._early_change = None
 
     def _slots(self) -> dict[str, int]:
         runner = self.environment.runner
@@ -358,6 +371,10 @@ class Conductor:
     def change_plan(self, plan_for) -> None:
         """Apply a plan change the shape computes from (current plan, when it takes effect)."""
         run = self._run
+        if run is None and self._starting:
+            # Set while the processes warm up: it holds from t = 0 (applied when the run exists).
+            self._early_change = plan_for
+            return
         if run is None or run.stopped is not None:
             return
         at_s = run.clock.now() + CHANGE_LEAD_S
