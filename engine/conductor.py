@@ -1,12 +1,14 @@
 """The master's side of a run: check, prepare, start on one clock, collect, end, record.
 
-When a test starts it validates the options, runs preflight, gives every load
-process its slot and has it sign in, and only then picks the start time, so
-setup never counts as lateness. It streams every batch of samples to disk as it
-arrives, tells the shape when the run is over (every process drained, plus one
-Locust report interval so its own statistics are complete too), and writes
-run.json with how the run ended and what was offered. Shapes decide the plan;
-this module decides nothing about timing beyond when to start.
+When a test starts it validates the options (the run directory before preflight),
+runs preflight, gives every load process its slot and has it sign in and warm up,
+times a round trip to each, and only then picks the start time far enough ahead
+for the slowest, so setup never counts as lateness. It streams every batch of
+samples to disk as it arrives, tells the shape when the run is over (every process
+drained, plus one Locust report interval so its own statistics are complete too),
+and writes run.json with how the run ended, how the start went, which processes
+were lost with the arrivals they never returned, and what was offered. Shapes
+decide the plan; this module decides nothing about timing beyond when to start.
 """
 
 from __future__ import annotations

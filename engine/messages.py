@@ -2,7 +2,8 @@
 
 Locust carries these as custom messages (msgpack over its own socket, or a direct
 call in a local run). The master sends everything a process needs (scenario,
-fixture, its slot among W), so a worker needs nothing but LOAD_PASSWORD; samples
+fixture, its slot among W), so a worker needs nothing but LOAD_PASSWORD; pings
+between ``Ready`` and the plan time the round trip the start must allow for; samples
 travel back in compact tuples with Locust's regular worker reports, and the last
 ones with ``Drained``, which the master therefore receives after all the others.
 """
