@@ -185,18 +185,21 @@ def start_distributed(
     *extra: str,
     bind_host: str = "127.0.0.1",
     prefix: Callable[[str], list[str]] = lambda role: [],
+    port: int | None = None,
+    reach_at: str | None = None,
 ) -> Iterator[Distributed]:
     """A headless master + ``workers`` worker processes, stopped (by PID) when the block ends.
 
     ``prefix(role)`` ("master", "worker0", ...) is put before each command, e.g. to run it
-    in a network namespace; workers reach the master at ``bind_host``.
+    in a network namespace; the master listens at ``bind_host``:``port`` (a free one by
+    default) and workers reach it there, or at ``reach_at`` (a relay in between).
     """
-    port = free_port()
+    port = port or free_port()
     master_args = locust_args(plat, scenario, run_dir, "--headless", *extra)
     master_args += ["--master", "--expect-workers", str(workers)]
     master_args += ["--master-bind-host", bind_host, "--master-bind-port", str(port)]
     worker_args = ["-m", "locust", "-f", "locustfile.py", "--worker"]
-    worker_args += ["--master-host", bind_host, "--master-port", str(port)]
+    worker_args += ["--master-host", reach_at or bind_host, "--master-port", str(port)]
     logs = [run_dir.parent / f"{run_dir.name}-worker{i}.log" for i in range(workers)]
     procs = []
     try:

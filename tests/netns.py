@@ -1,10 +1,11 @@
 """Linux network namespaces made (and always removed) by a test: hosts without other hosts.
 
-A hub namespace holds a bridge; each role (master, worker0, ...) gets a namespace of
-its own, joined to the bridge by a veth pair, with an address in 10.241.0.0/24 that
-exists only inside these namespaces. ``tc netem`` adds delay and loss to a role's
-link where the kernel has it. Nothing is added to the namespace the test runs in, and
-every namespace is deleted when the block ends (which removes its links too).
+A hub namespace holds a bridge (with an address of its own, for a relay); each role
+(master, worker0, ...) gets a namespace of its own, joined to the bridge by a veth
+pair, with an address in 10.241.0.0/24 that exists only inside these namespaces.
+``tc netem`` adds delay and loss to a role's link where the kernel has it. Nothing
+is added to the namespace the test runs in, and every namespace is deleted when the
+block ends (which removes its links too).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 
 # A /24 no other part of the suite uses; addresses exist only inside the test's namespaces.
 SUBNET = "10.241.0"
+# The hub's own address on the bridge, where a relay between the roles can listen.
+HUB_ADDRESS = f"{SUBNET}.254"
 # Each namespace name starts with this and the test process's PID, so parallel runs never
 # collide and leftovers name their owner.
 PREFIX = f"lk{os.getpid()}"
@@ -97,7 +100,7 @@ def topology(roles: list[str], netem: str = "") -> Iterator[Topology]:
     both directions of every role's link. All of it is deleted when the block ends."""
     hub = f"{PREFIX}-hub"
     namespaces = {"hub": hub, **{role: f"{PREFIX}-{role}" for role in roles}}
-    addresses = {role: f"{SUBNET}.{i + 1}" for i, role in enumerate(roles)}
+    addresses = {"hub": HUB_ADDRESS, **{role: f"{SUBNET}.{i + 1}" for i, role in enumerate(roles)}}
     made: list[str] = []
     try:
         for namespace in namespaces.values():
@@ -105,6 +108,7 @@ def topology(roles: list[str], netem: str = "") -> Iterator[Topology]:
             made.append(namespace)
             _must("-n", namespace, "link", "set", "lo", "up")
         _must("-n", hub, "link", "add", "br0", "type", "bridge")
+        _must("-n", hub, "addr", "add", f"{HUB_ADDRESS}/24", "dev", "br0")
         _must("-n", hub, "link", "set", "br0", "up")
         for role in roles:
             ns, link = namespaces[role], f"to-{role}"

@@ -2,12 +2,14 @@
 
 The platform and the master share one namespace; each worker has its own, and all
 three meet on a bridge in a fourth, so every message between master and workers
-crosses a real link (with ``tc netem`` delay and loss where the kernel has it).
+crosses a real link: with ``tc netem`` delay and loss where the kernel has it, and
+through a relay that delays every byte 25 ms each way in any case.
 A run across them must be valid with offered == recorded, and a worker whose link
 is cut mid-run must be detected and named with the arrivals it took. Skipped, with
 the reason, where namespaces cannot be made (no root, no ``ip``).
 """
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -32,6 +34,12 @@ from tests.generator_env import (
 ROLES = ["master", "worker0", "worker1"]
 # 50 ms between master and each worker (25 ms each way), and a lossy link.
 NETEM = "delay 25ms loss 1%"
+# Without netem: a relay in the hub delays every byte 25 ms each way (no loss).
+RELAY_DELAY_MS = "25"
+# The master's port for its workers (the namespaces are empty: any port is free there).
+MASTER_PORT = 5557
+# The relay's port for the target (workers and the master's preflight go through it).
+RELAYED_TARGET_PORT = 8000
 # The platform's start and seed, in a namespace, on a busy machine.
 PLATFORM_TIMEOUT_S = 120
 # Tolerance of a machine shared by many test runs; this test is about accounting, not speed.
@@ -42,17 +50,21 @@ pytestmark = pytest.mark.skipif(_why_not is not None, reason=f"no namespaces: {_
 
 
 def _netem_or_skip(link: str) -> str:
-    if link == "plain":
+    if link != "netem":
         return ""
     why = netns.netem_unavailable()
     if why:
-        pytest.skip(f"no delay or loss on the links: {why}")
+        pytest.skip(f"no delay or loss on the links: {why} (the relay variant runs instead)")
     return NETEM
 
 
-@pytest.fixture(params=["plain", "netem"])
+@pytest.fixture(params=["plain", "netem", "relay"])
 def hosts(request, tmp_path):
-    """The topology and the platform in the master's namespace; all removed afterwards."""
+    """The topology and the platform in the master's namespace; all removed afterwards.
+
+    "relay": the workers reach the master and the target through a relay in the hub that
+    delays every byte 25 ms each way, for kernels without netem.
+    """
     with netns.topology(ROLES, _netem_or_skip(request.param)) as topology:
         directory = tmp_path / "platform"
         directory.mkdir()
@@ -73,19 +85,54 @@ def hosts(request, tmp_path):
                 time.sleep(0.1)
             info = json.loads(ready.read_text())
             master = topology.addresses["master"]
-            yield SimpleNamespace(
-                topology=topology,
-                plat=SimpleNamespace(fixture=Path(info["fixture"])),
-                host=f"http://{master}:{info['port']}",
-                master=master,
-            )
+            where = {"bind_host": master, "prefix": topology.run_in, "port": MASTER_PORT}
+            host = f"http://{master}:{info['port']}"
+            with contextlib.ExitStack() as relay:
+                if request.param == "relay":
+                    hub = topology.addresses["hub"]
+                    relay.enter_context(
+                        _relay(
+                            topology,
+                            tmp_path,
+                            f"{hub}:{MASTER_PORT}={master}:{MASTER_PORT}",
+                            f"{hub}:{RELAYED_TARGET_PORT}={master}:{info['port']}",
+                        )
+                    )
+                    where["reach_at"] = hub
+                    host = f"http://{hub}:{RELAYED_TARGET_PORT}"
+                yield SimpleNamespace(
+                    topology=topology,
+                    plat=SimpleNamespace(fixture=Path(info["fixture"])),
+                    host=host,
+                    where=where,
+                    # 25 ms each way on every link but "plain": a round trip is at least 50.
+                    least_round_trip_ms=0.0 if request.param == "plain" else 50.0,
+                )
         finally:
             proc.stdin.close()
             stop(proc)
 
 
+@contextlib.contextmanager
+def _relay(topology, tmp_path, *pairs: str):
+    """tests/delay_relay.py in the hub namespace until the block ends (stopped by PID)."""
+    command = [sys.executable, "-m", "tests.delay_relay", "--delay-ms", RELAY_DELAY_MS, *pairs]
+    proc = subprocess.Popen(
+        [*topology.run_in("hub"), *command],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=(tmp_path / "relay.err").open("w"),
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready", (tmp_path / "relay.err").read_text()
+        yield proc
+    finally:
+        stop(proc)
+
+
 def _where(hosts) -> dict:
-    return {"bind_host": hosts.master, "prefix": hosts.topology.run_in}
+    return hosts.where
 
 
 def test_a_run_across_three_hosts_is_valid_and_records_every_arrival(hosts, tmp_path):
@@ -98,8 +145,11 @@ def test_a_run_across_three_hosts_is_valid_and_records_every_arrival(hosts, tmp_
     record, samples = read_run(run_dir), read_samples(run_dir)
     assert record["offered"] == len(samples) == 40 and record["lost"] == []
     assert {int(s["worker"]) for s in samples} == {0, 1}
-    for process in record["start"]["processes"].values():
-        assert process["plan_ahead_ms"] > 0, record["start"]
+    start = record["start"]
+    # The master measured the link and started far enough ahead for it.
+    assert min(start["round_trip_ms"].values()) >= hosts.least_round_trip_ms, start
+    for process in start["processes"].values():
+        assert process["plan_ahead_ms"] > 0, start
 
 
 def test_a_worker_cut_off_mid_run_is_detected_and_named(hosts, tmp_path):
