@@ -1,17 +1,21 @@
 """The master's side of a run: check, prepare, start on one clock, collect, end, record.
 
-When a test starts it validates the options, runs preflight, gives every load
-process its slot and has it sign in, and only then picks the start time, so
-setup never counts as lateness. It streams every batch of samples to disk as it
-arrives, tells the shape when the run is over (every process drained, plus one
-Locust report interval so its own statistics are complete too), and writes
-run.json with how the run ended and what was offered. Shapes decide the plan;
-this module decides nothing about timing beyond when to start.
+When a test starts it validates the options (the run directory before preflight),
+runs preflight, gives every load process its slot and has it sign in and warm up,
+times a round trip to each, and only then picks the start time far enough ahead
+for the slowest, so setup never counts as lateness. It streams every batch of
+samples to disk as it arrives, tells the shape when the run is over (every process
+drained, plus one Locust report interval so its own statistics are complete too),
+and writes run.json with how the run ended, how the start went, which processes
+were lost with the arrivals they never returned, and what was offered. Shapes
+decide the plan; this module decides nothing about timing beyond when to start.
 """
 
 from __future__ import annotations
 
+import csv
 import logging
+import math
 import sys
 import time
 from collections import Counter
@@ -27,10 +31,12 @@ from engine.clock import RunClock
 from engine.followups import NOT_VERIFIABLE, FollowUp, write_followups
 from engine.load_process import LoadProcess
 from engine.messages import (
+    PING,
     PLAN,
     PREPARE,
     STOP,
     Drained,
+    Ping,
     PlanUpdate,
     Prepare,
     Ready,
@@ -39,6 +45,7 @@ from engine.messages import (
 from engine.mix import Mix
 from engine.run_end import finish
 from engine.run_files import RunFiles, machine
+from engine.samples import SAMPLES_FILE
 from engine.schedule import Plan
 from engine.settings import (
     BAD_INPUT,
@@ -62,8 +69,21 @@ log = logging.getLogger(__name__)
 
 # Shape answer while a run lasts: no Locust users (the dispatchers are not users).
 KEEP_RUNNING = (0, 1)
-# From choosing the start time to t = 0: every process has the plan before its first due time.
-START_LEAD_S = 0.5
+# From choosing the start time to t = 0, at least: every process has the plan and has woken
+# for t = 0 before its first due time, on a busy machine. Measured round trips add to it.
+START_LEAD_S = 1.0
+# Round trips the plan's way may take (one to arrive, spare ones for a loaded link or loop).
+START_ROUND_TRIPS = 4
+# No start is picked further ahead than this, whatever the round trips said.
+MAX_START_LEAD_S = 10.0
+# Pings per process before a start is picked; the worst round trip counts.
+PINGS = 3
+# A ping unanswered this long counts as a round trip of this long.
+PING_TIMEOUT_S = 2.0
+# Connections each process opens before the start: its share of the first this-many seconds.
+WARM_WINDOW_S = 1.0
+# At most this many connections are opened ahead per process, whatever the rate.
+WARM_MAX = 256
 # A rate change takes effect this far ahead, so every process switches at the same index.
 CHANGE_LEAD_S = 1.0
 # Sign-in on every process, on a busy machine.
@@ -107,6 +127,8 @@ class _ActiveRun:
     flusher: gevent.Greenlet | None = None
     all_drained: gevent.event.Event = field(default_factory=gevent.event.Event)
     accepted: list = field(default_factory=list)
+    start: dict = field(default_factory=dict)
+    lost: list[dict] = field(default_factory=list)
 
     @property
     def workers(self) -> int:
@@ -128,6 +150,11 @@ class Conductor:
         self._all_ready = gevent.event.Event()
         self._refused = False
         self._used_run_dirs: set[Path] = set()
+        self._pongs: dict[int, float] = {}
+        self._ping: tuple[str, int] = ("", -1)
+        self._all_ponged = gevent.event.Event()
+        self._starting = False
+        self._early_change = None
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -135,10 +162,23 @@ class Conductor:
         """test_start: everything before load; on a refusal the shape ends the test."""
         self._refused = False
         self.exit_code = None
+        self._starting, self._early_change = True, None
         try:
             self._begin()
         except (*BAD_INPUT, PreflightError) as exc:
             self.refuse(str(exc))
+        except OSError as exc:
+            self.refuse(f"--run-dir: cannot write the run directory ({exc}); pass another path")
+        except Exception as exc:
+            # Never a test with no run and no end: the shape would keep it running forever.
+            log.exception("the run could not start")
+            self.refuse(f"the run could not start ({type(exc).__name__}: {exc})")
+        finally:
+            self._starting = False
+
+    def has_run(self) -> bool:
+        """Whether a run exists (load was started, or is about to be)."""
+        return self._run is not None
 
     def refuse(self, line: str) -> None:
         """Refuse the test with one line (stderr, or the web UI's log); the next tick ends it."""
@@ -160,6 +200,7 @@ class Conductor:
                 "ConstantRateShape (or leave the class picker off)"
             )
         plan = shape.initial_plan(settings)
+        run_dir = self._run_dir(settings)
         fixture = with_host(settings.fixture, settings.host)
         password = password_from_env()
         preflight = platform(fixture.platform).run_preflight(fixture, settings.email, password)
@@ -176,7 +217,6 @@ class Conductor:
         settings = bound_connections(settings, len(slots))
         if settings.connections_note:
             log.warning(settings.connections_note)
-        run_dir = self._run_dir(settings)
         self._ready, self._preparing, self._expected = {}, run_dir.name, len(slots)
         self._all_ready.clear()
         prepare = Prepare(
@@ -188,6 +228,7 @@ class Conductor:
             host=settings.host,
             email=settings.email,
             mode=mode_of(shape),
+            warm=_warm_counts(plan, _split(settings.connections, len(slots))),
         )
         environment.runner.send_message(PREPARE, to_wire(prepare))
         self._all_ready.wait(READY_TIMEOUT_S)
@@ -212,11 +253,13 @@ class Conductor:
         )
         if settings.run_dir is not None:
             self._used_run_dirs.add(settings.run_dir)
-        start_epoch = time.time() + START_LEAD_S
+        run.start = self._pick_lead(run_dir.name, len(slots))
+        start_epoch = time.time() + run.start["lead_s"]
         run.clock = RunClock(start_epoch)
         run.started_at = _iso(start_epoch)
         run.probes = start_probes(settings.probes, run.files.dir / "probes.csv", start_epoch)
         self._run = run
+        self._apply_early_change(run)
         self._write_record(run)
         self._send_plan(run)
         if self._local is not None:
@@ -228,6 +271,40 @@ class Conductor:
             settings.connections,
             run.files.dir,
         )
+
+    def _pick_lead(self, run_id: str, workers: int) -> dict:
+        """How far ahead to start: START_LEAD_S plus START_ROUND_TRIPS of the worst round trip
+        measured to any process (PINGS pings each), so the plan reaches every one in time."""
+        worst: dict[int, float] = dict.fromkeys(range(workers), 0.0)
+        for seq in range(PINGS):
+            self._pongs, self._ping = {}, (run_id, seq)
+            self._all_ponged.clear()
+            sent = time.monotonic()
+            self.environment.runner.send_message(PING, to_wire(Ping(run_id, seq)))
+            self._all_ponged.wait(PING_TIMEOUT_S)
+            for slot in worst:
+                worst[slot] = max(worst[slot], self._pongs.get(slot, sent + PING_TIMEOUT_S) - sent)
+        self._ping = ("", -1)
+        lead = min(MAX_START_LEAD_S, START_LEAD_S + START_ROUND_TRIPS * max(worst.values()))
+        return {
+            "lead_s": round(lead, 3),
+            "round_trip_ms": {str(slot): round(rtt * 1000, 1) for slot, rtt in worst.items()},
+            "processes": {},
+        }
+
+    def on_pong(self, data: dict) -> None:
+        """A process answered the current ping; the last one releases ``_pick_lead``."""
+        if (data["run_id"], data["seq"]) == self._ping:
+            self._pongs.setdefault(data["slot"], time.monotonic())
+            if len(self._pongs) == self._expected:
+                self._all_ponged.set()
+
+    def _apply_early_change(self, run: _ActiveRun) -> None:
+        """A change made before the run existed (the operator was quicker than the warm-up)
+        takes effect from t = 0."""
+        if self._early_change is not None:
+            run.plan = self._early_change(run.plan, 0.0)
+            self._early_change = None
 
     def _slots(self) -> dict[str, int]:
         runner = self.environment.runner
@@ -281,6 +358,7 @@ class Conductor:
             return
         self.on_batch(vars(drained.batch))
         run.drained[drained.batch.slot] = drained
+        run.start["processes"][str(drained.batch.slot)] = drained.start
         run.last_drained = time.monotonic()
         if len(run.drained) == run.workers:
             run.all_drained.set()
@@ -309,6 +387,10 @@ class Conductor:
     def change_plan(self, plan_for) -> None:
         """Apply a plan change the shape computes from (current plan, when it takes effect)."""
         run = self._run
+        if run is None and self._starting:
+            # Set while the processes warm up: it holds from t = 0 (applied when the run exists).
+            self._early_change = plan_for
+            return
         if run is None or run.stopped is not None:
             return
         at_s = run.clock.now() + CHANGE_LEAD_S
@@ -336,8 +418,8 @@ class Conductor:
             return KEEP_RUNNING
         if run.stopped is None:
             run.end_s = now
-            lost = run.workers - len(run.drained)
-            run.stopped = "completed" if not lost else f"incomplete: {lost} load process(es) lost"
+            lost = sorted(set(range(run.workers)) - set(run.drained))
+            run.stopped = "completed" if not lost else f"incomplete: {_lost_line(run, lost)}"
         return None
 
     def _announce(self, run: _ActiveRun, now: float) -> None:
@@ -397,8 +479,9 @@ class Conductor:
         probes = run.probes.stop() if run.probes is not None else NOT_SUMMARISED
         self._follow_up(run)
         run.files.write_locust_tables(self.environment)
-        record = self._write_record(run, probes)
         run.files.close()
+        run.lost = _lost_processes(run)
+        record = self._write_record(run, probes)
         shortfall = record["offered"] - run.files.recorded
         log.info(
             "run %s %s: offered %d, recorded %d%s",
@@ -479,6 +562,8 @@ class Conductor:
             "phases": phases,
             "offered": sum(p["offered_total"] for p in phases),
             "workers": run.workers,
+            "start": run.start,
+            "lost": run.lost,
             "connections": settings.connections,
             "connections_needed": settings.connections_needed,
             "connections_note": settings.connections_note,
@@ -507,6 +592,62 @@ class Conductor:
                 if k % run.workers in silent:
                     offered[segment, mix.pick(k)] += 1
         return offered
+
+
+def _warm_counts(plan: Plan, shares: list[int]) -> list[int]:
+    """Connections each process opens ahead: its share of the first WARM_WINDOW_S of arrivals,
+    within its connection share and WARM_MAX."""
+    first = plan.due_before(WARM_WINDOW_S)
+    each = math.ceil(first / len(shares))
+    return [min(each, share, WARM_MAX) for share in shares]
+
+
+def _lost_line(run: _ActiveRun, slots: list[int]) -> str:
+    """'load process 1 (worker id) lost': which processes never sent their last samples."""
+    names = {slot: client for client, slot in run.slots.items()}
+    return ", ".join(f"load process {slot} ({names.get(slot, '?')}) lost" for slot in slots)
+
+
+def _lost_processes(run: _ActiveRun) -> list[dict]:
+    """Each process that never drained, named, with the global arrival indexes it was due to
+    offer before the run ended and that samples.csv does not hold, as [first, last] ranges of
+    its own indexes (slot, slot + W, ...)."""
+    silent = sorted(set(range(run.workers)) - set(run.drained))
+    if not silent or run.end_s is None:
+        return []
+    returned: dict[int, set[int]] = {slot: set() for slot in silent}
+    with (run.files.dir / SAMPLES_FILE).open(newline="") as f:
+        for row in csv.DictReader(f):
+            slot = int(row["worker"])
+            if slot in returned:
+                returned[slot].add(int(row["index"]))
+    names = {slot: client for client, slot in run.slots.items()}
+    lost = []
+    for slot in silent:
+        due = [k for _, k in run.plan.indexes_before(run.end_s) if k % run.workers == slot]
+        missing = [k for k in due if k not in returned[slot]]
+        lost.append(
+            {
+                "slot": slot,
+                "worker": names.get(slot, ""),
+                "returned": len(returned[slot]),
+                "missing": len(missing),
+                "missing_ranges": _ranges(missing, run.workers),
+            }
+        )
+    return lost
+
+
+def _ranges(indexes: list[int], step: int) -> list[list[int]]:
+    """Sorted indexes of one process as [first, last] runs where each follows the last by
+    ``step``."""
+    runs: list[list[int]] = []
+    for k in sorted(indexes):
+        if runs and k == runs[-1][1] + step:
+            runs[-1][1] = k
+        else:
+            runs.append([k, k])
+    return runs
 
 
 def _planned(scenario: Scenario, plan: Plan) -> Counter:

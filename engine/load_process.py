@@ -10,6 +10,7 @@ Locust's own statistics so the web UI charts every workload live.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 import gevent
@@ -19,10 +20,13 @@ from engine.clock import RunClock
 from engine.http import HttpTransport
 from engine.messages import (
     DRAINED,
+    PONG,
     READY,
     Batch,
     Drained,
+    Ping,
     PlanUpdate,
+    Pong,
     Prepare,
     Ready,
     to_wire,
@@ -33,6 +37,7 @@ from engine.schedule import Plan
 from engine.self_probe import SelfProbe
 from engine.serve import CHAT
 from engine.users import driver_class
+from engine.warm_up import settle_memory
 from scenario import scenario_from_dict
 from workloads.dialect import Dialect, DialectError
 from workloads.fixture import Fixture, FixtureError, password_from_env
@@ -41,6 +46,8 @@ from workloads.platforms import platform
 log = logging.getLogger(__name__)
 
 TTFT_NAME = "chat_stream TTFT"
+# Waking for t = 0 later than this is being behind at the start: the log and run.json say so.
+BEHIND_AFTER_MS = 10.0
 
 
 class RequestFailed(Exception):
@@ -62,6 +69,7 @@ class _Run:
         self.probe: SelfProbe | None = None
         self.lifecycle: gevent.Greenlet | None = None
         self.samples: list[Sample] = []
+        self.start: dict = {}
 
 
 class LoadProcess:
@@ -90,7 +98,23 @@ class LoadProcess:
             http.close()
         else:
             self._run = _Run(prepare, slot, dialect, http)
+            self._warm_up(self._run)
         self._send(READY, to_wire(Ready(prepare.run_id, slot, error)))
+
+    def _warm_up(self, run: _Run) -> None:
+        """Open what the first second needs and settle memory, before saying ready."""
+        wanted = run.prepare.warm[run.slot] if run.slot < len(run.prepare.warm) else 0
+        began = time.monotonic()
+        opened = run.http.prepare(wanted)
+        settle_memory()
+        run.start["connections_opened"] = opened
+        run.start["warm_up_ms"] = round((time.monotonic() - began) * 1000, 1)
+
+    def on_ping(self, ping: Ping) -> None:
+        """Answer the master's ping at once (it times the round trip to pick the start)."""
+        run = self._run
+        if run is not None and ping.run_id == run.prepare.run_id:
+            self._send(PONG, to_wire(Pong(ping.run_id, ping.seq, run.slot)))
 
     def on_plan(self, update: PlanUpdate) -> None:
         """Start offering at the common start time, or follow a changed rate."""
@@ -101,6 +125,7 @@ class LoadProcess:
         run.plan = plan
         if run.dispatcher is None:
             clock = RunClock(update.start_epoch)
+            run.start["plan_ahead_ms"] = round(-clock.now() * 1000, 1)
             run.dispatcher = driver_class(run.prepare.mode)(
                 slot=run.slot,
                 workers=len(run.prepare.slots),
@@ -124,9 +149,26 @@ class LoadProcess:
     def _complete(self, run: _Run) -> None:
         """Offer the whole plan once it has an end, drain until the slowest timeout, report."""
         run.dispatcher.start()
+        self._check_start(run)
         run.plan_closed.wait()
         run.dispatcher.drain(run.plan.end_s + run.scenario.timeouts.slowest_s)
         self._finish(run, "completed")
+
+    def _check_start(self, run: _Run) -> None:
+        """Wake at t = 0 and say so if this process is behind: the plan came after the start,
+        or the wake-up was late (a stalled event loop); either shows as late dispatches."""
+        clock = run.dispatcher.clock
+        gevent.sleep(max(0.0, -clock.now()))
+        behind_ms = round(max(0.0, clock.now()) * 1000, 1)
+        run.start["behind_ms"] = behind_ms
+        if behind_ms > BEHIND_AFTER_MS or run.start["plan_ahead_ms"] < 0:
+            log.warning(
+                "load process %d is behind at the start: woke %.0f ms after t = 0, plan received "
+                "%.0f ms before it; its first arrivals will be late",
+                run.slot,
+                behind_ms,
+                run.start["plan_ahead_ms"],
+            )
 
     def stop(self, reason: str) -> None:
         """Stop now: whatever was due and not finished is recorded as abandoned, then reported."""
@@ -150,7 +192,7 @@ class LoadProcess:
             offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
         else:
             run.http.close()
-        drained = Drained(self._batch(run), offered, reason)
+        drained = Drained(self._batch(run), offered, reason, run.start)
         self._send(DRAINED, to_wire(drained))
 
     def take_batch(self) -> dict | None:

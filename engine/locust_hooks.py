@@ -7,9 +7,13 @@ stops the process here with one line, before any load.
 
 from __future__ import annotations
 
+import logging
 import signal
 import sys
+import time
 
+import gevent
+import greenlet
 from locust import events
 from locust.runners import MasterRunner, WorkerRunner
 
@@ -17,24 +21,36 @@ from engine.conductor import Conductor
 from engine.load_process import LoadProcess
 from engine.messages import (
     DRAINED,
+    PING,
     PLAN,
+    PONG,
     PREPARE,
     READY,
     REPORT_KEY,
     STOP,
+    Ping,
     PlanUpdate,
     Prepare,
     drained_from_wire,
 )
-from engine.settings import BAD_INPUT, add_options, check_new_run_dir, settings_from
+from engine.settings import (
+    BAD_INPUT,
+    add_options,
+    refuse_users_options,
+    settings_from,
+)
 from shapes.choose import choose_shape
 from shapes.sweep import add_sweep_options
 from webui.rate_page import add_rate_page
 from webui.verdict_tab import add_verdict_tab
 from workloads.fixture import password_from_env
 
-# Exit code when the options are refused at start-up.
+log = logging.getLogger(__name__)
+
+# Exit code when the options are refused at start-up, or the run never started.
 BAD_INPUT_EXIT = 2
+# How often the headless master looks whether its expected workers have connected.
+WORKER_POLL_S = 0.5
 
 _conductor: Conductor | None = None
 _process: LoadProcess | None = None
@@ -66,22 +82,23 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         if generates_load:
             password_from_env()
         if not isinstance(runner, WorkerRunner):
-            settings = settings_from(options, environment.host)
-            if settings.run_dir is not None:
-                check_new_run_dir(settings.run_dir)
+            refuse_users_options(options)
+            settings_from(options, environment.host)
     except BAD_INPUT as exc:
         _refuse_at_start(str(exc))
     if generates_load:
         _process = LoadProcess(runner.client_id, runner.send_message, events.request.fire)
         runner.register_message(PREPARE, lambda msg, **_: _process.on_prepare(Prepare(**msg.data)))
+        runner.register_message(PING, lambda msg, **_: _process.on_ping(Ping(**msg.data)))
         runner.register_message(PLAN, lambda msg, **_: _process.on_plan(PlanUpdate(**msg.data)))
         runner.register_message(STOP, lambda msg, **_: _process.stop("interrupted"))
     if not isinstance(runner, WorkerRunner):
-        # A headless shape run blocks Locust's main before it installs its SIGTERM handler;
-        # until then SIGTERM acts as Ctrl-C, so the run still ends interrupted and reported.
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        _handle_signals_before_load(runner)
+        if isinstance(runner, MasterRunner) and options.headless:
+            _bound_the_wait_for_workers(runner, options)
         _conductor = Conductor(environment, _process)
         runner.register_message(READY, lambda msg, **_: _conductor.on_ready(msg.data))
+        runner.register_message(PONG, lambda msg, **_: _conductor.on_pong(msg.data))
         runner.register_message(
             DRAINED, lambda msg, **_: _conductor.on_drained(drained_from_wire(msg.data))
         )
@@ -89,6 +106,61 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         if web_ui is not None:
             add_rate_page(web_ui, lambda: environment.shape_class)
             add_verdict_tab(web_ui, _conductor.progress)
+
+
+def _handle_signals_before_load(runner) -> None:
+    """SIGTERM and SIGINT: once a run exists they end it interrupted and reported (Ctrl-C's
+    path; a headless shape run blocks Locust's main before it installs its own SIGTERM
+    handler); before that, while anything is still waited for, one line and exit 2."""
+    main = greenlet.getcurrent()
+
+    def on_signal(signum, frame):
+        if _conductor is not None and _conductor.has_run():
+            raise KeyboardInterrupt
+        name = signal.Signals(signum).name
+        gevent.spawn(_exit_before_load, runner, main, f"{name} before load started; no run made")
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+
+def _exit_before_load(runner, main, line: str) -> None:
+    """One line, workers told to quit, and exit 2 from Locust's main greenlet (no traceback)."""
+    sys.stderr.write(f"agent-loadkit: {line}\n")
+    sys.stderr.flush()
+    runner.quit()
+    main.throw(SystemExit(BAD_INPUT_EXIT))
+
+
+def _bound_the_wait_for_workers(runner, options) -> None:
+    """--expect-workers-max-wait (a default of this kit's) with exit 2 and one line; Locust's
+    own check waits forever by default and exits 1, the code of a failed threshold."""
+    wait_s = float(options.expect_workers_max_wait or 0)
+    options.expect_workers_max_wait = 0
+    if wait_s <= 0:
+        return
+    main = greenlet.getcurrent()
+    log.info(
+        "waiting up to %g s for %d workers (--expect-workers-max-wait)",
+        wait_s,
+        options.expect_workers,
+    )
+
+    def watch() -> None:
+        deadline = time.monotonic() + wait_s
+        while len(runner.clients.ready) < options.expect_workers:
+            if time.monotonic() > deadline:
+                _exit_before_load(
+                    runner,
+                    main,
+                    f"--expect-workers: {len(runner.clients.ready)} of {options.expect_workers} "
+                    f"workers connected within {wait_s:g} s; start the rest, or lower "
+                    "--expect-workers (--expect-workers-max-wait sets the wait)",
+                )
+                return
+            gevent.sleep(WORKER_POLL_S)
+
+    gevent.spawn(watch)
 
 
 def _on_test_start(environment, **_) -> None:

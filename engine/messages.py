@@ -2,7 +2,8 @@
 
 Locust carries these as custom messages (msgpack over its own socket, or a direct
 call in a local run). The master sends everything a process needs (scenario,
-fixture, its slot among W), so a worker needs nothing but LOAD_PASSWORD; samples
+fixture, its slot among W), so a worker needs nothing but LOAD_PASSWORD; pings
+between ``Ready`` and the plan time the round trip the start must allow for; samples
 travel back in compact tuples with Locust's regular worker reports, and the last
 ones with ``Drained``, which the master therefore receives after all the others.
 """
@@ -13,10 +14,12 @@ from dataclasses import dataclass, field
 
 # Message types: master -> processes.
 PREPARE = "loadkit_prepare"
+PING = "loadkit_ping"
 PLAN = "loadkit_plan"
 STOP = "loadkit_stop"
 # Message types: processes -> master.
 READY = "loadkit_ready"
+PONG = "loadkit_pong"
 DRAINED = "loadkit_drained"
 # Key of the sample batch inside Locust's report_to_master data.
 REPORT_KEY = "loadkit"
@@ -35,6 +38,25 @@ class Prepare:
     email: str
     # "open arrival" (the dispatcher) or "users" (closed-loop Locust users); see engine/users.py.
     mode: str = "open arrival"
+    # Connections each process opens before it says it is ready: what its first second needs.
+    warm: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Ping:
+    """Answer at once: the master times the round trip to pick a start every process makes."""
+
+    run_id: str
+    seq: int
+
+
+@dataclass
+class Pong:
+    """The answer to a Ping, from one process."""
+
+    run_id: str
+    seq: int
+    slot: int
 
 
 @dataclass
@@ -74,9 +96,12 @@ class Drained:
     batch: Batch
     offered: list = field(default_factory=list)
     reason: str = ""
+    # How the start went here: plan_ahead_ms (plan received before t = 0; negative is after)
+    # and behind_ms (how late this process woke for t = 0); see LoadProcess.
+    start: dict = field(default_factory=dict)
 
 
-def to_wire(message: Prepare | Ready | PlanUpdate | Batch | Drained) -> dict:
+def to_wire(message: Prepare | Ping | Pong | Ready | PlanUpdate | Batch | Drained) -> dict:
     """A message as the plain dict Locust sends; shallow, so thousands of rows cost nothing."""
     data = dict(vars(message))
     if isinstance(message, Drained):
@@ -86,4 +111,4 @@ def to_wire(message: Prepare | Ready | PlanUpdate | Batch | Drained) -> dict:
 
 def drained_from_wire(data: dict) -> Drained:
     """The Drained message a process sent (a dict after msgpack, the object in a local run)."""
-    return Drained(Batch(**data["batch"]), data["offered"], data["reason"])
+    return Drained(Batch(**data["batch"]), data["offered"], data["reason"], data.get("start", {}))

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import resource
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psutil
 
@@ -29,6 +31,13 @@ from workloads.fixture import (
 )
 
 RUNS_DIR = Path("runs")
+# The probe's database URL comes from here (or --database-url-file), never from argv: it
+# usually carries a password. The name is the platform's own, so one export serves both.
+DATABASE_URL_ENV = "DATABASE_URL"
+# How long a headless master waits for --expect-workers before it gives up (exit 2).
+DEFAULT_WORKER_WAIT_S = 120.0
+# The heading the kit's options appear under in ``locust --help``.
+OPTIONS_TITLE = "agent-loadkit (open arrival; README 'Generator')"
 
 # File descriptors a load process keeps for everything but its connections (Python,
 # Locust's own sockets, logs, the run's files, /proc reads of its probes).
@@ -69,44 +78,79 @@ class RunSettings:
 
 
 def add_options(parser) -> None:
-    """Register the generator's options on Locust's parser (they also show in the web UI).
+    """Register the generator's options on Locust's parser, shown in ``locust --help``.
 
-    On the parser itself, not a group: only Locust's own ``add_argument`` knows ``is_secret``.
-    Numbers are checked by ``settings_from``, not argparse, so a bad one is our one line.
+    Locust lists its own options by group and prints a custom option only under a
+    group, so ours get one (``OPTIONS_TITLE``). ``--rate`` comes first: the web UI's
+    start form lists custom options in this order, and the rate is what an operator
+    sets there; the probes' options stay out of the form (they are the machine's, not the
+    test's). Numbers are checked by ``settings_from``, not argparse, so a bad one is our
+    one line.
     """
-    group = parser
-    group.add_argument("--scenario", default="scenario.yaml", help="scenario file (YAML)")
-    group.add_argument(
-        "--scale", default=1.0, help="multiply phase durations (never rates) by this"
+    group = parser.add_argument_group(OPTIONS_TITLE)
+
+    def option(*names, web=True, **kwargs):
+        # A group's add_argument is argparse's; Locust's web UI reads these attributes.
+        action = group.add_argument(*names, **kwargs)
+        action.include_in_web_ui, action.is_secret = web, False
+        action.is_required, action.is_multiple = False, False
+
+    option(
+        "--rate",
+        default=None,
+        help="arrivals per second at a constant rate instead of the scenario's phases "
+        "(the web UI's shape; change it while running at /arrival-rate); "
+        "--run-time ends it, drained",
     )
-    group.add_argument(
+    option("--scenario", default="scenario.yaml", help="scenario file (YAML)")
+    option("--scale", default=1.0, help="multiply phase durations (never rates) by this")
+    option(
         "--connections",
         default=None,
         help="bound on concurrent requests, all processes together "
         "(default: peak rate x slowest timeout)",
     )
-    group.add_argument(
-        "--run-dir", default=None, help="run directory (default: runs/<UTC timestamp>)"
-    )
-    group.add_argument("--fixture", default="fixture.json", help="fixture written by the seed")
-    group.add_argument(
-        "--email", default=DEFAULT_EMAIL, help="user to sign in as (password: LOAD_PASSWORD)"
-    )
-    group.add_argument("--topology", default="", help="free text: where each part ran")
-    group.add_argument(
-        "--rate",
+    option("--run-dir", default=None, help="run directory (default: runs/<UTC timestamp>)")
+    option("--fixture", default="fixture.json", help="fixture written by the seed")
+    option("--email", default=DEFAULT_EMAIL, help="user to sign in as (password: LOAD_PASSWORD)")
+    option("--topology", default="", help="free text: where each part ran")
+    option("--api-pid", default=None, web=False, help="probe this API process")
+    option(
+        "--database-url",
         default=None,
-        help="arrivals per second at a constant rate instead of the scenario's phases "
-        "(the web UI's shape; change it while running at /arrival-rate)",
+        web=False,
+        help=f"probe Postgres connections; a URL with a password is refused here "
+        f"(ps shows argv): export {DATABASE_URL_ENV} or use --database-url-file",
     )
-    group.add_argument("--api-pid", default=None, help="probe this API process")
-    group.add_argument(
-        "--database-url", default=None, is_secret=True, help="probe Postgres connections"
+    option(
+        "--database-url-file",
+        default=None,
+        web=False,
+        help="file holding the probe's database URL (password included), one line",
     )
-    group.add_argument("--metrics-url", default=None, help="probe a Prometheus endpoint")
-    group.add_argument(
-        "--stub-url", default=None, help="probe the stub's /stats (default: the fixture's stub)"
+    option("--metrics-url", default=None, web=False, help="probe a Prometheus endpoint")
+    option(
+        "--stub-url",
+        default=None,
+        web=False,
+        help="probe the stub's /stats (default: the fixture's stub)",
     )
+    _explain_worker_wait(parser)
+
+
+def _explain_worker_wait(parser) -> None:
+    """Give Locust's --expect-workers-max-wait this kit's bounded default and say so in --help.
+
+    Locust waits forever by default and exits 1 (a threshold's code) when it gives up;
+    locust_hooks enforces this default itself and exits 2, the code for "no run".
+    """
+    parser.set_defaults(expect_workers_max_wait=DEFAULT_WORKER_WAIT_S)
+    for action in parser._actions:
+        if action.dest == "expect_workers_max_wait":
+            action.help = (
+                "seconds a headless master waits for --expect-workers to connect, then one line "
+                f"and exit 2 (agent-loadkit's default: {DEFAULT_WORKER_WAIT_S:g}; 0 waits forever)"
+            )
 
 
 def settings_from(options, host: str | None) -> RunSettings:
@@ -123,6 +167,7 @@ def settings_from(options, host: str | None) -> RunSettings:
     fixture = load_fixture(options.fixture)
     password_from_env()
     run_dir = Path(options.run_dir) if options.run_dir else None
+    check_new_run_dir(run_dir or RUNS_DIR)
     api_pid = options.api_pid
     if api_pid not in (None, ""):
         api_pid = int(_number(api_pid, "--api-pid", int))
@@ -139,7 +184,7 @@ def settings_from(options, host: str | None) -> RunSettings:
         rate=rate,
         probes=ProbeOptions(
             api_pid=api_pid or None,
-            database_url=options.database_url or None,
+            database_url=probe_database_url(options),
             metrics_url=options.metrics_url or None,
             stub_url=options.stub_url or fixture.stub_url or None,
         ),
@@ -192,10 +237,71 @@ def bound_connections(settings: RunSettings, processes: int) -> RunSettings:
 
 
 def check_new_run_dir(run_dir: Path) -> Path:
-    """The directory, unless it already holds a run's samples (never append to a finished run)."""
+    """The directory, if a new run can be written there: not a file, not a finished run, and
+    creatable (its nearest existing parent is a writable directory). Checked before preflight,
+    so a bad path costs one line, not a sign-in and a traceback."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise SettingsError(f"--run-dir: {run_dir} is a file; pass a directory (new or empty)")
     if (run_dir / SAMPLES_FILE).exists():
         raise SettingsError(f"--run-dir: {run_dir} already holds a run; pass a new directory")
+    parent = next(p for p in (run_dir.absolute(), *run_dir.absolute().parents) if p.exists())
+    if not parent.is_dir():
+        raise SettingsError(
+            f"--run-dir: {parent} is a file, so {run_dir} cannot be made; pass another path"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SettingsError(f"--run-dir: cannot write in {parent}; pass a writable path")
     return run_dir
+
+
+def probe_database_url(options) -> str | None:
+    """The database URL the Postgres probe reads: --database-url-file, else $DATABASE_URL, else
+    --database-url, which is refused if it carries a password (argv is public: ``ps``)."""
+    path = getattr(options, "database_url_file", None)
+    if path:
+        try:
+            url = Path(path).read_text().strip()
+        except OSError as exc:
+            raise SettingsError(
+                f"--database-url-file: cannot read {path} ({exc.strerror}); give a readable file"
+            ) from None
+        if not url:
+            raise SettingsError(f"--database-url-file: {path} is empty; put the URL on one line")
+        return url
+    if os.environ.get(DATABASE_URL_ENV):
+        return os.environ[DATABASE_URL_ENV]
+    url = options.database_url or None
+    if url and urlsplit(url).password:
+        raise SettingsError(
+            f"--database-url: carries a password, which ps would show; export "
+            f"{DATABASE_URL_ENV}=... or pass --database-url-file (or set PGPASSWORD)"
+        )
+    return url
+
+
+def refuse_users_options(options) -> None:
+    """-u/--users starts users mode (engine/users.py); without it, -r/--spawn-rate means
+    nothing, nor --run-time to the four phases: refuse them with the reason instead of
+    ignoring them."""
+    users = getattr(options, "num_users", None) is not None
+    if getattr(options, "spawn_rate", None) is not None and not users:
+        raise SettingsError(
+            "-r/--spawn-rate: only users mode (-u N) spawns users; give -u too, or give --rate "
+            "(arrivals per second) or let the scenario's phases run"
+        )
+    if (
+        getattr(options, "run_time", None)
+        and not users
+        and getattr(options, "rate", None)
+        in (
+            None,
+            "",
+        )
+    ):
+        raise SettingsError(
+            "--run-time: the scenario's phases end the run themselves; shorten them with "
+            "--scale, or give --rate (or -u) for a load that --run-time ends"
+        )
 
 
 def with_host(fixture: Fixture, host: str) -> Fixture:

@@ -161,6 +161,17 @@ def _meta(run: Run, key: str) -> str:
     return "not recorded" if value is None or value == "" else str(value)
 
 
+def _lost(run: Run) -> str:
+    """Load processes that never sent their last samples, each with the arrival indexes
+    (its own, every W-th) the run never got back."""
+    lost = run.meta.get("lost") or []
+    return "; ".join(
+        f"process {p['slot']} ({p['worker']}): {p['missing']} arrivals not returned, k = "
+        + ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in p["missing_ranges"])
+        for p in lost
+    )
+
+
 def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) -> Section:
     blocks: list[Block] = []
     if verdict.invalid_reasons:
@@ -188,6 +199,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
                 ("duration", fmt.seconds(float(run.meta["duration_s"]))),
                 ("scale", _meta(run, "scale")),
                 ("workers", _meta(run, "workers")),
+                *((("lost", _lost(run)),) if run.meta.get("lost") else ()),
                 ("connections (driver bound)", _meta(run, "connections")),
             ),
         )

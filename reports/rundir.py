@@ -28,6 +28,8 @@ PROBE_COLUMNS = ("t_s", "probe", "metric", "value")
 # Sample columns holding text; every other column holds numbers.
 TEXT_SAMPLE_COLUMNS = ("run_id", "workload", "phase", "outcome", "detail")
 NUMERIC_SAMPLE_COLUMNS = tuple(c for c in SAMPLE_COLUMNS if c not in TEXT_SAMPLE_COLUMNS)
+# Sample columns holding times (seconds from the run start, or durations): never negative.
+TIME_SAMPLE_COLUMNS = ("due_s", "sent_s", "finished_s", "latency_ms", "latency_due_ms", "ttft_ms")
 # Columns every sample must fill in.
 REQUIRED_SAMPLE_VALUES = (
     "worker",
@@ -185,18 +187,23 @@ def _read_csv(file: Path, columns: tuple[str, ...], what: str, **kwargs) -> pd.D
 
 
 def _numeric(file: Path, frame: pd.DataFrame, column: str, line_of: np.ndarray) -> pd.Series:
-    """The column as floats; a cell that is not a number is refused with its line."""
+    """The column as finite floats; a cell that is not a number (NaN, inf and -inf included:
+    they would become a percentile of inf and bare ``Infinity`` in JSON) is refused with its
+    line."""
     raw = frame[column]
     if pd.api.types.is_numeric_dtype(raw):
-        return raw.astype("float64")
-    values = pd.to_numeric(raw, errors="coerce")
-    bad = values.isna() & raw.notna()
+        values = raw.astype("float64")
+        bad = pd.Series(np.isinf(values.to_numpy()), index=values.index)
+    else:
+        values = pd.to_numeric(raw, errors="coerce").astype("float64")
+        bad = (values.isna() & raw.notna()) | np.isinf(values)
     if bad.any():
         at = int(np.argmax(bad.to_numpy()))
         raise RunDirError(
-            f"{file}: line {line_of[at]}, column {column}: {raw.iloc[at]!r} is not a number"
+            f"{file}: line {line_of[at]}, column {column}: {_as_written(raw.iloc[at])!r} "
+            "is not a number"
         )
-    return values.astype("float64")
+    return values
 
 
 def _read_samples(
@@ -215,6 +222,14 @@ def _read_samples(
     line_of = np.arange(2, len(frame) + 2)
     for column in NUMERIC_SAMPLE_COLUMNS:
         frame[column] = _numeric(file, frame, column, line_of)
+    for column in TIME_SAMPLE_COLUMNS:
+        _refuse_first(
+            file,
+            frame[column] < 0,
+            line_of,
+            "is negative; times and latencies are never below 0",
+            frame[column],
+        )
     for column in REQUIRED_SAMPLE_VALUES:
         values = frame[column]
         empty = values.isna() if column in NUMERIC_SAMPLE_COLUMNS else values == ""

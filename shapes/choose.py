@@ -25,6 +25,7 @@ def choose_shape(environment, conductor: Conductor) -> object:
         if isinstance(shape, KitShape):
             shape.conductor = conductor
             shape.runner = environment.runner
+            shape.use_common_options = environment.web_ui is None
             if isinstance(shape, wanted):
                 chosen = shape
     return chosen

@@ -22,6 +22,10 @@ class KitShape(LoadTestShape):
 
     abstract = True
     conductor: Conductor | None = None
+    # Locust says a shape ignores --run-time, -u and -r unless this is true; the kit reads
+    # --run-time (constant rate) and refuses the rest. choose_shape sets it false in the web
+    # UI, where true would show Locust's users fields.
+    use_common_options = True
 
     def tick(self) -> tuple[int, float] | None:
         """Keep the test running until the conductor says it is over."""

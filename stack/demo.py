@@ -18,7 +18,7 @@ from pathlib import Path
 
 from engine.settings import RUNS_DIR, run_stamp
 from reports.headline import console_text
-from stack.local import LOCUST, LocalStack, StackOptions, child_env, local_stack
+from stack.local import LOCUST, LocalStack, StackOptions, local_stack
 from stack.processes import ROOT
 from workloads.platforms import PLATFORMS
 
@@ -103,7 +103,7 @@ def main(argv: list[str]) -> int:
             code = subprocess.call(
                 locust_command(stack, run_dir, args.scale),
                 cwd=ROOT,
-                env=child_env(),
+                env=stack.locust_env(),
             )
     except (RuntimeError, TimeoutError) as exc:
         print(f"demo: {exc}; logs are in {run_dir / 'stack'}", file=sys.stderr)

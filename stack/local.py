@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.settings import DATABASE_URL_ENV
 from stack.processes import ROOT, Server, free_port, running
 from workloads.fixture import DEFAULT_EMAIL, PASSWORD_ENV
 
@@ -74,8 +75,15 @@ class LocalStack:
             *(["--metrics-url", self.metrics_url] if self.metrics else []),
             "--stub-url",
             self.stub.url,
-            *(["--database-url", self.database_url] if self.database_url else []),
         ]
+
+    def locust_env(self) -> dict[str, str]:
+        """The environment Locust runs with: the passwords, and the probe's database URL
+        (it carries one too), never in argv."""
+        return {
+            **child_env(),
+            **({DATABASE_URL_ENV: self.database_url} if self.database_url else {}),
+        }
 
 
 def password() -> str:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from engine.settings import RUNS_DIR, run_stamp
-from stack.local import LOCUST, LocalStack, StackOptions, child_env, local_stack
+from stack.local import LOCUST, LocalStack, StackOptions, local_stack
 from stack.processes import ROOT
 
 DEFAULT_WEB_PORT = 8089
@@ -53,7 +53,7 @@ def main(argv: list[str]) -> int:
         with local_stack(StackOptions(workdir=run_dir / "stack")) as stack:
             print(f"ui: open http://127.0.0.1:{args.web_port}/ and enter a rate", flush=True)
             command = locust_ui_command(stack, run_dir, args.web_port)
-            return subprocess.call(command, cwd=ROOT, env=child_env())
+            return subprocess.call(command, cwd=ROOT, env=stack.locust_env())
     except (RuntimeError, TimeoutError) as exc:
         print(f"ui: {exc}; logs are in {run_dir / 'stack'}", file=sys.stderr)
         return 2

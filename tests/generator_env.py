@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,21 +174,44 @@ def run_local(
     )
 
 
-def run_distributed(
-    plat: Platform, scenario: Path, run_dir: Path, workers: int, *extra: str
-) -> subprocess.CompletedProcess:
-    """A headless master + ``workers`` worker processes to the end; the master's result."""
-    port = free_port()
+@dataclass
+class Distributed:
+    """A running master and its workers (Popen objects) and where the workers log."""
+
+    master: subprocess.Popen
+    workers: list[subprocess.Popen]
+    logs: list[Path]
+
+
+@contextlib.contextmanager
+def start_distributed(
+    plat: Platform,
+    scenario: Path,
+    run_dir: Path,
+    workers: int,
+    *extra: str,
+    bind_host: str = "127.0.0.1",
+    prefix: Callable[[str], list[str]] = lambda role: [],
+    port: int | None = None,
+    reach_at: str | None = None,
+) -> Iterator[Distributed]:
+    """A headless master + ``workers`` worker processes, stopped (by PID) when the block ends.
+
+    ``prefix(role)`` ("master", "worker0", ...) is put before each command, e.g. to run it
+    in a network namespace; the master listens at ``bind_host``:``port`` (a free one by
+    default) and workers reach it there, or at ``reach_at`` (a relay in between).
+    """
+    port = port or free_port()
     master_args = locust_args(plat, scenario, run_dir, "--headless", *extra)
     master_args += ["--master", "--expect-workers", str(workers)]
-    master_args += ["--master-bind-host", "127.0.0.1", "--master-bind-port", str(port)]
+    master_args += ["--master-bind-host", bind_host, "--master-bind-port", str(port)]
     worker_args = ["-m", "locust", "-f", "locustfile.py", "--worker"]
-    worker_args += ["--master-host", "127.0.0.1", "--master-port", str(port)]
+    worker_args += ["--master-host", reach_at or bind_host, "--master-port", str(port)]
     logs = [run_dir.parent / f"{run_dir.name}-worker{i}.log" for i in range(workers)]
     procs = []
     try:
         master = subprocess.Popen(
-            [sys.executable, *master_args],
+            [*prefix("master"), sys.executable, *master_args],
             cwd=ROOT,
             env=load_env(),
             stdout=subprocess.PIPE,
@@ -196,24 +219,53 @@ def run_distributed(
             text=True,
         )
         procs.append(master)
-        for log in logs:
+        for i, log in enumerate(logs):
             with log.open("w") as out:
                 procs.append(
                     subprocess.Popen(
-                        [sys.executable, *worker_args],
+                        [*prefix(f"worker{i}"), sys.executable, *worker_args],
                         cwd=ROOT,
                         env=load_env(),
                         stdout=out,
                         stderr=subprocess.STDOUT,
                     )
                 )
-        out, err = master.communicate(timeout=RUN_TIMEOUT_S)
-        for worker in procs[1:]:
-            worker.wait(timeout=30)
-        return subprocess.CompletedProcess(master.args, master.returncode, out, err)
+        yield Distributed(master, procs[1:], logs)
     finally:
         for proc in procs:
             stop(proc)
+
+
+def run_distributed(
+    plat: Platform, scenario: Path, run_dir: Path, workers: int, *extra: str, **where
+) -> subprocess.CompletedProcess:
+    """A headless master + ``workers`` worker processes to the end; the master's result."""
+    with start_distributed(plat, scenario, run_dir, workers, *extra, **where) as run:
+        out, err = run.master.communicate(timeout=RUN_TIMEOUT_S)
+        for worker in run.workers:
+            worker.wait(timeout=30)
+        return subprocess.CompletedProcess(run.master.args, run.master.returncode, out, err)
+
+
+def invalid_reasons(run_dir: Path, result: subprocess.CompletedProcess) -> str:
+    """Why a run did not pass, as its report says (summary.json), else the kit's own lines:
+    what a failing test should print instead of Locust's statistics table."""
+    summary = run_dir / "summary.json"
+    if summary.exists():
+        data = json.loads(summary.read_text())
+        reasons = data.get("invalid_reasons") or []
+        failed = [
+            f"{row['workload']} {row['metric']}: {row['status']}"
+            for row in data.get("thresholds", [])
+            if row.get("status") != "pass"
+        ]
+        return f"exit {result.returncode}, verdict {data.get('verdict')}: " + "; ".join(
+            [*reasons, *failed]
+        )
+    ours = [line for line in result.stderr.splitlines() if "agent-loadkit" in line]
+    return f"exit {result.returncode}, no report: " + (
+        " | ".join(ours) if ours else result.stderr[-1500:]
+    )
 
 
 def read_samples(run_dir: Path) -> list[dict]:

@@ -77,6 +77,115 @@ def test_bad_options_are_refused_in_one_line_before_any_load(plat, tmp_path, arg
     assert not run_dir.exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (("-r", "2"), "-r/--spawn-rate"),
+        (("--database-url", "postgresql://u:s3cret-pw@127.0.0.1:1/db"), "--database-url"),
+        (("--database-url-file", "/nonexistent/db-url"), "--database-url-file"),
+    ],
+)
+def test_a_spawn_rate_without_users_and_a_password_in_argv_are_refused(plat, tmp_path, args, names):
+    result, ours, run_dir = _refusal(plat, tmp_path, *args)
+    assert result.returncode == 2
+    assert len(ours) == 1 and ours[0].startswith(f"agent-loadkit: {names}:"), result.stderr[-1500:]
+    assert "s3cret-pw" not in result.stderr + result.stdout
+    assert not run_dir.exists()
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_a_run_dir_that_cannot_be_made_is_refused_before_preflight(plat, tmp_path, where):
+    blocker = tmp_path / "taken"
+    blocker.write_text("not a directory")
+    run_dir = blocker if where == "a file" else blocker / "run"
+    # A wrong password too: had preflight run first, the refusal would be about sign-in.
+    env = {**load_env(), "LOAD_PASSWORD": "not-the-password"}
+    result, ours, _ = _refusal(plat, tmp_path, "--run-dir", str(run_dir), env=env)
+    assert result.returncode == 2
+    assert len(ours) == 1 and ours[0].startswith("agent-loadkit: --run-dir:"), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def _master_waiting(plat, tmp_path, *args) -> subprocess.Popen:
+    """A headless master expecting two workers that never come."""
+    scenario = write_scenario(tmp_path, LONG)
+    command = [sys.executable, *locust_args(plat, scenario, tmp_path / "run", "--headless")]
+    command += ["--master", "--master-bind-host", "127.0.0.1"]
+    command += ["--master-bind-port", str(free_port()), "--expect-workers", "2", *args]
+    return subprocess.Popen(
+        command, cwd=ROOT, env=load_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+def test_workers_that_never_come_end_the_wait_with_one_line_and_exit_2(plat, tmp_path):
+    proc = _master_waiting(plat, tmp_path, "--expect-workers-max-wait", "2")
+    try:
+        _, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        stop(proc)
+    err = err.decode()
+    ours = [line for line in err.splitlines() if line.startswith("agent-loadkit: ")]
+    assert proc.returncode == 2, err[-1500:]
+    assert ours == [
+        "agent-loadkit: --expect-workers: 0 of 2 workers connected within 2 s; start the rest, "
+        "or lower --expect-workers (--expect-workers-max-wait sets the wait)"
+    ]
+    assert "Traceback" not in err and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_waiting_for_workers_is_a_clean_exit_2(plat, tmp_path, sig):
+    proc = _master_waiting(plat, tmp_path)
+    try:
+        _wait_for_line(proc, "waiting up to 120 s for 2 workers")
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        stop(proc)
+    err = err.decode()
+    assert proc.returncode == 2, err[-1500:]
+    assert f"agent-loadkit: {sig.name} before load started; no run made" in err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+
+
+def _wait_for_line(proc: subprocess.Popen, text: str) -> None:
+    """Read the process's stderr until a line holds ``text`` (or fail when it exits)."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline().decode()
+        if text in line:
+            return
+        assert line or proc.poll() is None, f"exited before saying {text!r}"
+    raise TimeoutError(f"never said {text!r}")
+
+
+def test_the_makefile_never_puts_the_database_password_in_argv():
+    result = subprocess.run(
+        ["make", "-n", "load-test", "DATABASE_URL=postgresql://u:s3cret-pw@127.0.0.1/db"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "locust -f locustfile.py" in result.stdout, result.stderr
+    assert "s3cret-pw" not in result.stdout
+
+
+def test_the_kits_options_are_listed_with_locusts():
+    result = subprocess.run(
+        [sys.executable, "-m", "engine", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    ours = result.stdout.split("agent-loadkit (open arrival")[1]
+    for option in ("--rate", "--scenario", "--scale", "--run-dir", "--database-url-file"):
+        assert option in ours
+    assert "--expect-workers-max-wait" in result.stdout and "exit 2" in result.stdout
+
+
 def test_a_missing_password_is_refused_and_never_taken_from_the_command_line(plat, tmp_path):
     env = {k: v for k, v in load_env().items() if k != "LOAD_PASSWORD"}
     result, ours, run_dir = _refusal(plat, tmp_path, env=env)
@@ -134,6 +243,12 @@ def test_the_web_ui_sets_the_arrival_rate_and_changes_it_while_it_runs(
     base = f"http://127.0.0.1:{port}"
     try:
         wait_ready(base + "/arrival-rate", proc)
+        # The page is linked from Locust's own UI, and a start without a rate is refused in
+        # the form with the reason (not a test that stops at once, the reason in a terminal).
+        assert "./arrival-rate" in urllib.request.urlopen(base + "/").read().decode()
+        empty = urllib.parse.urlencode({"rate": "", "host": plat.target.url}).encode()
+        refused = json.loads(urllib.request.urlopen(base + "/swarm", data=empty).read())
+        assert not refused["success"] and refused["message"].startswith("Rate: set the arrival")
         # The start form, as the browser posts it: the rate is its one custom parameter.
         form = urllib.parse.urlencode({"rate": "5", "host": plat.target.url}).encode()
         urllib.request.urlopen(urllib.request.Request(base + "/swarm", data=form))
@@ -228,6 +343,7 @@ def test_a_constant_rate_with_a_run_time_ends_and_drains_by_itself(plat, long_sc
     )
     record, samples = read_run(run_dir), read_samples(run_dir)
     assert record["stopped"] == "completed", result.stderr[-1500:]
+    assert "will be ignored" not in result.stderr
     assert record["offered"] == len(samples) == 20
     assert [(p["name"], p["rate"], p["end_s"]) for p in record["phases"]] == [
         ("rate1@10/s", 10.0, 2.0)

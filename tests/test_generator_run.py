@@ -5,18 +5,22 @@ spec is the schedule and the golden-ratio mix (tested alone in
 test_generator_schedule.py): a run must offer exactly what they say, when they say.
 """
 
+import time
 from collections import Counter
 
 import pytest
 
 from tests.generator_env import (
+    RUN_TIMEOUT_S,
     expected_counts,
+    invalid_reasons,
     lateness_ms,
     platform,
     read_run,
     read_samples,
     run_distributed,
     run_local,
+    start_distributed,
     write_scenario,
 )
 
@@ -24,6 +28,10 @@ from tests.generator_env import (
 PHASES = [("ramp", 2.0, 8.0), ("sustain", 3.0, 16.0)]
 # Scheduling jitter of a busy shared 2-core machine; a dispatch this late is a bug.
 MAX_LATE_MS = 250.0
+# The runs' own tolerance: these tests check what is offered and recorded, not the machine's
+# speed; a machine shared by many test runs stalls a process now and then (bench/
+# distributed_start.py measures lateness on its own).
+LATENESS = {"late_after_ms": MAX_LATE_MS, "max_late_fraction": 0.05}
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +42,7 @@ def plat(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory):
-    return write_scenario(tmp_path_factory.mktemp("scenario"), PHASES)
+    return write_scenario(tmp_path_factory.mktemp("scenario"), PHASES, lateness=LATENESS)
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +95,7 @@ def test_local_run_offers_exactly_the_schedule_and_records_every_arrival(local_r
     assert max(lateness_ms(s) for s in samples) < MAX_LATE_MS
     # The report was built when the run ended, and its verdict is the exit code.
     assert (run_dir / "report.md").exists()
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.returncode == 0, invalid_reasons(run_dir, result)
 
 
 def test_local_run_fills_run_json_and_the_side_files(local_run):
@@ -123,16 +131,52 @@ def test_local_run_fills_run_json_and_the_side_files(local_run):
 def test_master_and_two_workers_offer_the_same_arrivals(plat, scenario, local_run, tmp_path):
     run_dir = tmp_path / "distributed"
     result = run_distributed(plat, scenario, run_dir, 2)
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 0, invalid_reasons(run_dir, result)
     samples = _check_against_the_spec(run_dir, scenario)
     local = read_samples(local_run[0])
     assert Counter(s["workload"] for s in samples) == Counter(s["workload"] for s in local)
     by_worker = Counter(int(s["worker"]) for s in samples)
     assert by_worker == {0: len(samples) // 2, 1: len(samples) // 2}
     assert all(int(s["index"]) % 2 == int(s["worker"]) for s in samples)
-    assert read_run(run_dir)["workers"] == 2
+    record = read_run(run_dir)
+    assert record["workers"] == 2 and record["lost"] == []
+    # On time by construction: every process warmed up before it said ready, and had the plan
+    # before t = 0, which the master picked from the round trips it measured.
+    start = record["start"]
+    assert start["lead_s"] >= 1.0 + 4 * max(start["round_trip_ms"].values()) / 1000 - 1e-3
+    for process in start["processes"].values():
+        assert process["plan_ahead_ms"] > 0 and process["connections_opened"] >= 1, start
     # Locust's own statistics got every worker's last report too.
     stats = (run_dir / "locust_stats.csv").read_text().splitlines()
     aggregated = next(line for line in stats if ",Aggregated," in line)
     chat_turns = sum(1 for s in samples if s["workload"] == "chat_stream" and s["ttft_ms"])
     assert int(aggregated.split(",")[2]) == len(samples) + chat_turns
+
+
+def test_a_worker_killed_mid_run_is_named_with_the_arrivals_it_took(plat, tmp_path):
+    scenario = write_scenario(tmp_path, [("sustain", 10.0, 10.0)], lateness=LATENESS)
+    run_dir = tmp_path / "run"
+    with start_distributed(plat, scenario, run_dir, 2) as run:
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while not (run_dir / "samples.csv").exists() or len(read_samples(run_dir)) < 10:
+            assert time.monotonic() < deadline and run.master.poll() is None
+            time.sleep(0.1)
+        run.workers[1].kill()
+        _, err = run.master.communicate(timeout=RUN_TIMEOUT_S)
+    record, samples = read_run(run_dir), read_samples(run_dir)
+    assert run.master.returncode == 2, err[-1500:]
+    [lost] = record["lost"]
+    slot, other = lost["slot"], 1 - lost["slot"]
+    assert record["stopped"] == f"incomplete: load process {slot} ({lost['worker']}) lost"
+    assert lost["worker"] and lost["missing"] > 0
+    # The ranges hold exactly the lost process's own indexes that never came back.
+    missing = [k for a, b in lost["missing_ranges"] for k in range(a, b + 1, 2)]
+    assert len(missing) == lost["missing"] and all(k % 2 == slot for k in missing)
+    returned = {int(s["index"]) for s in samples if int(s["worker"]) == slot}
+    assert len(returned) == lost["returned"] and not returned & set(missing)
+    assert sorted(returned | set(missing)) == list(range(slot, 100, 2))
+    assert {int(s["index"]) for s in samples if int(s["worker"]) == other} == set(
+        range(other, 100, 2)
+    )
+    report = (run_dir / "report.md").read_text()
+    assert f"process {slot} ({lost['worker']}): {lost['missing']} arrivals not returned" in report

@@ -53,6 +53,22 @@ CASES = {
         lambda p: _rewrite_samples(p, lambda ls: _set_cell(ls, 4, "due_s", "soon")),
         "samples.csv: line 5, column due_s: 'soon' is not a number",
     ),
+    "an infinite latency": (
+        lambda p: _rewrite_samples(p, lambda ls: _set_cell(ls, 4, "latency_ms", "inf")),
+        "samples.csv: line 5, column latency_ms: inf is not a number",
+    ),
+    "a minus-infinite due time": (
+        lambda p: _rewrite_samples(p, lambda ls: _set_cell(ls, 3, "due_s", "-inf")),
+        "samples.csv: line 4, column due_s: -inf is not a number",
+    ),
+    "a negative latency": (
+        lambda p: _rewrite_samples(p, lambda ls: _set_cell(ls, 4, "latency_ms", "-3.5")),
+        "samples.csv: line 5: latency_ms -3.5 is negative",
+    ),
+    "a negative sent time": (
+        lambda p: _rewrite_samples(p, lambda ls: _set_cell(ls, 2, "sent_s", "-0.25")),
+        "samples.csv: line 3: sent_s -0.25 is negative",
+    ),
     "an unknown outcome": (
         lambda p: _rewrite_samples(p, lambda ls: _set_cell(ls, 3, "outcome", "meh")),
         "samples.csv: line 4: outcome 'meh' is not one of",

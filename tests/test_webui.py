@@ -109,6 +109,11 @@ def test_operator_sets_a_rate_changes_it_and_reads_the_verdict_tab(tmp_path, bro
             browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
             wait_for_text(browser, "Verdict so far")
             assert current_rate(ui.url) == 6
+            # Load is flowing: a change from now on is a second phase, not the first rate.
+            samples = tmp_path / "run" / "samples.csv"
+            WebDriverWait(browser, WAIT_S).until(
+                lambda _: samples.exists() and samples.read_text().count("\n") > 1
+            )
 
             # The operator changes the rate in a second tab, leaving the run's page open.
             run_page = browser.current_window_handle
@@ -130,6 +135,8 @@ def test_operator_sets_a_rate_changes_it_and_reads_the_verdict_tab(tmp_path, bro
 
             assert "valid so far" in table and "tolerance 1.00%" in table
 
+            # Stop once the new rate is in the samples (it starts a second after it is set).
+            WebDriverWait(browser, WAIT_S).until(lambda _: "@10/s" in samples.read_text())
             browser.find_element(By.XPATH, "//button[contains(., 'Stop')]").click()
             wait_for_text(browser, "stopped")
             record = tmp_path / "run" / "run.json"

@@ -2,7 +2,9 @@
 
 Locust's own edit dialog changes users, which this kit does not have; this page
 changes the one number an open-arrival run is about. GET shows the rate and a
-form; POST (form field or JSON ``rate``) changes it.
+form; POST (form field or JSON ``rate``) changes it. The start form is checked here
+too: without a rate Locust would start a test that stops at once with the reason
+only in the terminal, so the form gets the reason back and shows it.
 """
 
 from __future__ import annotations
@@ -14,19 +16,62 @@ from flask import jsonify, redirect, request
 
 from shapes.constant_rate import ConstantRateShape, positive_rate
 
-PAGE = """<!doctype html><title>Arrival rate</title>
+PATH = "/arrival-rate"
+
+PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Arrival rate</title><meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body {{ font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
+  background: #f5f7fa; color: #1b2430; }}
+header {{ background: #1b2430; color: #fff; padding: 12px 24px; font-weight: 600; }}
+main {{ max-width: 560px; margin: 32px auto; background: #fff; border-radius: 8px;
+  box-shadow: 0 1px 4px rgba(0, 0, 0, .12); padding: 24px 28px; }}
+h1 {{ font-size: 1.4em; margin: 0 0 12px; }}
+.now {{ font-size: 2.2em; font-weight: 700; margin: 8px 0 4px; }}
+.hint {{ color: #5b6776; font-size: .92em; }}
+form {{ display: flex; gap: 8px; align-items: center; margin: 20px 0 8px; }}
+input {{ font-size: 1.1em; padding: 6px 10px; width: 8em; border: 1px solid #b8c2cc;
+  border-radius: 4px; }}
+button {{ font-size: 1em; padding: 7px 18px; border: 0; border-radius: 4px; background: #1976d2;
+  color: #fff; cursor: pointer; }}
+a {{ color: #1976d2; }}
+</style></head><body><header>agent-loadkit</header><main>
 <h1>Arrival rate</h1>
-<p>Now: <b>{rate}</b> arrivals per second.
-A change takes effect about a second after it is set.</p>
-<form method="post"><input name="rate" value="{rate}" size="8"> per second
+<p class="now">Now: <b>{rate}</b> arrivals per second</p>
+<p class="hint">Offered on a schedule, whatever the platform answers.</p>
+<form method="post"><input name="rate" value="{rate}" inputmode="decimal"> per second
 <button type="submit">Set</button></form>
-<p><a href="./">Back to Locust</a></p>"""
+<p class="hint">A change takes effect about a second after it is set, at the same arrival
+in every load process.</p>
+<p><a href="./">Back to Locust</a></p></main></body></html>"""
+
+# Shown by Locust's start form when its Rate field is empty or not a positive number.
+MISSING_RATE = (
+    "Rate: set the arrival rate (arrivals per second, e.g. 10) under Custom parameters; "
+    "this kit offers arrivals on a schedule, not users"
+)
 
 
 def add_rate_page(web_ui, active_shape: Callable[[], object]) -> None:
-    """Register the page on the web UI; it acts on whichever shape is active when called."""
+    """Register the page and the start form's rate check; both act on the shape active then."""
+    links = web_ui.template_args.setdefault("extended_csv_files", [])
+    links.append({"href": "." + PATH, "title": "Change the arrival rate (while it runs)"})
 
-    @web_ui.app.route("/arrival-rate", methods=["GET", "POST"])
+    @web_ui.app.before_request
+    def rate_in_the_start_form():
+        """Refuse a start without a rate in the form itself, where the operator looks."""
+        if request.path != "/swarm" or request.method != "POST":
+            return None
+        picked = request.form.get("shape_class")
+        shape = active_shape()
+        wants_rate = (
+            picked == ConstantRateShape.__name__ if picked else isinstance(shape, ConstantRateShape)
+        )
+        if wants_rate and positive_rate(request.form.get("rate")) is None:
+            return jsonify({"success": False, "message": MISSING_RATE, "host": request.host_url})
+        return None
+
+    @web_ui.app.route(PATH, methods=["GET", "POST"])
     @web_ui.auth_required_if_enabled
     def arrival_rate():
         """The form (GET), or a new rate (POST) applied to the constant-rate shape."""
