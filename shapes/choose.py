@@ -13,6 +13,7 @@ from shapes.constant_rate import ConstantRateShape
 from shapes.four_phase import FourPhaseShape
 from shapes.kit_shape import KitShape
 from shapes.sweep import capacity_shape_class
+from shapes.users import UsersShape
 
 
 def choose_shape(environment, conductor: Conductor) -> object:
@@ -25,7 +26,9 @@ def choose_shape(environment, conductor: Conductor) -> object:
         if isinstance(shape, KitShape):
             shape.conductor = conductor
             shape.runner = environment.runner
-            shape.use_common_options = environment.web_ui is None
+            # The web form's Users fields mean something only to users mode; open-arrival
+            # shapes keep them disabled there, so the form cannot pretend users are load.
+            shape.use_common_options = environment.web_ui is None or isinstance(shape, UsersShape)
             if isinstance(shape, wanted):
                 chosen = shape
     return chosen
