@@ -40,6 +40,7 @@ from locust.rpc import Message
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from engine.conductor import LOCAL_FLUSH_S
 from engine.load_process import LoadProcess
 from engine.messages import DRAINED, REPORT_KEY, PlanUpdate, Prepare
 from engine.run_files import RunFiles
@@ -51,8 +52,6 @@ LATE_MS = 10.0
 MAX_LATE_FRACTION = 0.01
 # The design target from the issue (k6 spends about 150 on the same kind of request).
 TARGET_CPU_US = 250.0
-# Locust workers ship their reports every 3 s; the benchmark serialises batches as often.
-REPORT_EVERY_S = 3.0
 DEFAULT_RATES = (500, 1000, 1500, 2000, 2500, 3000, 4000, 5000, 6000)
 
 
@@ -124,7 +123,9 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
         gevent.sleep(max(0.0, start_epoch - time.time()))
         before = cpu.cpu_times()
         while not drained:
-            gevent.sleep(REPORT_EVERY_S if time.time() < start_epoch + seconds else 0.05)
+            # A local run's cadence: its master takes and writes batches every LOCAL_FLUSH_S
+            # (a worker serialises the same rows, every 3 s, to send them instead).
+            gevent.sleep(LOCAL_FLUSH_S if time.time() < start_epoch + seconds else 0.05)
             batch = process.take_batch()
             if batch is not None:
                 Message("stats", {REPORT_KEY: batch}, "bench").serialize()
