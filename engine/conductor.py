@@ -58,7 +58,7 @@ from engine.settings import (
     settings_from,
     with_host,
 )
-from engine.users import mode_fields, mode_of
+from engine.users import USERS, mode_fields, mode_of
 from probes import ProbeRun, Reading, start_probes
 from scenario import Scenario, Workload
 from workloads.dialect import PreflightError
@@ -374,12 +374,17 @@ class Conductor:
 
     def progress(self) -> tuple[Path, int] | None:
         """The current run's directory and how many arrivals were due by now (None before
-        a run starts): what the web UI's verdict tab sets beside the samples recorded."""
+        a run starts): what the web UI's verdict tab sets beside the samples recorded.
+
+        Users mode has no schedule: a request exists for the master once it is recorded,
+        so recorded is what it can say was offered (run.json has the workers' own count).
+        """
         run = self._run
         if run is None or run.clock is None:
             return None
-        now = run.clock.now()
-        return run.files.dir, run.plan.due_before(now)
+        if mode_of(self.environment.shape_class) == USERS:
+            return run.files.dir, run.files.recorded
+        return run.files.dir, run.plan.due_before(run.clock.now())
 
     def now(self) -> float | None:
         """Seconds since the current run started (None before one starts): a shape's clock."""

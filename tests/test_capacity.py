@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -192,8 +193,16 @@ def test_web_ui_users_field_runs_users_mode(plat, mode_scenario, tmp_path):
             time.sleep(0.5)
             stats = json.loads(urllib.request.urlopen(base + "/stats/requests", timeout=10).read())
         assert stats.get("user_count") == 5, stats
-        while time.monotonic() < deadline and not (run_dir / "samples.csv").stat().st_size:
+        while time.monotonic() < deadline and len(_rows(run_dir)) < 3:
             time.sleep(0.5)
+        # The verdict tab counts users mode's requests (it has no schedule to count from).
+        tab = ""
+        while time.monotonic() < deadline and not re.search(r"offered [1-9]", tab):
+            time.sleep(0.5)
+            stats = json.loads(urllib.request.urlopen(base + "/stats/requests", timeout=10).read())
+            rows = next((e["data"] for e in stats.get("extended_stats", [])), [])
+            tab = rows[-1]["workload"] if rows else ""
+        assert re.search(r"offered [1-9]", tab), tab
         urllib.request.urlopen(base + "/stop", b"", timeout=30)
         while time.monotonic() < deadline and read_run(run_dir)["ended_at"] is None:
             time.sleep(0.5)
