@@ -12,6 +12,7 @@ ready and stops everything it started when its stdin closes.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -22,7 +23,8 @@ BIND_ALL = "0.0.0.0"
 
 
 def main(directory: str) -> int:
-    """Serve until stdin closes."""
+    """Serve until stdin closes (or SIGTERM: it too stops what this started)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     tmp = Path(directory)
     with platform(tmp, limits={**GENEROUS_LIMITS, "TARGET_HOST": BIND_ALL}) as plat:
         port = int(plat.target.url.rsplit(":", 1)[1])

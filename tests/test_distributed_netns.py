@@ -109,7 +109,11 @@ def hosts(request, tmp_path):
                     least_round_trip_ms=0.0 if request.param == "plain" else 50.0,
                 )
         finally:
+            # Closing stdin asks the platform to stop what it started; a SIGTERM before it
+            # has done so would leave its stubs and target running outside any namespace.
             proc.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(PLATFORM_TIMEOUT_S)
             stop(proc)
 
 
