@@ -67,6 +67,8 @@ class Figures:
     failed_by: dict[str, int]
     user_us: float
     system_us: float
+    connections_opened: int
+    peak_connections: int
 
     @property
     def cpu_us_per_request(self) -> float:
@@ -114,7 +116,7 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
     process.on_prepare(
         Prepare("bench", {"bench": 0}, [connections], scenario.to_dict(), fixture, url, "bench@x")
     )
-    samples = []
+    samples, readings = [], []
     cpu = psutil.Process()
     start_epoch = time.time() + 0.5
     process.on_plan(PlanUpdate("bench", start_epoch, Plan.from_scenario(scenario).to_wire()))
@@ -131,11 +133,13 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
                 Message("stats", {REPORT_KEY: batch}, "bench").serialize()
                 files.append_samples(0, batch["samples"], ["bench"])
                 samples += batch["samples"]
+                readings += batch["readings"]
         Message("loadkit_drained", drained[0], "bench").serialize()
         files.append_samples(0, drained[0]["batch"]["samples"], ["bench"])
         after = cpu.cpu_times()
         files.close()
     samples += drained[0]["batch"]["samples"]
+    readings += drained[0]["batch"]["readings"]
     lateness = [(s.sent_s - s.due_s) * 1000 for s in samples if s.sent_s is not None]
     late = sum(1 for ms in lateness if ms > LATE_MS) + (len(samples) - len(lateness))
     environment.runner.quit()
@@ -148,7 +152,14 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
         failed_by=dict(Counter(s.detail for s in samples if s.outcome != "ok").most_common(3)),
         user_us=(after.user - before.user) / max(1, len(samples)) * 1e6,
         system_us=(after.system - before.system) / max(1, len(samples)) * 1e6,
+        connections_opened=_most(readings, "connections_opened"),
+        peak_connections=_most(readings, "connections_open"),
     )
+
+
+def _most(readings: list, name: str) -> int:
+    """The highest value of one of the self-probe's once-a-second readings."""
+    return int(max((r[3] for r in readings if r[2] == name), default=0))
 
 
 def main() -> int:
@@ -190,7 +201,7 @@ def _ladder(url: str, rates: list[float], seconds: float, as_json: bool) -> int:
         print(f"{psutil.cpu_count()} cpus shared with other work; load average {load:.2f} at start")
         print(
             f"{'rate/s':>7} {'arrivals':>8} {'late>10ms':>9} {'worst ms':>8} {'failed':>6} "
-            f"{'cpu us/req':>10} {'user':>6} {'system':>6}"
+            f"{'cpu us/req':>10} {'user':>6} {'system':>6} {'opened':>7} {'peak open':>9}"
         )
     best = None
     for rate in rates:
@@ -200,7 +211,8 @@ def _ladder(url: str, rates: list[float], seconds: float, as_json: bool) -> int:
         else:
             print(
                 f"{f.rate:7.0f} {f.arrivals:8d} {f.late_fraction:9.2%} {f.worst_late_ms:8.1f} "
-                f"{f.failures:6d} {f.cpu_us_per_request:10.0f} {f.user_us:6.0f} {f.system_us:6.0f}"
+                f"{f.failures:6d} {f.cpu_us_per_request:10.0f} {f.user_us:6.0f} {f.system_us:6.0f} "
+                f"{f.connections_opened:7d} {f.peak_connections:9d}"
                 + (f"  failed: {f.failed_by}" if f.failed_by else "")
             )
         if not f.sustained:

@@ -108,34 +108,43 @@ class Figures:
         return self.late_fraction <= MAX_LATE_FRACTION and self.failed == 0
 
 
-def _pin(core: int | None):
+def pin(core: int | None):
+    """A ``preexec_fn`` that pins the child to one core (None: no pinning)."""
     if core is None:
         return None
     return lambda: os.sched_setaffinity(0, {core})
 
 
-def run_kit(url: str, rate: float, seconds: float, core: int | None) -> Figures:
-    """bench/generator.py in a process of its own, pinned; its JSON figures."""
+def generator_figures(url: str, rate: float, seconds: float, core: int | None) -> dict:
+    """bench/generator.py's JSON figures for one constant-rate run in a process of its own,
+    pinned to ``core``; the drain after a lagging server may take as long again as the load."""
     args = ["--json", "--url", url, "--rates", str(rate), "--seconds", str(seconds)]
     out = subprocess.run(
         [sys.executable, str(HERE / "generator.py"), *args],
         capture_output=True,
         text=True,
-        preexec_fn=_pin(core),
+        preexec_fn=pin(core),
         env={**os.environ, "LOAD_PASSWORD": "bench"},
-        timeout=seconds + 120,
+        timeout=4 * seconds + 180,
     )
     lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
     if not lines:
         raise RuntimeError(f"the kit's benchmark printed nothing: {out.stderr[-2000:]}")
-    f = json.loads(lines[-1])
+    return json.loads(lines[-1])
+
+
+def run_kit(url: str, rate: float, seconds: float, core: int | None) -> Figures:
+    """The kit's run as Figures comparable with k6's."""
+    f = generator_figures(url, rate, seconds, core)
     late = round(f["late_fraction"] * f["arrivals"])
     if f["failed_by"]:
         print(f"kit at {rate:.0f}/s failed: {f['failed_by']}", flush=True)
     return Figures("kit", rate, f["arrivals"], late, 0, f["failures"], f["cpu_us"])
 
 
-def run_k6(url: str, rate: float, seconds: float, core: int | None, script: Path) -> Figures:
+def run_k6(
+    url: str, rate: float, seconds: float, core: int | None, script: Path, max_vus: int = K6_MAX_VUS
+) -> Figures:
     """k6 with the constant-arrival scenario, pinned; CPU read over the load window only."""
     with tempfile.TemporaryDirectory() as tmp:
         summary = Path(tmp) / "summary.json"
@@ -146,7 +155,7 @@ def run_k6(url: str, rate: float, seconds: float, core: int | None, script: Path
             "SECONDS": str(seconds),
             "START": str(K6_START_S),
             "VUS": str(K6_VUS),
-            "MAX_VUS": str(K6_MAX_VUS),
+            "MAX_VUS": str(max_vus),
             "LATE_MS": str(LATE_MS),
             "K6_NO_USAGE_REPORT": "true",
         }
@@ -157,7 +166,7 @@ def run_k6(url: str, rate: float, seconds: float, core: int | None, script: Path
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            preexec_fn=_pin(core),
+            preexec_fn=pin(core),
         )
         set_up = threading.Event()
         log: list[str] = []
@@ -191,7 +200,8 @@ def run_k6(url: str, rate: float, seconds: float, core: int | None, script: Path
     return Figures("k6", rate, arrivals, count("late"), count("dropped_iterations"), failed, cpu_us)
 
 
-def _row(f: Figures) -> str:
+def row(f: Figures) -> str:
+    """One run's figures on one line."""
     return (
         f"{f.tool:>4} {f.rate:7.0f}/s {f.arrivals:8d} arrivals {f.late_fraction:7.2%} late "
         f"{f.dropped:6d} dropped {f.failed:5d} failed {f.cpu_us:7.0f} us CPU/req"
@@ -210,7 +220,7 @@ def compare(url: str, rates: list[float], rounds: int, seconds: float, cores, sc
                     got[tool] = run_kit(url, rate, seconds, cores[0])
                 else:
                     got[tool] = run_k6(url, rate, seconds, cores[0], script)
-                print(f"round {r + 1}: " + _row(got[tool]), flush=True)
+                print(f"round {r + 1}: " + row(got[tool]), flush=True)
             ratios.append(got["kit"].cpu_us / got["k6"].cpu_us)
         ratios.sort()
         print(
@@ -229,7 +239,7 @@ def ladder(url: str, rates: list[float], seconds: float, cores, script) -> None:
                 f = run_kit(url, rate, seconds, cores[0])
             else:
                 f = run_k6(url, rate, seconds, cores[0], script)
-            print("ladder: " + _row(f), flush=True)
+            print("ladder: " + row(f), flush=True)
             if not f.sustained:
                 break
             best[tool] = rate
@@ -252,7 +262,7 @@ def main() -> int:
     cores = (0, 1) if (psutil.cpu_count() or 1) >= 2 else (None, None)
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, str(HERE / "trivial_server.py"), str(port)], preexec_fn=_pin(cores[1])
+        [sys.executable, str(HERE / "trivial_server.py"), str(port)], preexec_fn=pin(cores[1])
     )
     try:
         url = f"http://127.0.0.1:{port}"
