@@ -13,6 +13,13 @@ pinned to the other core: one answering at once, one answering at most half the
 rate (bench/trivial_server.py). With ``--k6`` (requirements-bench.txt) k6's
 constant-arrival-rate runs the same pair for comparison.
 
+It also prints the floor any HTTP/1.1 client has here: a blocking plain-socket
+client's CPU per request on a kept connection and on a new one (socket, connect,
+request, close: the kernel's work, with nothing of ours), and the ratio such a
+client would show with the kit's share of new connections. The cheaper a client's
+own work per request, the nearer its ratio comes to that floor, so a lagged/unloaded
+ratio is a measure of the connections a lag forces, not of the client's cost.
+
     python bench/lag.py [--rate 2000] [--seconds 8,30] [--rounds 2] [--k6]
 
 Each figure is this machine's, here and now; the ratio is the figure to keep.
@@ -22,11 +29,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psutil
 
@@ -42,6 +51,44 @@ TARGET_RATIO = 1.5
 K6_LAG_MAX_VUS = 10000
 
 
+# Requests per half of the floor measurement: enough for a stable mean, a second or two.
+FLOOR_REQUESTS = 5000
+FLOOR_REQUEST = b"GET /api/v1/agents HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer bench\r\n\r\n"
+
+
+def kernel_floor(url: str) -> tuple[float, float]:
+    """CPU microseconds per request of a blocking plain-socket client: on one kept
+    connection, and on a new connection each (opened, used once, closed)."""
+    address = urlsplit(url).hostname, urlsplit(url).port
+
+    def exchange(conn: socket.socket) -> None:
+        conn.sendall(FLOOR_REQUEST)
+        if not conn.recv(65536).startswith(b"HTTP/1.1 200"):
+            raise RuntimeError("the trivial server did not answer 200")
+
+    def connect() -> socket.socket:
+        conn = socket.create_connection(address)
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn
+
+    kept = connect()
+    exchange(kept)
+    began = psutil.Process().cpu_times()
+    for _ in range(FLOOR_REQUESTS):
+        exchange(kept)
+    middle = psutil.Process().cpu_times()
+    kept.close()
+    for _ in range(FLOOR_REQUESTS):
+        with connect() as conn:
+            exchange(conn)
+    ended = psutil.Process().cpu_times()
+
+    def per_request(a, b) -> float:
+        return ((b.user - a.user) + (b.system - a.system)) / FLOOR_REQUESTS * 1e6
+
+    return per_request(began, middle), per_request(middle, ended)
+
+
 def _server(port: int, capacity: float | None, core: int | None) -> subprocess.Popen:
     lag = [str(capacity)] if capacity else []
     return subprocess.Popen(
@@ -52,7 +99,7 @@ def _server(port: int, capacity: float | None, core: int | None) -> subprocess.P
 
 def compare_kit(urls: dict[str, str], rate: float, seconds: float, rounds: int, core) -> None:
     """Interleaved unloaded and lagged runs; the paired ratio and the two factors behind it."""
-    ratios, per_connection = [], []
+    ratios, per_connection, opened_shares = [], [], []
     for r in range(rounds):
         order = ("unloaded", "lagged") if r % 2 == 0 else ("lagged", "unloaded")
         got = {}
@@ -68,6 +115,7 @@ def compare_kit(urls: dict[str, str], rate: float, seconds: float, rounds: int, 
             )
         unloaded, lagged = got["unloaded"], got["lagged"]
         ratios.append(lagged["cpu_us"] / unloaded["cpu_us"])
+        opened_shares.append(lagged["connections_opened"] / max(1, lagged["arrivals"]))
         extra_opened = lagged["connections_opened"] - unloaded["connections_opened"]
         if extra_opened > 0:
             extra_cpu_us = (lagged["cpu_us"] - unloaded["cpu_us"]) * lagged["arrivals"]
@@ -81,6 +129,15 @@ def compare_kit(urls: dict[str, str], rate: float, seconds: float, rounds: int, 
         f"{statistics.median(per_connection):.0f} us"
         if per_connection
         else f"kit: ratio median {median:.2f}",
+        flush=True,
+    )
+    kept_us, new_us = kernel_floor(urls["unloaded"])
+    share = statistics.median(opened_shares)
+    floor_ratio = (kept_us + share * (new_us - kept_us)) / kept_us
+    print(
+        f"floor (blocking plain sockets, nothing of ours): {kept_us:.0f} us per request on a "
+        f"kept connection, {new_us:.0f} us on a new one; with {share:.2f} new connections per "
+        f"request such a client's ratio would be {floor_ratio:.2f}",
         flush=True,
     )
 
@@ -122,6 +179,9 @@ def main() -> int:
         "unloaded": _server(ports["unloaded"], None, cores[1]),
         "lagged": _server(ports["lagged"], args.rate / 2, cores[1]),
     }
+    if cores[0] is not None:
+        # The floor is measured in this process: on the load tools' core too.
+        os.sched_setaffinity(0, {cores[0]})
     try:
         urls = {kind: f"http://127.0.0.1:{port}" for kind, port in ports.items()}
         for kind, url in urls.items():
