@@ -26,7 +26,7 @@ from tests.generator_env import (
 )
 from tests.rundirs import golden_copy
 from workloads.agenticos.client import AgenticOSClient
-from workloads.agenticos.dialect import words
+from workloads.dialect import words
 from workloads.fixture import load_fixture
 
 # Embedder requests before load: the collection's width probe, three seeded documents,

@@ -13,6 +13,7 @@ work (a 202), so the platform's follower can find out what became of them.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,13 @@ from dataclasses import dataclass
 from engine.http import HttpCall, HttpTransport, classify
 from engine.samples import Result
 from workloads.fixture import Fixture
+
+# The platform's words are kept to this many characters: enough to say what broke,
+# short enough for a table cell.
+WORDS_MAX = 80
+# Ids in a message would make every failure its own group; they read as <id>.
+_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_SPACE = re.compile(r"\s+")
 
 
 @dataclass
@@ -71,6 +79,12 @@ class Dialect(ABC):
         """The accepted arrivals noted since the last call: (index, workload, ref)."""
         taken, self._accepted = self._accepted, []
         return taken
+
+
+def words(text: str) -> str:
+    """The platform's words, on one line, ids masked, trimmed to WORDS_MAX characters."""
+    text = _ID.sub("<id>", _SPACE.sub(" ", text).strip())
+    return text if len(text) <= WORDS_MAX else text[: WORDS_MAX - 3].rstrip() + "..."
 
 
 class DialectError(RuntimeError):

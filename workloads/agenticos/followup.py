@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
 from workloads.agenticos.client import AgenticOSClient
-from workloads.agenticos.dialect import words
+from workloads.dialect import words
 from workloads.fixture import Fixture
 from workloads.setup_client import APIError, APIUnreachable
 
