@@ -62,6 +62,14 @@ class AgnoClient(SetupClient):
         body = self.request("GET", f"/knowledge/content/{content_id}/status").json()
         return body.get("status", ""), body.get("status_message") or ""
 
+    def session_runs(self, session_id: str) -> list[dict] | None:
+        """GET /sessions/{id}/runs?type=agent: the session's runs, None while agno has no such
+        session (a WhatsApp session is written only when its run ends)."""
+        resp = self.request(
+            "GET", f"/sessions/{session_id}/runs", params={"type": "agent"}, expect=(200, 404)
+        )
+        return resp.json() if resp.status_code == 200 else None
+
     def search(self, query: str, limit: int = 4) -> list[dict]:
         """POST /knowledge/search and return its results."""
         body = {"query": query, "max_results": limit}
