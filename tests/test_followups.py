@@ -11,14 +11,22 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
+import subprocess
+import sys
+import time
 from collections import Counter
 
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
 from reports.followups import AFTER, attach
+from stack.processes import ROOT, stop
 from tests.generator_env import (
     PASSWORD,
+    RUN_TIMEOUT_S,
     clean_start_seed,
+    load_env,
+    locust_args,
     platform,
     read_samples,
     run_local,
@@ -92,6 +100,40 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
     assert ingest["after"]["failed_after"] == states["failed after 202"]
     report = (run_dir / "report.md").read_text()
     assert "Work accepted with 202" in report and "failed after 202" in report
+
+
+def test_an_interrupted_run_writes_its_accepted_work_not_verifiable(tmp_path):
+    """Stopped early, the run follows nothing, and says so for every arrival the platform
+    accepted, whatever status it accepted with (agno accepts a webhook with a 200)."""
+    scenario = write_scenario(
+        tmp_path, [("sustain", 60.0, 8.0)], workloads={"ingest": 3, "trigger_fire": 1}
+    )
+    run_dir = tmp_path / "run"
+    with platform(tmp_path / "platform") as plat:
+        args = [sys.executable, *locust_args(plat, scenario, run_dir, "--headless")]
+        proc = subprocess.Popen(
+            args, cwd=ROOT, env=load_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        try:
+            rows, deadline = run_dir / "samples.csv", time.monotonic() + RUN_TIMEOUT_S
+            while not (rows.exists() and rows.read_text().count("\n") > 8):
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=RUN_TIMEOUT_S)
+        finally:
+            stop(proc)
+    samples = read_samples(run_dir)
+    accepted = {int(s["index"]) for s in samples if s["outcome"] == "ok"}
+    with (run_dir / "followups.csv").open() as f:
+        followups = list(csv.DictReader(f))
+    assert len(accepted) >= 8 and {int(f["index"]) for f in followups} == accepted
+    assert {(f["state"], f["detail"]) for f in followups} == {
+        ("not verifiable", "not followed: the run did not complete")
+    }
+    summary = json.loads((run_dir / "summary.json").read_text())
+    ingest = summary["whole_run"]["workloads"]["ingest"]["after"]
+    assert ingest["unverified"] == ingest["accepted"] > 0 and ingest["processed"] == 0
 
 
 def test_accepted_work_without_a_follow_up_is_not_verifiable_never_a_pass(tmp_path):
