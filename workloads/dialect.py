@@ -66,9 +66,9 @@ class Dialect(ABC):
 
     def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
         """What the answer to arrival k means. This default trusts the status alone; a
-        platform's dialect checks the body against its contract. It runs inside the
-        arrival's timeout, so work followed here can never outlive it (work followed
-        after the run goes through ``accept`` instead)."""
+        platform's dialect checks the body against its contract. Work the platform accepts
+        for later is noted here with ``accept`` and followed after the run, never waited
+        for: the sample is the platform's answer, on every platform alike."""
         return classify(status, len(body))
 
     def accept(self, k: int, workload: str, ref: str) -> None:
