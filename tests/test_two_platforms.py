@@ -15,6 +15,7 @@ import csv
 import json
 import re
 import subprocess
+from collections import Counter
 from dataclasses import replace
 
 import pytest
@@ -121,6 +122,20 @@ def test_both_reports_have_the_same_structure(runs):
     # Section headings name the run; everything else in them must match line for line.
     strip = [[re.sub(r"run \S+$", "run", h) for h in _headings(d)] for d in (ref_dir, agno_dir)]
     assert strip[0] == strip[1]
+
+
+@pytest.mark.parametrize("name", PLATFORMS)
+def test_a_healthy_platform_passes_every_answer_check(runs, name):
+    """On a healthy stub every read, run, search, upload and delivery is answered as its
+    contract says: a dialect's answer check that refuses a good answer fails here."""
+    run_dir, _ = runs[name]
+    with (run_dir / "samples.csv").open() as f:
+        failed = Counter(
+            (r["workload"], r["detail"])
+            for r in csv.DictReader(f)
+            if r["workload"] != "chat_stream" and r["outcome"] != "ok"
+        )
+    assert not failed, failed
 
 
 @pytest.mark.parametrize("name", PLATFORMS)

@@ -110,6 +110,8 @@ class Agno(Dialect):
             answer = json.loads(body)
         except ValueError:
             return Result(status, FAILED, "not JSON", len(body))
+        if workload == "api_read":
+            return result
         if not isinstance(answer, dict):
             return Result(status, FAILED, "not an object", len(body))
         if workload == "agent_run" and str(answer.get("status", "")).upper() != "COMPLETED":
