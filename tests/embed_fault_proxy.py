@@ -12,12 +12,11 @@ the run: ``GET /__faults__`` lists the indexes it failed.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
+
+from tests.passthrough import PassThrough, serve
 
 FAULTS_PATH = "/__faults__"
 # A run's upload, as both dialects write its first line; group 1 is the arrival index.
@@ -26,16 +25,12 @@ UPLOAD = re.compile(r"Load test document \S+-(\d+)\.")
 ERROR_BODY = json.dumps(
     {"error": {"message": "embedder outage (tests.embed_fault_proxy)", "type": "server_error"}}
 ).encode()
-# Headers not forwarded: hop-by-hop, or recomputed for the body actually sent.
-HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length"}
 
 
 class _State:
-    """The upstream, the fault rule and the indexes failed so far, shared by handler threads."""
+    """The fault rule and the indexes failed so far, shared by handler threads."""
 
-    def __init__(self, upstream: str, every: int):
-        parts = urlsplit(upstream)
-        self.host, self.port = parts.hostname, parts.port
+    def __init__(self, every: int):
         self.every = every
         self.lock = threading.Lock()
         self.failed: set[int] = set()
@@ -57,44 +52,18 @@ class _State:
         return bool(chosen)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(PassThrough):
     state: _State
 
-    def log_message(self, *_args) -> None:
-        """Quiet: only the faults matter, and /__faults__ says them."""
-
-    def _answer(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-        self.send_response(status)
-        for name, value in headers:
-            if name.lower() not in HOP_HEADERS:
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def _proxy(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        json_type = [("Content-Type", "application/json")]
+    def intercept(self, body: bytes) -> tuple[int, bytes] | None:
+        """The failed indexes at FAULTS_PATH; a 500 for an upload's embedding chosen to fail."""
         if self.path == FAULTS_PATH:
             with self.state.lock:
                 failed = sorted(self.state.failed)
-            self._answer(200, json_type, json.dumps({"failed": failed}).encode())
-            return
+            return 200, json.dumps({"failed": failed}).encode()
         if self.command == "POST" and self.state.fails(self.path, body):
-            self._answer(500, json_type, ERROR_BODY)
-            return
-        upstream = http.client.HTTPConnection(self.state.host, self.state.port, timeout=60)
-        try:
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
-            upstream.request(self.command, self.path, body=body, headers=headers)
-            answer = upstream.getresponse()
-            self._answer(answer.status, answer.getheaders(), answer.read())
-        finally:
-            upstream.close()
-
-    do_GET = do_POST = _proxy
+            return 500, ERROR_BODY
+        return None
 
 
 def main() -> None:
@@ -104,10 +73,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--every", type=int, default=2, help="fail uploads whose index k %% N == 0")
     args = parser.parse_args()
-    _Handler.state = _State(args.upstream, args.every)
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), _Handler)
-    server.daemon_threads = True
-    server.serve_forever()
+    _Handler.state = _State(args.every)
+    serve(_Handler, args.upstream, args.port)
 
 
 if __name__ == "__main__":
