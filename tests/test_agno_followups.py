@@ -24,7 +24,7 @@ from stack.agno import AgnoUnavailable, ensure_agno_venv
 from stack.local import LOCUST, StackOptions, local_stack
 from stack.processes import ROOT, free_port, running
 from tests.embed_fault_proxy import FAULTS_PATH
-from tests.generator_env import read_samples, write_scenario
+from tests.generator_env import LOST_WORK_THRESHOLDS, read_samples, write_scenario
 from workloads.agno.client import AgnoClient
 from workloads.fixture import PASSWORD_ENV
 
@@ -49,15 +49,11 @@ def test_agno_uploads_lost_after_202_are_found_after_the_run(tmp_path, monkeypat
     except AgnoUnavailable as exc:
         pytest.skip(f"agno's environment cannot install here: {exc}")
     monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
-    thresholds = [
-        {"workload": "ingest", "metric": "error_rate", "limit": 0, "phase": "sustain"},
-        {"workload": "trigger_fire", "metric": "error_rate", "limit": 0, "phase": "sustain"},
-    ]
     scenario = write_scenario(
         tmp_path,
         [("sustain", 4.0, 6.0)],
         workloads={"ingest": 3, "trigger_fire": 1},
-        thresholds=thresholds,
+        thresholds=LOST_WORK_THRESHOLDS,
         timeouts=TIMEOUTS,
     )
     run_dir = tmp_path / "run"

@@ -12,24 +12,22 @@ from __future__ import annotations
 import csv
 import json
 import signal
-import subprocess
-import sys
-import time
 from collections import Counter
 
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
 from reports.followups import AFTER, attach
-from stack.processes import ROOT, stop
+from stack.processes import stop
 from tests.generator_env import (
+    LOST_WORK_THRESHOLDS,
     PASSWORD,
     RUN_TIMEOUT_S,
     clean_start_seed,
-    load_env,
-    locust_args,
     platform,
     read_samples,
     run_local,
+    start_local,
+    wait_for_rows,
     write_scenario,
 )
 from tests.rundirs import golden_copy
@@ -46,15 +44,11 @@ ERROR_RATE = 0.4
 def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_path):
     seed = clean_start_seed(first=EMBED_REQUESTS_BEFORE_LOAD, error_rate=ERROR_RATE)
     embed = ("--error-rate", str(ERROR_RATE), "--seed", seed)
-    thresholds = [
-        {"workload": "ingest", "metric": "error_rate", "limit": 0, "phase": "sustain"},
-        {"workload": "trigger_fire", "metric": "error_rate", "limit": 0, "phase": "sustain"},
-    ]
     scenario = write_scenario(
         tmp_path,
         [("sustain", 4.0, 6.0)],
         workloads={"ingest": 3, "trigger_fire": 1},
-        thresholds=thresholds,
+        thresholds=LOST_WORK_THRESHOLDS,
     )
     run_dir = tmp_path / "run"
     with platform(tmp_path / "platform", embed_knobs=embed) as plat:
@@ -110,15 +104,9 @@ def test_an_interrupted_run_writes_its_accepted_work_not_verifiable(tmp_path):
     )
     run_dir = tmp_path / "run"
     with platform(tmp_path / "platform") as plat:
-        args = [sys.executable, *locust_args(plat, scenario, run_dir, "--headless")]
-        proc = subprocess.Popen(
-            args, cwd=ROOT, env=load_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
+        proc = start_local(plat, scenario, run_dir)
         try:
-            rows, deadline = run_dir / "samples.csv", time.monotonic() + RUN_TIMEOUT_S
-            while not (rows.exists() and rows.read_text().count("\n") > 8):
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
-                time.sleep(0.05)
+            wait_for_rows(run_dir, 8, proc)
             proc.send_signal(signal.SIGINT)
             proc.communicate(timeout=RUN_TIMEOUT_S)
         finally:
