@@ -41,6 +41,9 @@ class AppSettings:
     data_dir: Path
     security_key: str
     embedding_dim: int = EMBEDDING_DIM
+    # Where the knowledge's embeddings come from, when not the model's stub (a test puts a
+    # faulty embedder there, so uploads fail after agno's 202 while chat runs stay healthy).
+    embed_url: str | None = None
 
 
 def webhook_secret(password: str, agent_id: str) -> str:
@@ -56,7 +59,7 @@ def webhook_secret(password: str, agent_id: str) -> str:
 
 
 def settings_from_env() -> AppSettings:
-    """AGNO_STUB_URL, AGNO_DATA_DIR and OS_SECURITY_KEY, or AppSettingsError."""
+    """AGNO_STUB_URL, AGNO_EMBED_URL, AGNO_DATA_DIR and OS_SECURITY_KEY, or AppSettingsError."""
     key = os.environ.get("OS_SECURITY_KEY", "")
     if not key:
         raise AppSettingsError(
@@ -71,6 +74,7 @@ def settings_from_env() -> AppSettings:
         data_dir=Path(os.environ.get("AGNO_DATA_DIR", "agno-data")),
         security_key=key,
         embedding_dim=int(dim),
+        embed_url=os.environ.get("AGNO_EMBED_URL", "").rstrip("/") or None,
     )
 
 
@@ -104,7 +108,7 @@ def create_app(settings: AppSettings):
     embedder = OpenAIEmbedder(
         id=STUB_MODEL,
         api_key=STUB_API_KEY,
-        base_url=base_url,
+        base_url=f"{settings.embed_url}/v1" if settings.embed_url else base_url,
         dimensions=settings.embedding_dim,
     )
     knowledge = Knowledge(

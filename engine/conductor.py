@@ -503,10 +503,16 @@ class Conductor:
     def _follow_up(self, run: _ActiveRun) -> None:
         """After the drain, ask the platform what became of the work it accepted (202), within
         a grace of the slowest timeout, and write followups.csv beside the samples. An
-        interrupted run is not followed: the report says its accepted work is not verifiable."""
-        if run.stopped != "completed" or not run.accepted:
+        interrupted run is not followed, and its accepted work is written "not verifiable" (a
+        platform may accept with a 200, which the report alone could not tell from a pass)."""
+        if not run.accepted:
             return
         accepted = [(int(k), str(w), str(ref)) for k, w, ref in run.accepted]
+        if run.stopped != "completed":
+            why = "not followed: the run did not complete"
+            unfollowed = [FollowUp(k, w, ref, NOT_VERIFIABLE, why) for k, w, ref in accepted]
+            write_followups(run.files.dir, unfollowed)
+            return
         fixture = with_host(run.settings.fixture, run.settings.host)
         follow = platform(fixture.platform).follow_up
         grace_s = run.scenario.timeouts.slowest_s

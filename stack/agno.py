@@ -75,6 +75,7 @@ def agno_stack(options: StackOptions) -> Iterator[LocalStack]:
             "AGNO_STUB_URL": stub.url,
             "AGNO_DATA_DIR": str((workdir / "agno-data").resolve()),
             "AGNO_TELEMETRY": "false",
+            **options.target_env,
         }
         agno_args = ["-m", "agno_platform", "--port", str(agno_port)]
         with running(

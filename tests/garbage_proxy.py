@@ -12,12 +12,11 @@ against the faults actually injected. ``GET /__garbage__`` says how many, by kin
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
+
+from tests.passthrough import PassThrough, serve
 
 # What a list read may get instead of its list: each a 200 the contract forbids.
 LIST_GARBAGE = (
@@ -31,16 +30,12 @@ SEARCH_GARBAGE = (
     ("no results", b'{"results": []}'),
 )
 STATS_PATH = "/__garbage__"
-# Headers not forwarded: hop-by-hop, or recomputed for the body actually sent.
-HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length"}
 
 
 class _State:
     """Counts shared by the handler threads."""
 
-    def __init__(self, upstream: str, every: int):
-        parts = urlsplit(upstream)
-        self.host, self.port = parts.hostname, parts.port
+    def __init__(self, every: int):
         self.every = every
         self.lock = threading.Lock()
         self.seen: Counter[str] = Counter()
@@ -66,45 +61,17 @@ class _State:
             return body
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(PassThrough):
     state: _State
 
-    def log_message(self, *_args) -> None:
-        """Quiet: a run sends thousands of requests."""
-
-    def _answer(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-        self.send_response(status)
-        for name, value in headers:
-            if name.lower() not in HOP_HEADERS:
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def _proxy(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+    def intercept(self, body: bytes) -> tuple[int, bytes] | None:
+        """The counts at STATS_PATH; garbage (a 200) for the requests chosen for it."""
         if self.path == STATS_PATH:
             with self.state.lock:
                 served = dict(self.state.served)
-            stats = {"garbage": sum(served.values()), "by_kind": served}
-            self._answer(200, [("Content-Type", "application/json")], json.dumps(stats).encode())
-            return
+            return 200, json.dumps({"garbage": sum(served.values()), "by_kind": served}).encode()
         garbage = self.state.garbage_for(self.command, self.path)
-        if garbage is not None:
-            self._answer(200, [("Content-Type", "application/json")], garbage)
-            return
-        upstream = http.client.HTTPConnection(self.state.host, self.state.port, timeout=60)
-        try:
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
-            upstream.request(self.command, self.path, body=body, headers=headers)
-            answer = upstream.getresponse()
-            self._answer(answer.status, answer.getheaders(), answer.read())
-        finally:
-            upstream.close()
-
-    do_GET = do_POST = do_DELETE = _proxy
+        return None if garbage is None else (200, garbage)
 
 
 def main() -> None:
@@ -114,10 +81,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--every", type=int, default=3)
     args = parser.parse_args()
-    _Handler.state = _State(args.upstream, args.every)
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), _Handler)
-    server.daemon_threads = True
-    server.serve_forever()
+    _Handler.state = _State(args.every)
+    serve(_Handler, args.upstream, args.port)
 
 
 if __name__ == "__main__":

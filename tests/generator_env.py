@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,13 @@ QUICK_STUB = ("--first-token-ms", "30", "--token-ms", "5", "--tokens", "6")
 PREFLIGHT_MODEL_REQUESTS = 2
 # Locust, a whole short run, its drain and its report, on a busy 2-core machine.
 RUN_TIMEOUT_S = 120
+
+# Uploads and webhook deliveries judged by what the platform did with them: none of the
+# work it accepted may be lost (failed after 202, or not finished in grace).
+LOST_WORK_THRESHOLDS = [
+    {"workload": "ingest", "metric": "error_rate", "limit": 0, "phase": "sustain"},
+    {"workload": "trigger_fire", "metric": "error_rate", "limit": 0, "phase": "sustain"},
+]
 
 MIX = {
     "api_read": 45,
@@ -174,6 +182,18 @@ def run_local(
     )
 
 
+def start_local(plat: Platform, scenario: Path, run_dir: Path, *extra: str) -> subprocess.Popen:
+    """A headless single-process run, started and left running (stderr piped, for the
+    test to read or to say why it exited); the caller stops it by PID."""
+    return subprocess.Popen(
+        [sys.executable, *locust_args(plat, scenario, run_dir, "--headless", *extra)],
+        cwd=ROOT,
+        env=load_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
 @dataclass
 class Distributed:
     """A running master and its workers (Popen objects) and where the workers log."""
@@ -290,3 +310,15 @@ def lateness_ms(sample: dict) -> float:
     if not sample["sent_s"]:
         return float("inf")
     return (float(sample["sent_s"]) - float(sample["due_s"])) * 1000
+
+
+def wait_for_rows(run_dir: Path, rows: int, proc: subprocess.Popen) -> None:
+    """Until samples.csv holds ``rows`` samples (load is flowing), or fail if Locust exits
+    (its stderr, piped, says why)."""
+    path, deadline = run_dir / "samples.csv", time.monotonic() + RUN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read().decode()[-1500:]
+        if path.exists() and path.read_text().count("\n") > rows:
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"{rows} samples did not arrive")

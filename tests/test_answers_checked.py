@@ -16,7 +16,8 @@ from collections import Counter
 from stack.processes import free_port, running
 from tests.garbage_proxy import STATS_PATH
 from tests.generator_env import platform, read_run, read_samples, run_local, write_scenario
-from workloads.agenticos.dialect import WORDS_MAX, error_frame, http_failure
+from workloads.agenticos.dialect import error_frame, http_failure
+from workloads.dialect import WORDS_MAX
 
 # Garbage kind the proxy served -> the detail the sample must carry.
 DETAIL_OF = {

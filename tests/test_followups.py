@@ -11,22 +11,28 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
 from collections import Counter
 
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
 from reports.followups import AFTER, attach
+from stack.processes import stop
 from tests.generator_env import (
+    LOST_WORK_THRESHOLDS,
     PASSWORD,
+    RUN_TIMEOUT_S,
     clean_start_seed,
     platform,
     read_samples,
     run_local,
+    start_local,
+    wait_for_rows,
     write_scenario,
 )
 from tests.rundirs import golden_copy
 from workloads.agenticos.client import AgenticOSClient
-from workloads.agenticos.dialect import words
+from workloads.dialect import words
 from workloads.fixture import load_fixture
 
 # Embedder requests before load: the collection's width probe, three seeded documents,
@@ -38,15 +44,11 @@ ERROR_RATE = 0.4
 def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_path):
     seed = clean_start_seed(first=EMBED_REQUESTS_BEFORE_LOAD, error_rate=ERROR_RATE)
     embed = ("--error-rate", str(ERROR_RATE), "--seed", seed)
-    thresholds = [
-        {"workload": "ingest", "metric": "error_rate", "limit": 0, "phase": "sustain"},
-        {"workload": "trigger_fire", "metric": "error_rate", "limit": 0, "phase": "sustain"},
-    ]
     scenario = write_scenario(
         tmp_path,
         [("sustain", 4.0, 6.0)],
         workloads={"ingest": 3, "trigger_fire": 1},
-        thresholds=thresholds,
+        thresholds=LOST_WORK_THRESHOLDS,
     )
     run_dir = tmp_path / "run"
     with platform(tmp_path / "platform", embed_knobs=embed) as plat:
@@ -92,6 +94,34 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
     assert ingest["after"]["failed_after"] == states["failed after 202"]
     report = (run_dir / "report.md").read_text()
     assert "Work accepted with 202" in report and "failed after 202" in report
+
+
+def test_an_interrupted_run_writes_its_accepted_work_not_verifiable(tmp_path):
+    """Stopped early, the run follows nothing, and says so for every arrival the platform
+    accepted, whatever status it accepted with (agno accepts a webhook with a 200)."""
+    scenario = write_scenario(
+        tmp_path, [("sustain", 60.0, 8.0)], workloads={"ingest": 3, "trigger_fire": 1}
+    )
+    run_dir = tmp_path / "run"
+    with platform(tmp_path / "platform") as plat:
+        proc = start_local(plat, scenario, run_dir)
+        try:
+            wait_for_rows(run_dir, 8, proc)
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=RUN_TIMEOUT_S)
+        finally:
+            stop(proc)
+    samples = read_samples(run_dir)
+    accepted = {int(s["index"]) for s in samples if s["outcome"] == "ok"}
+    with (run_dir / "followups.csv").open() as f:
+        followups = list(csv.DictReader(f))
+    assert len(accepted) >= 8 and {int(f["index"]) for f in followups} == accepted
+    assert {(f["state"], f["detail"]) for f in followups} == {
+        ("not verifiable", "not followed: the run did not complete")
+    }
+    summary = json.loads((run_dir / "summary.json").read_text())
+    ingest = summary["whole_run"]["workloads"]["ingest"]["after"]
+    assert ingest["unverified"] == ingest["accepted"] > 0 and ingest["processed"] == 0
 
 
 def test_accepted_work_without_a_follow_up_is_not_verifiable_never_a_pass(tmp_path):

@@ -26,6 +26,8 @@ from tests.generator_env import (
     platform,
     read_run,
     read_samples,
+    start_local,
+    wait_for_rows,
     write_scenario,
 )
 
@@ -208,12 +210,9 @@ def test_stopping_a_headless_run_early_leaves_an_interrupted_complete_record(
     plat, long_scenario, tmp_path, sig
 ):
     run_dir = tmp_path / "run"
-    args = [sys.executable, *locust_args(plat, long_scenario, run_dir, "--headless")]
-    proc = subprocess.Popen(
-        args, cwd=ROOT, env=load_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    proc = start_local(plat, long_scenario, run_dir)
     try:
-        _wait_for_rows(run_dir, 20, proc)
+        wait_for_rows(run_dir, 20, proc)
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=RUN_TIMEOUT_S)
     finally:
@@ -252,11 +251,11 @@ def test_the_web_ui_sets_the_arrival_rate_and_changes_it_while_it_runs(
         # The start form, as the browser posts it: the rate is its one custom parameter.
         form = urllib.parse.urlencode({"rate": "5", "host": plat.target.url}).encode()
         urllib.request.urlopen(urllib.request.Request(base + "/swarm", data=form))
-        _wait_for_rows(run_dir, 5, proc)
+        wait_for_rows(run_dir, 5, proc)
         page = urllib.request.urlopen(base + "/arrival-rate").read().decode()
         assert "<b>5</b> arrivals per second" in page
         _post(base + "/arrival-rate", {"rate": 20})
-        _wait_for_rows(run_dir, 40, proc)
+        wait_for_rows(run_dir, 40, proc)
         _post(base + "/stop", None)
         record = _wait_for_end(run_dir, proc)
     finally:
@@ -281,17 +280,6 @@ def _post(url: str, payload: dict | None) -> dict:
     body = json.dumps(payload).encode() if payload is not None else b""
     request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
     return json.loads(urllib.request.urlopen(request).read())
-
-
-def _wait_for_rows(run_dir, rows: int, proc) -> None:
-    """Until samples.csv holds ``rows`` samples (load is flowing), or fail if Locust exits."""
-    path, deadline = run_dir / "samples.csv", time.monotonic() + RUN_TIMEOUT_S
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stderr.read().decode()[-1500:]
-        if path.exists() and path.read_text().count("\n") > rows:
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"{rows} samples did not arrive")
 
 
 def _wait_for_end(run_dir, proc) -> dict:

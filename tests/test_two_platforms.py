@@ -15,6 +15,7 @@ import csv
 import json
 import re
 import subprocess
+from collections import Counter
 from dataclasses import replace
 
 import pytest
@@ -121,6 +122,42 @@ def test_both_reports_have_the_same_structure(runs):
     # Section headings name the run; everything else in them must match line for line.
     strip = [[re.sub(r"run \S+$", "run", h) for h in _headings(d)] for d in (ref_dir, agno_dir)]
     assert strip[0] == strip[1]
+
+
+@pytest.mark.parametrize("name", PLATFORMS)
+def test_a_healthy_platform_passes_every_answer_check(runs, name):
+    """On a healthy stub every read, run, search, upload and delivery is answered as its
+    contract says: a dialect's answer check that refuses a good answer fails here."""
+    run_dir, _ = runs[name]
+    with (run_dir / "samples.csv").open() as f:
+        failed = Counter(
+            (r["workload"], r["detail"])
+            for r in csv.DictReader(f)
+            if r["workload"] != "chat_stream" and r["outcome"] != "ok"
+        )
+    assert not failed, failed
+
+
+@pytest.mark.parametrize("name", PLATFORMS)
+def test_accepted_work_is_followed_after_the_run_on_both_platforms(runs, name):
+    """Each platform's uploads and webhook deliveries end their sample with its answer and are
+    followed after the run, the same way: one followups.csv row per accepted arrival, and the
+    report's 'Work accepted with 202' table counting them (a healthy stub: all processed)."""
+    run_dir, _ = runs[name]
+    with (run_dir / "samples.csv").open() as f:
+        accepted = {
+            int(r["index"]): r["workload"]
+            for r in csv.DictReader(f)
+            if r["workload"] in ("ingest", "trigger_fire") and r["outcome"] == "ok"
+        }
+    with (run_dir / "followups.csv").open() as f:
+        followups = list(csv.DictReader(f))
+    assert {int(r["index"]): r["workload"] for r in followups} == accepted
+    assert {r["state"] for r in followups} == {"processed"}, followups
+    report = (run_dir / "report.md").read_text().splitlines()
+    for workload in ("ingest", "trigger_fire"):
+        n = sum(1 for w in accepted.values() if w == workload)
+        assert f"| {workload} | {n} | {n} | 0 | 0 | 0 |" in report
 
 
 def test_agno_streams_and_cancels_chat_turns_for_real(runs):

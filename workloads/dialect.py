@@ -13,6 +13,7 @@ work (a 202), so the platform's follower can find out what became of them.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,13 @@ from dataclasses import dataclass
 from engine.http import HttpCall, HttpTransport, classify
 from engine.samples import Result
 from workloads.fixture import Fixture
+
+# The platform's words are kept to this many characters: enough to say what broke,
+# short enough for a table cell.
+WORDS_MAX = 80
+# Ids in a message would make every failure its own group; they read as <id>.
+_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_SPACE = re.compile(r"\s+")
 
 
 @dataclass
@@ -58,9 +66,9 @@ class Dialect(ABC):
 
     def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
         """What the answer to arrival k means. This default trusts the status alone; a
-        platform's dialect checks the body against its contract. It runs inside the
-        arrival's timeout, so work followed here can never outlive it (work followed
-        after the run goes through ``accept`` instead)."""
+        platform's dialect checks the body against its contract. Work the platform accepts
+        for later is noted here with ``accept`` and followed after the run, never waited
+        for: the sample is the platform's answer, on every platform alike."""
         return classify(status, len(body))
 
     def accept(self, k: int, workload: str, ref: str) -> None:
@@ -71,6 +79,12 @@ class Dialect(ABC):
         """The accepted arrivals noted since the last call: (index, workload, ref)."""
         taken, self._accepted = self._accepted, []
         return taken
+
+
+def words(text: str) -> str:
+    """The platform's words, on one line, ids masked, trimmed to WORDS_MAX characters."""
+    text = _ID.sub("<id>", _SPACE.sub(" ", text).strip())
+    return text if len(text) <= WORDS_MAX else text[: WORDS_MAX - 3].rstrip() + "..."
 
 
 class DialectError(RuntimeError):

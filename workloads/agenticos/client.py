@@ -1,74 +1,33 @@
-"""A small synchronous client for the AgenticOS API, for setup work: seeding and preflight.
+"""The AgenticOS setup client (seed, preflight, follow-up): SetupClient spoken AgenticOS's way.
 
-Not the load path (that is the generator's dialect, on Locust's clients): this
-one favours clear failures over speed. It signs in once and keeps the token in
-memory only, picks the organisation by header, and turns every refusal into
-an APIError that prints as one line with the method, path, status and the
-server's own message.
+What differs from the shared plumbing (workloads/setup_client.py): the API is
+rooted at /api/v1, a call carries the token from one sign-in (kept in memory
+only) and the organisation by header, and an error body says its message in
+``{"error": {"message"}}``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import requests
 
+from workloads.setup_client import ANY_STATUS, RUN_TIMEOUT_S, SetupClient, signature
+
 API_PREFIX = "/api/v1"
-# Seconds for an ordinary API call; runs wait for the model, so they get longer.
-DEFAULT_TIMEOUT_S = 30.0
-RUN_TIMEOUT_S = 120.0
 # The contract's largest page.
 PAGE_LIMIT = 100
 
 
-class APIUnreachable(Exception):
-    """Nothing answered at the API's address (refused, timed out, DNS)."""
-
-
-class APIError(Exception):
-    """The API answered with a status the caller did not expect."""
-
-    def __init__(
-        self, method: str, path: str, status: int, message: str, headers: Mapping[str, str]
-    ) -> None:
-        super().__init__(f"{method} {path} answered HTTP {status}: {message}")
-        self.method = method
-        self.path = path
-        self.status = status
-        self.message = message
-        # Case-insensitive (requests' own mapping): look up "Retry-After" as spelled.
-        self.headers = headers
-
-
-def _message(resp: requests.Response) -> str:
-    """The server's own words: the contract's error message, else the start of the body."""
-    try:
-        body = resp.json()
-    except ValueError:
-        return resp.text[:200].strip() or resp.reason
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return str(body["error"].get("message", ""))
-    if isinstance(body, dict) and "detail" in body:
-        return str(body["detail"])
-    return str(body)[:200]
-
-
-def signature(secret: str, body: bytes) -> str:
-    """The ``X-Signature-256`` value for a webhook body: ``sha256=<hex HMAC-SHA256>``."""
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-
-
-class AgenticOSClient:
+class AgenticOSClient(SetupClient):
     """One signed-in session against one deployment, in one organisation."""
 
-    def __init__(self, api_url: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        self.api_url = api_url.rstrip("/")
-        self.timeout = timeout
+    prefix = API_PREFIX
+
+    def __init__(self, api_url: str, **kwargs: Any) -> None:
+        super().__init__(api_url, **kwargs)
         self.org_id: str | None = None
-        self._http = requests.Session()
         self._token: str | None = None
 
     @property
@@ -76,44 +35,18 @@ class AgenticOSClient:
         """The access token, for the chat WebSocket, which carries it as a subprotocol."""
         return self._token
 
-    def close(self) -> None:
-        """Drop pooled connections."""
-        self._http.close()
-
-    def __enter__(self) -> AgenticOSClient:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        expect: tuple[int, ...] = (200, 201, 202, 204),
-        timeout: float | None = None,
-        auth: bool = True,
-        **kwargs: Any,
-    ) -> requests.Response:
-        """Send one request under /api/v1; raise APIUnreachable or APIError unless ``expect``ed."""
-        headers = dict(kwargs.pop("headers", None) or {})
-        if auth and self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
-        if auth and self.org_id:
+    def auth_headers(self) -> dict[str, str]:
+        """The signed-in token, and the organisation picked by header."""
+        headers = {"Authorization": f"Bearer {self._token}"} if self._token else {}
+        if self.org_id:
             headers["X-Organization-Id"] = self.org_id
-        url = f"{self.api_url}{API_PREFIX}{path}"
-        try:
-            resp = self._http.request(
-                method, url, headers=headers, timeout=timeout or self.timeout, **kwargs
-            )
-        except requests.RequestException as exc:
-            raise APIUnreachable(f"{self.api_url}: {type(exc).__name__}") from exc
-        if resp.status_code not in expect:
-            raise APIError(
-                method, API_PREFIX + path, resp.status_code, _message(resp), resp.headers
-            )
-        return resp
+        return headers
+
+    def error_words(self, body: object) -> str | None:
+        """The contract's ``{"error": {"message"}}``, else FastAPI's ``detail``."""
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            return str(body["error"].get("message", ""))
+        return super().error_words(body)
 
     def health(self) -> dict:
         """GET /health (no sign-in needed)."""
@@ -180,5 +113,5 @@ class AgenticOSClient:
             data=body,
             headers=headers,
             auth=False,
-            expect=tuple(range(100, 600)),
+            expect=ANY_STATUS,
         )

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import re
 from urllib.parse import urlencode
 
 import websocket
@@ -26,7 +25,7 @@ from urllib3 import encode_multipart_formdata
 
 from engine.http import HttpCall, HttpTransport
 from engine.samples import CANCELLED, FAILED, OK, SHED, Result
-from workloads.dialect import Attempt, Dialect, DialectError
+from workloads.dialect import Attempt, Dialect, DialectError, words
 from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
 
 API = "/api/v1"
@@ -44,13 +43,6 @@ QUERIES = (
 )
 
 STOP_FRAME = json.dumps({"type": "stop"})
-
-# The platform's words are kept to this many characters: enough to say what broke,
-# short enough for a table cell.
-WORDS_MAX = 80
-# Ids in a message would make every failure its own group; they read as <id>.
-_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_SPACE = re.compile(r"\s+")
 
 # The detail of a 2xx whose body is not the JSON the contract promises.
 NOT_JSON = "bad body: not JSON"
@@ -234,12 +226,6 @@ def _read_turn(ws: websocket.WebSocket, attempt: Attempt, sent: float) -> Result
         elif kind == "error":
             detail = error_frame(frame.get("data"))
             return Result(101, FAILED, detail, received, tokens, ttft_ms)
-
-
-def words(text: str) -> str:
-    """The platform's words, on one line, ids masked, trimmed to WORDS_MAX characters."""
-    text = _ID.sub("<id>", _SPACE.sub(" ", text).strip())
-    return text if len(text) <= WORDS_MAX else text[: WORDS_MAX - 3].rstrip() + "..."
 
 
 def refused(status: int, body: bytes) -> Result:

@@ -20,9 +20,10 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
-from workloads.agenticos.client import AgenticOSClient, APIError, APIUnreachable
-from workloads.agenticos.dialect import words
+from workloads.agenticos.client import AgenticOSClient
+from workloads.dialect import words
 from workloads.fixture import Fixture
+from workloads.setup_client import APIError, APIUnreachable
 
 # Seconds between polls: a settled upload is seen within this, and a run of hundreds
 # of accepted arrivals costs the platform a handful of list reads per second at most.

@@ -22,7 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from workloads.agenticos.client import AgenticOSClient, APIError, APIUnreachable
+from workloads.agenticos.client import AgenticOSClient
 from workloads.dialect import PreflightError
 from workloads.fixture import (
     DEFAULT_EMAIL,
@@ -33,6 +33,7 @@ from workloads.fixture import (
     password_from_env,
     webhook_secret,
 )
+from workloads.setup_client import APIError, APIUnreachable
 
 SEARCH_QUERY = "how do connection pools behave under load"
 RUN_PROMPT = "agent-loadkit preflight: answer with one short sentence."

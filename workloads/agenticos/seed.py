@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from workloads.agenticos.client import AgenticOSClient, APIError, APIUnreachable
+from workloads.agenticos.client import AgenticOSClient
 from workloads.fixture import (
     DEFAULT_EMAIL,
     DEFAULT_PATH,
@@ -26,6 +26,7 @@ from workloads.fixture import (
     password_from_env,
     webhook_secret,
 )
+from workloads.setup_client import APIError, APIUnreachable
 
 # Names the fixture is found by on a second run; prefixed so they are obviously the kit's.
 SECRET_NAME = "loadkit-stub-key"

@@ -7,6 +7,9 @@ turn cancelled after its first token asks the run-cancel endpoint, then reads
 on until agno says ``RunCancelled``. The webhook is agno's WhatsApp interface,
 signed as Meta signs (``X-Hub-Signature-256``) with the secret derived from the
 password, each delivery from a new sender so no session grows without bound.
+An upload and a webhook delivery are work agno accepts for later: as for
+AgenticOS, the sample ends with agno's answer and the accepted work is noted,
+and followup.py finds out after the run what became of it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import hmac
 import json
 from urllib.parse import urlencode
 
-import gevent
 from geventhttpclient import HTTPClient
 from geventhttpclient.response import HTTPParseError
 from geventhttpclient.url import URL
@@ -42,12 +44,6 @@ QUERIES = (
 # Where the WhatsApp interface is mounted unless the fixture's extra says otherwise.
 DEFAULT_WHATSAPP_PREFIX = "/whatsapp"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
-
-# How often an accepted upload's status is asked for: often enough that the sample's end is
-# within this of agno's, rare enough that following adds little load (ingest is 5% of arrivals).
-FOLLOW_POLL_S = 0.2
-# Content states that are final (agno.os.schema ContentStatus); "processing" is not.
-CONTENT_DONE, CONTENT_FAILED = "completed", ("failed", "partial")
 
 # The SSE events that end a turn, and the one that says it was cancelled.
 RUN_COMPLETED, RUN_CANCELLED, RUN_ERROR = "RunCompleted", "RunCancelled", "RunError"
@@ -104,7 +100,9 @@ class Agno(Dialect):
 
     def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
         """agno answers 200 to a run whose model failed and to a search that could not embed
-        its query, so each answer is read; an accepted upload is followed to its final status."""
+        its query, so each answer is read. An upload (202) and a webhook delivery (200
+        "processing") are work agno accepted for later: the sample ends with the answer and
+        the work is noted for the follower (followup.py), which finds out after the run."""
         result = classify(status, len(body))
         if result.outcome != OK:
             return result
@@ -112,6 +110,10 @@ class Agno(Dialect):
             answer = json.loads(body)
         except ValueError:
             return Result(status, FAILED, "not JSON", len(body))
+        if workload == "api_read":
+            return result
+        if not isinstance(answer, dict):
+            return Result(status, FAILED, "not an object", len(body))
         if workload == "agent_run" and str(answer.get("status", "")).upper() != "COMPLETED":
             return Result(status, FAILED, f"run {answer.get('status')}", len(body))
         if workload == "rag_query" and not answer.get("data"):
@@ -119,47 +121,18 @@ class Agno(Dialect):
         if workload == "trigger_fire":
             if answer.get("status") != "processing":
                 return Result(status, FAILED, f"webhook {answer.get('status')}", len(body))
-            return self._follow_webhook(k, len(body))
+            self.accept(k, workload, self._delivery_session(k))
         if workload == "ingest":
-            return self._follow_upload(answer.get("id", ""), len(body))
+            content_id = answer.get("id")
+            if not isinstance(content_id, str) or not content_id:
+                return Result(status, FAILED, "no content id", len(body))
+            self.accept(k, workload, content_id)
         return result
 
-    def _follow_upload(self, content_id: str, size: int) -> Result:
-        """Poll an accepted upload until agno says it is completed or failed."""
-        call = HttpCall("GET", f"/knowledge/content/{content_id}/status", b"", self._auth)
-        while True:
-            status, body = self.http.send(call)
-            size += len(body)
-            if status != 200:
-                return Result(status, FAILED, f"status HTTP {status}", size)
-            state = json.loads(body).get("status")
-            if state == CONTENT_DONE:
-                return Result(202, OK, "", size)
-            if state in CONTENT_FAILED:
-                return Result(202, FAILED, f"content {state}", size)
-            gevent.sleep(FOLLOW_POLL_S)
-
-    def _follow_webhook(self, k: int, size: int) -> Result:
-        """Poll the delivery's session until its agent run has ended.
-
-        agno writes the WhatsApp session (``wa:<agent>:<sender>``) only when the run ends,
-        so a 404 means "not yet"; a delivery that never runs ends as the arrival's timeout.
-        """
-        session = f"wa:{self.fixture.agent_id}:{self._sender(k)}"
-        call = HttpCall("GET", f"/sessions/{session}/runs?type=agent", b"", self._auth)
-        while True:
-            status, body = self.http.send(call)
-            size += len(body)
-            if status == 200:
-                runs = json.loads(body)
-                state = str(runs[-1].get("status", "")).upper() if runs else ""
-                if state == "COMPLETED":
-                    return Result(200, OK, "", size)
-                if state in ("ERROR", "CANCELLED"):
-                    return Result(200, FAILED, f"run {state}", size)
-            elif status != 404:
-                return Result(status, FAILED, f"session HTTP {status}", size)
-            gevent.sleep(FOLLOW_POLL_S)
+    def _delivery_session(self, k: int) -> str:
+        """The session agno keeps delivery k's run in (``wa:<agent>:<sender>``): the webhook's
+        ref, by which the follower finds the run."""
+        return f"wa:{self.fixture.agent_id}:{self._sender(k)}"
 
     def _sender(self, k: int) -> str:
         """A new WhatsApp sender per delivery, so no session grows with the run."""

@@ -17,7 +17,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from workloads.agno.client import AgnoClient, APIError, APIUnreachable
+from workloads.agno.client import AgnoClient
 from workloads.agno.seed import DONE, follow
 from workloads.dialect import PreflightError
 from workloads.fixture import (
@@ -29,6 +29,7 @@ from workloads.fixture import (
     password_from_env,
     webhook_secret,
 )
+from workloads.setup_client import APIError, APIUnreachable
 
 SEARCH_QUERY = "how do connection pools behave under load"
 RUN_PROMPT = "agent-loadkit preflight: answer with one short sentence."

@@ -15,8 +15,9 @@ import sys
 import time
 
 from workloads.agenticos.seed import DEFAULT_DOCUMENTS, document_name, document_text
-from workloads.agno.client import AgnoClient, APIError, APIUnreachable
+from workloads.agno.client import AgnoClient
 from workloads.fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
+from workloads.setup_client import APIError, APIUnreachable
 
 PLATFORM = "agno"
 AGENT_ID = "loadkit-agent"

@@ -1,0 +1,122 @@
+"""The client setup steps (seed, preflight, follow-up) talk to a platform with, outside the load.
+
+Not the load path (that is each platform's dialect, on the engine's transport):
+this one favours clear failures over speed. Every platform's setup client is
+the same plumbing (one pooled session, a timeout per call, the statuses the
+caller expects, every refusal one line with method, path, status and the
+server's own words) and differs only in how it authenticates, where its API is
+rooted and how its error bodies carry their message; a platform's client
+subclasses ``SetupClient`` and overrides just those.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+from typing import Any
+
+import requests
+
+# Seconds for an ordinary API call; runs wait for the model, so they get longer.
+DEFAULT_TIMEOUT_S = 30.0
+RUN_TIMEOUT_S = 120.0
+# The statuses an ordinary call expects; anything else is an APIError.
+SUCCESS = (200, 201, 202, 204)
+# Every status there is: for calls whose caller reads the status itself (a webhook's answer).
+ANY_STATUS = tuple(range(100, 600))
+# The platform's words are cut to this many characters, so an error stays one line.
+MESSAGE_MAX = 200
+
+
+class APIUnreachable(Exception):
+    """Nothing answered at the API's address (refused, timed out, DNS)."""
+
+
+class APIError(Exception):
+    """The API answered with a status the caller did not expect."""
+
+    def __init__(
+        self, method: str, path: str, status: int, message: str, headers: Mapping[str, str]
+    ) -> None:
+        super().__init__(f"{method} {path} answered HTTP {status}: {message}")
+        self.method = method
+        self.path = path
+        self.status = status
+        self.message = message
+        # Case-insensitive (requests' own mapping): look up "Retry-After" as spelled.
+        self.headers = headers
+
+
+def signature(secret: str, body: bytes) -> str:
+    """A webhook body's HMAC-SHA256 as GitHub and Meta send it: ``sha256=<hex>``."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+class SetupClient:
+    """One deployment, one pooled session; a platform overrides the three hooks below."""
+
+    # Where the platform's API is rooted under its URL ("" for the root).
+    prefix = ""
+
+    def __init__(self, api_url: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.timeout = timeout
+        self._http = requests.Session()
+
+    def close(self) -> None:
+        """Drop pooled connections."""
+        self._http.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def auth_headers(self) -> dict[str, str]:
+        """The headers that authenticate a call (none here; a platform adds its own)."""
+        return {}
+
+    def error_words(self, body: object) -> str | None:
+        """The message in a decoded JSON error body: FastAPI's ``detail`` here."""
+        if isinstance(body, dict) and "detail" in body:
+            return str(body["detail"])
+        return None
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        expect: tuple[int, ...] = SUCCESS,
+        timeout: float | None = None,
+        auth: bool = True,
+        **kwargs: Any,
+    ) -> requests.Response:
+        """Send one request under the prefix; raise APIUnreachable, or APIError unless the
+        status is ``expect``ed. ``auth=False`` sends it without the platform's credential."""
+        headers = {**(self.auth_headers() if auth else {}), **(kwargs.pop("headers", None) or {})}
+        try:
+            resp = self._http.request(
+                method,
+                f"{self.api_url}{self.prefix}{path}",
+                headers=headers,
+                timeout=timeout or self.timeout,
+                **kwargs,
+            )
+        except requests.RequestException as exc:
+            raise APIUnreachable(f"{self.api_url}: {type(exc).__name__}") from exc
+        if resp.status_code not in expect:
+            message = self._message(resp)
+            raise APIError(method, self.prefix + path, resp.status_code, message, resp.headers)
+        return resp
+
+    def _message(self, resp: requests.Response) -> str:
+        """The server's own words, else the start of the body, on one line."""
+        try:
+            body = resp.json()
+        except ValueError:
+            return resp.text[:MESSAGE_MAX].strip() or resp.reason
+        words = self.error_words(body)
+        return (words if words is not None else str(body))[:MESSAGE_MAX]
