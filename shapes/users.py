@@ -82,7 +82,7 @@ class UsersShape(KitShape):
         self._steps = []
         for name, users, seconds in steps:
             end = None if seconds is None else start + seconds
-            reason = f"closed loop: {users} users"
+            reason = f"closed loop: {users} user{'' if users == 1 else 's'}"
             segments.append(Segment(name, 0.0, start, end, 0, reason))
             self._steps.append(
                 {
