@@ -284,7 +284,8 @@ def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
     with the reason, never a 0% share."""
     skipped = {**unserved(run), **(run.meta.get("skipped") or {})}
     if name in skipped:
-        return (name, "not offered", f"{description}. Not offered: {skipped[name]}")
+        lead = f"{description}. " if description else ""
+        return (name, "not offered", f"{lead}Not offered: {skipped[name]}")
     return (name, f"{run.scenario.mix[name]:.1%}", description)
 
 
@@ -486,7 +487,7 @@ def _phase_lead(phase: PhaseStats, run: Run) -> str:
     step = run.users_step(phase.name) or {}
     users = int(step.get("users", 0))
     rate = fmt.per_s(phase.offered / window.duration_s)
-    achieved = f"{rate} ({fmt.count(phase.offered)} requests)"
+    achieved = f"{rate} ({fmt.count(phase.offered)} request{'' if phase.offered == 1 else 's'})"
     if users == 0 and step:
         return (
             f"Closed loop with 0 users asked for {span}: the last step's users stop at the "
@@ -495,9 +496,9 @@ def _phase_lead(phase: PhaseStats, run: Run) -> str:
         )
     held = f"{fmt.count(users)} user{'' if users == 1 else 's'}" if step else "users"
     lead = (
-        f"Closed loop: {held} {span}, each sending its next request as soon as its last one "
-        f"was answered. There is no schedule, so nothing was due and lateness does not apply; "
-        f"the users achieved {achieved} as recorded."
+        f"Closed loop: {held} {span}; a user sends its next request as soon as its last one "
+        "is answered. There is no schedule, so nothing was due and lateness does not apply; "
+        f"the loop achieved {achieved}, as recorded."
     )
     missing = {
         name: count
