@@ -14,6 +14,7 @@ conversation (tests/session_memory_target.py), so the memory fit has an answer.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import signal
@@ -228,6 +229,28 @@ def test_concurrency_sweep_names_the_steps_that_leave_workloads_without_a_user(
     assert "Not offered here, no user at this count: agent_run (needs 3 users)" in markdown
     # Every workload ran in the 16-user step, so none is "not offered" for the whole run.
     assert "| not offered |" not in markdown and "Scheduled at" not in markdown
+
+
+def test_users_mode_gives_no_user_to_a_workload_preflight_skipped(plat, mode_scenario, tmp_path):
+    """With trigger_fire skipped at preflight, all 16 users go to the other five workloads
+    (none idles as a trigger_fire user), and the report gives preflight's reason."""
+    fixture = json.loads(plat.fixture.read_text())
+    fixture["trigger_id"] = None
+    no_trigger = tmp_path / "fixture.json"
+    no_trigger.write_text(json.dumps(fixture))
+    run_dir = tmp_path / "users-skipped"
+    args = ("-u", str(USERS), "-r", str(USERS), "-t", "4")
+    result = run_local(dataclasses.replace(plat, fixture=no_trigger), mode_scenario, run_dir, *args)
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "get no user" not in result.stderr
+    (step,) = read_run(run_dir)["users"]
+    assert step["unserved"] == {}
+    assert "TriggerFireUser" not in step["classes"], step
+    assert sum(step["classes"].values()) == USERS
+    row = next(
+        r for r in (run_dir / "report.md").read_text().splitlines() if "| trigger_fire |" in r
+    )
+    assert "| not offered |" in row and "make seed" in row and "no user" not in row, row
 
 
 def test_users_mode_master_and_one_worker(plat, mode_scenario, tmp_path):
