@@ -12,6 +12,11 @@ person would. A run is in one mode only: ``run.json`` says which.
 ``UsersDriver`` stands where the open-arrival Dispatcher stands in a load
 process (same methods), so the master's run, its drain and its records are the
 ones open arrival uses; the users find the driver of the current run here.
+
+Locust hands out whole users by weight, so a small share gets none below some
+user count; ``unserved`` says which workloads a count leaves out and the count
+that gives each its first user, asking Locust's own order, so the run can say so
+before load instead of a workload silently not appearing.
 """
 
 from __future__ import annotations

@@ -219,9 +219,8 @@ def invalid_reasons(run: Run, stats: RunStats) -> tuple[str, ...]:
     reasons = []
     recorded = stats.lateness.recorded
     if recorded != run.offered:
-        reasons.append(
-            f"recorded {recorded} samples but run.json says {run.offered} arrivals were offered"
-        )
+        offered = "requests its users sent" if run.closed_loop else "arrivals were offered"
+        reasons.append(f"recorded {recorded} samples but run.json says {run.offered} {offered}")
     reasons += [
         f"phase {p.name}: recorded {p.recorded} samples of {p.offered} offered"
         for p in stats.phases
