@@ -118,6 +118,9 @@ def _check_users_run(run_dir: Path, result: subprocess.CompletedProcess) -> list
         assert abs(classes.get(name, 0) - USERS * share / total) <= 1, (name, classes)
     assert Counter(s["workload"] for s in samples).keys() == set(WORKLOADS)
     assert "get no user" not in result.stderr
+    # The progress line counts what was recorded: a closed loop has nothing due to offer.
+    assert f"phase users={USERS} (closed loop), t=" in result.stderr
+    assert "offered 0," not in result.stderr
     _check_closed_loop_report(run_dir, result, USERS)
     return samples
 
