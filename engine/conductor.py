@@ -210,6 +210,7 @@ class Conductor:
         for name, reason in skipped.items():
             scenario = _without(scenario, name)
             log.warning("%s skipped: %s", name, reason)
+        shape.after_preflight(scenario)
         slots = self._slots()
         if settings.connections < len(slots):
             raise SettingsError(
@@ -431,7 +432,8 @@ class Conductor:
 
     def _announce(self, run: _ActiveRun, now: float) -> None:
         """Log the phase on each change and every PROGRESS_EVERY_S: offered so far (due by
-        now) against recorded, so an operator watching a headless run sees it fall behind."""
+        now) against recorded, so an operator watching a headless run sees it fall behind;
+        in users mode what was recorded, since a closed loop has nothing due."""
         current = next((s for s in reversed(run.plan.segments) if s.start_s <= now), None)
         if current is None:
             return
@@ -440,6 +442,16 @@ class Conductor:
             return
         changed = current.name != run.announced[0]
         run.announced = mark
+        if mode_of(self.environment.shape_class) == USERS:
+            # A closed loop has no schedule: nothing is due, only what users sent and got back.
+            log.info(
+                "%s%s (closed loop), t=%.0f s: recorded %d",
+                "phase " if changed else "",
+                current.name,
+                now,
+                run.files.recorded,
+            )
+            return
         log.info(
             "%s%s at %g/s, t=%.0f s: offered %d, recorded %d",
             "phase " if changed else "",

@@ -12,6 +12,11 @@ person would. A run is in one mode only: ``run.json`` says which.
 ``UsersDriver`` stands where the open-arrival Dispatcher stands in a load
 process (same methods), so the master's run, its drain and its records are the
 ones open arrival uses; the users find the driver of the current run here.
+
+Locust hands out whole users by weight, so a small share gets none below some
+user count; ``unserved`` says which workloads a count leaves out and the count
+that gives each its first user, asking Locust's own order, so the run can say so
+before load instead of a workload silently not appearing.
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ from collections.abc import Callable
 import gevent
 import gevent.event
 from locust import User, constant, task
+
+# Locust's own order of handing out weighted users (pinned locust==2.47.0): the only way to
+# know which workload gets its first user at which count is to ask the same generator.
+from locust.dispatch import _kl_generator
 
 from engine.clock import RunClock
 from engine.deadlines import Deadlines
@@ -255,3 +264,38 @@ def weighted_classes(scenario: Scenario) -> list[type[WorkloadUser]]:
         if cls.weight > 0:
             chosen.append(cls)
     return chosen
+
+
+def first_user_counts(classes: list[type[WorkloadUser]]) -> dict[str, int]:
+    """Per workload of ``classes``: the user count at which Locust gives it its first user.
+
+    Locust hands out whole users in one fixed order over the weights (the same for
+    one process or many workers), so a small share gets none below this count.
+    """
+    weights = sorted((cls.__name__, cls.weight) for cls in classes if cls.weight > 0)
+    workload = {cls.__name__: cls.workload for cls in classes}
+    order = _kl_generator(weights)
+    first: dict[str, int] = {}
+    count = 0
+    while len(first) < len(weights):
+        count += 1
+        first.setdefault(workload[next(order)], count)
+    return first
+
+
+def unserved(classes: list[type[WorkloadUser]], users: int) -> dict[str, int]:
+    """Workloads that get no user among ``users``, each with the smallest count giving it one."""
+    if users < 1:
+        return {}
+    return {name: n for name, n in first_user_counts(classes).items() if n > users}
+
+
+def unserved_line(where: str, missing: dict[str, int], mix: dict[str, float], fix: str) -> str:
+    """One line, before load: which workloads get no user ``where``, and the count that fixes it."""
+    names = sorted(missing, key=lambda name: (missing[name], name))
+    listed = ", ".join(f"{name} ({mix.get(name, 0.0):.1%})" for name in names)
+    needs = ", ".join(f"{name} needs {missing[name]}" for name in names)
+    return (
+        f"{where}: {listed} get no user, so they are not offered (Locust gives whole users "
+        f"by weight); {needs} users; the fix: {fix.format(users=max(missing.values()))}"
+    )

@@ -82,19 +82,20 @@ def bin_width(run: Run, smallest: float) -> float:
 
 
 def throughput_chart(run: Run) -> Chart:
-    """Arrivals offered (by due time) and completed (by finish time) per second."""
+    """Arrivals offered (by due time) and completed (by finish time) per second; in a closed
+    loop what the users sent, by send time (nothing is due before it is sent)."""
     title = "Offered and completed requests per second"
     samples = run.samples
     if samples.empty:
         return Chart("throughput", title, None, "No samples were recorded.")
     width = bin_width(run, 1.0)
     fig, (ax,) = _figure(1)
-    for column, label in (("due_s", "offered"), ("finished_s", "completed")):
+    offered = "sent by users" if run.closed_loop else "offered"
+    for column, label in (("due_s", offered), ("finished_s", "completed")):
         t, per_s = _per_second(samples[column], width)
         ax.step(t, per_s, where="post", label=label, linewidth=1)
-    _finish(
-        ax, run, f"requests/s ({width:g} s bins)", "offered by due time, completed by finish time"
-    )
+    by = "by send time" if run.closed_loop else "by due time"
+    _finish(ax, run, f"requests/s ({width:g} s bins)", f"{offered} {by}, completed by finish time")
     return Chart("throughput", title, _svg(fig, "throughput"))
 
 

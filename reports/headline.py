@@ -204,9 +204,18 @@ def console_text(summary: dict) -> str:
         ]
     lines.append("  " + summary["recovery_line"])
     validity = summary["validity"]
-    lines.append(
-        f"  validity: offered {validity['offered']:,}, recorded {validity['recorded']:,}, "
-        f"late {validity['late']:,} ({fmt.rate(validity['late_fraction'])}, tolerance "
-        f"{fmt.rate(validity['late_tolerance'])}): {validity['status']}"
-    )
+    counted = f"offered {validity['offered']:,}, recorded {validity['recorded']:,}"
+    if summary.get("mode") == "users":
+        lines.append(
+            f"  validity: {counted} (closed loop: offered is what the users sent; no schedule, "
+            f"so lateness does not apply): {validity['status']}"
+        )
+    else:
+        lines.append(
+            f"  validity: {counted}, late {validity['late']:,} "
+            f"({fmt.rate(validity['late_fraction'])}, tolerance "
+            f"{fmt.rate(validity['late_tolerance'])}): {validity['status']}"
+        )
+    for name, why in summary.get("unserved", {}).items():
+        lines.append(f"  not offered: {name}: {why}")
     return "\n".join(lines)

@@ -53,10 +53,12 @@ class Validity:
     fraction: float | None
     tolerance: float
     late_after_ms: float
+    closed_loop: bool = False
 
     @property
     def valid(self) -> bool:
-        return self.fraction is None or self.fraction <= self.tolerance
+        """A closed loop has no schedule to fall behind; open arrival is valid within tolerance."""
+        return self.closed_loop or self.fraction is None or self.fraction <= self.tolerance
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,7 @@ def live_verdict(run_dir: str | Path, offered: int | None) -> LiveVerdict:
         fraction=stats.lateness.fraction,
         tolerance=lateness.max_late_fraction,
         late_after_ms=lateness.late_after_ms,
+        closed_loop=run.closed_loop,
     )
     ended = offered is None
     return LiveVerdict(

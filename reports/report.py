@@ -39,6 +39,7 @@ from reports.verdict import (
     RECOVERY_RULE,
     Recovery,
     Verdict,
+    unserved,
 )
 
 # How arrivals ended (Counts fields), in the order every table prints them.
@@ -59,12 +60,19 @@ PERCENTILE_HEADERS = ("workload", "n", "p50 ms", "p95 ms", "p99 ms", "worst ms")
 NOTES = (
     "How to read the tables below: percentiles are nearest-rank over successful requests "
     "(a stream's whole-turn latency over completed turns only), measured from send; "
-    "'timed (n)' is the count they are taken over. 'p95 from due' measures from the "
-    "scheduled time instead, which includes any driver lateness. Error rate counts failed, "
+    "'timed (n)' is the count they are taken over. {due} Error rate counts failed, "
     "timed-out and abandoned requests, work accepted with 202 and then lost{shed} over calls "
     "(see 'Work accepted with 202'). The 'all workloads' row has no "
     "percentiles: one latency over a mix of different requests describes none of them."
 )
+DUE_NOTE = (
+    "'p95 from due' measures from the scheduled time instead, which includes any driver lateness."
+)
+CLOSED_LOOP_DUE_NOTE = (
+    "'p95 from due' equals p95 here: a closed-loop request is due when its user sends it."
+)
+# What a closed loop says where open arrival states its schedule and lateness.
+NO_LATENESS = "does not apply: closed loop (a user sends when its last answer is in)"
 
 
 def report_document(
@@ -100,22 +108,30 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Block, ...]:
     """The first screen: what to check before anything else, then one verdict line."""
     late = stats.lateness
     rule = run.scenario.lateness
+    kept = (
+        "every request its users sent left a sample"
+        if run.closed_loop
+        else "every offered arrival left a sample and the driver kept its schedule"
+    )
     validity = (
         "INVALID: " + "; ".join(verdict.invalid_reasons)
         if verdict.invalid_reasons
-        else ("valid: every offered arrival left a sample and the driver kept its schedule")
+        else f"valid: {kept}"
+    )
+    lateness = (
+        NO_LATENESS
+        if run.closed_loop
+        else f"{fmt.count(late.late)} ({fmt.rate(late.fraction)}; tolerance "
+        f"{fmt.rate(rule.max_late_fraction)})"
     )
     facts = Table(
-        ("offered", "recorded", "late dispatches", "validity"),
         (
-            (
-                fmt.count(run.offered),
-                fmt.count(late.recorded),
-                f"{fmt.count(late.late)} ({fmt.rate(late.fraction)}; tolerance "
-                f"{fmt.rate(rule.max_late_fraction)})",
-                validity,
-            ),
+            "offered (sent by users)" if run.closed_loop else "offered",
+            "recorded",
+            "late dispatches",
+            "validity",
         ),
+        ((fmt.count(run.offered), fmt.count(late.recorded), lateness, validity),),
         fit=True,
     )
     found = findings(verdict)
@@ -151,7 +167,8 @@ def _mode(run: Run) -> str:
     if run.meta.get("mode") == "users":
         return (
             "users (closed loop: each user sends its next request when the last one is "
-            "answered; a phase's rate column does not apply, its users are in its name)"
+            "answered, so no schedule, no arrival rate and no lateness; each phase states "
+            "its users and the rate they achieved)"
         )
     return "open arrival (requests offered on a schedule, whatever the answers)"
 
@@ -211,7 +228,9 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
             tuple(_mix_row(run, w.name, w.description) for w in run.scenario.workloads),
         ),
         Heading("Phases"),
-        Table(
+        _closed_loop_phases(run, stats)
+        if run.closed_loop
+        else Table(
             (
                 "phase",
                 "window s",
@@ -240,13 +259,18 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
         ),
         Heading("Requests"),
         _counts_table(run, stats),
-        Paragraph(NOTES.format(shed=_shed_note(run))),
+        Paragraph(
+            NOTES.format(
+                shed=_shed_note(run), due=CLOSED_LOOP_DUE_NOTE if run.closed_loop else DUE_NOTE
+            )
+        ),
         Paragraph(_lateness_text(run, stats)),
         Paragraph(_generator_text(system)),
         Heading("Workloads skipped at preflight"),
         Bullets(tuple(f"{name}: {why}" for name, why in verdict.skipped.items()))
         if verdict.skipped
         else Paragraph("Preflight skipped no workload."),
+        *_no_user_blocks(run),
         Heading("Probes not taken"),
         Bullets(tuple(f"{probe}: {why}" for probe, why in system.missing.items()))
         if system.missing
@@ -256,11 +280,48 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
 
 
 def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
-    """A workload preflight left out reads "not offered" with the reason, never a 0% share."""
-    skipped = run.meta.get("skipped") or {}
+    """A workload preflight left out, or that no user ran (users mode), reads "not offered"
+    with the reason, never a 0% share."""
+    skipped = {**unserved(run), **(run.meta.get("skipped") or {})}
     if name in skipped:
-        return (name, "not offered", f"{description}. Not offered: {skipped[name]}")
+        lead = f"{description}. " if description else ""
+        return (name, "not offered", f"{lead}Not offered: {skipped[name]}")
     return (name, f"{run.scenario.mix[name]:.1%}", description)
+
+
+def _no_user_blocks(run: Run) -> list[Block]:
+    """Users mode: the workloads no user ran, with why and the user count that fixes it."""
+    missing = unserved(run)
+    if not missing:
+        return []
+    return [
+        Heading("Workloads no user ran"),
+        Bullets(tuple(f"{name}: not offered, {why}" for name, why in missing.items())),
+    ]
+
+
+def _closed_loop_phases(run: Run, stats: RunStats) -> Table:
+    """Users mode's phases: users and the rate they achieved, never a schedule or lateness."""
+    return Table(
+        ("phase", "window s", "users", "offered (sent)", "recorded", "achieved", "why"),
+        tuple(
+            (
+                p.name,
+                f"{p.window.start_s:g}–{p.window.end_s:g}",
+                _users(run, p.name),
+                fmt.count(p.offered),
+                fmt.count(p.recorded),
+                fmt.per_s(p.offered / p.window.duration_s),
+                p.window.reason,
+            )
+            for p in stats.phases
+        ),
+    )
+
+
+def _users(run: Run, phase: str) -> str:
+    step = run.users_step(phase)
+    return fmt.ABSENT if step is None else fmt.count(int(step.get("users", 0)))
 
 
 def _outcome_cells(counts: Counts) -> tuple[str, ...]:
@@ -283,6 +344,12 @@ def _counts_table(run: Run, stats: RunStats) -> Table:
 def _lateness_text(run: Run, stats: RunStats) -> str:
     late = stats.lateness
     rule = run.scenario.lateness
+    if run.closed_loop:
+        return (
+            "Driver lateness does not apply: in a closed loop a user sends its next request "
+            "when its last one is answered, so nothing is due before it is sent and nothing "
+            f"can be late. The driver's connection bound was {_meta(run, 'connections')}."
+        )
     return (
         f"Driver lateness: {fmt.count(late.late)} of {fmt.count(late.recorded)} dispatches late "
         f"(sent more than {rule.late_after_ms:g} ms after due, or never sent; "
@@ -385,13 +452,12 @@ def _phase_section(phase: PhaseStats, stats: RunStats, verdict: Verdict, run: Ru
     window = phase.window
     offered_rate = phase.offered / window.duration_s
     done = phase.by_completion
+    offered = "sent by its users and recorded" if run.closed_loop else "offered"
     blocks: list[Block] = [
+        Paragraph(_phase_lead(phase, run)),
         Paragraph(
-            f"{window.reason + '. ' if window.reason else ''}Scheduled at {fmt.per_s(window.rate)} "
-            f"from {window.start_s:g} s to {window.end_s:g} s ({fmt.seconds(window.duration_s)})."
-        ),
-        Paragraph(
-            f"Throughput: offered {fmt.count(phase.offered)} ({fmt.per_s(offered_rate)}); "
+            f"Throughput: {offered} {fmt.count(phase.offered)} ({fmt.per_s(offered_rate)}"
+            f"{' achieved' if run.closed_loop else ''}); "
             f"completed inside the window {fmt.count(done.total.calls)} "
             f"({fmt.per_s(done.completed_per_s)}), of which {fmt.count(done.total.successes)} "
             f"successful ({fmt.per_s(done.successes_per_s)})."
@@ -409,6 +475,42 @@ def _phase_section(phase: PhaseStats, stats: RunStats, verdict: Verdict, run: Ru
     if phase.name == RECOVERY_PHASE and verdict.recovery is not None:
         blocks += _recovery_blocks(verdict.recovery)
     return Section(f"phase-{phase.name}", phase.name.capitalize(), tuple(blocks))
+
+
+def _phase_lead(phase: PhaseStats, run: Run) -> str:
+    """What the phase was: its schedule (open arrival), or its users (closed loop)."""
+    window = phase.window
+    span = f"from {window.start_s:g} s to {window.end_s:g} s ({fmt.seconds(window.duration_s)})"
+    if not run.closed_loop:
+        reason = f"{window.reason}. " if window.reason else ""
+        return f"{reason}Scheduled at {fmt.per_s(window.rate)} {span}."
+    step = run.users_step(phase.name) or {}
+    users = int(step.get("users", 0))
+    rate = fmt.per_s(phase.offered / window.duration_s)
+    achieved = f"{rate} ({fmt.count(phase.offered)} request{'' if phase.offered == 1 else 's'})"
+    if users == 0 and step:
+        return (
+            f"Closed loop with 0 users asked for {span}: the last step's users stop at the "
+            f"spawn rate, each after its request in flight; they sent {achieved} here, as "
+            "recorded. There is no schedule, so lateness does not apply."
+        )
+    held = f"{fmt.count(users)} user{'' if users == 1 else 's'}" if step else "users"
+    lead = (
+        f"Closed loop: {held} {span}; a user sends its next request as soon as its last one "
+        "is answered. There is no schedule, so nothing was due and lateness does not apply; "
+        f"the loop achieved {achieved}, as recorded."
+    )
+    missing = {
+        name: count
+        for name, count in (step.get("unserved") or {}).items()
+        if window.offered.get(name, 0) == 0
+    }
+    if missing:
+        lead += " Not offered here, no user at this count: " + ", ".join(
+            f"{name} (needs {count} users)" for name, count in missing.items()
+        )
+        lead += "."
+    return lead
 
 
 def _after_baseline(phase: PhaseStats, stats: RunStats) -> bool:
@@ -485,7 +587,8 @@ def _whole_run(run: Run, stats: RunStats, charts: tuple[Chart, ...]) -> Section:
     blocks: list[Block] = [
         Paragraph(
             f"All {fmt.count(whole.total.calls)} recorded requests over "
-            f"{fmt.seconds(run.end_s)} of scheduled load ({fmt.per_s(whole.completed_per_s)} "
+            f"{fmt.seconds(run.end_s)} of {'closed-loop' if run.closed_loop else 'scheduled'} "
+            f"load ({fmt.per_s(whole.completed_per_s)} "
             f"on average; {fmt.count(whole.total.successes)} successful)."
         ),
         *_slice_blocks(whole, "the whole run"),

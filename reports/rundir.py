@@ -92,6 +92,20 @@ class Run:
     def end_s(self) -> float:
         return max(p.end_s for p in self.phases)
 
+    @property
+    def closed_loop(self) -> bool:
+        """Users mode: each user sends when its last answer is in, so nothing was scheduled,
+        nothing was due before it was sent, and lateness does not apply."""
+        return self.meta.get("mode") == "users"
+
+    def users_step(self, phase: str) -> dict | None:
+        """Users mode: run.json's record of the step run as ``phase`` (its users, the users of
+        each class, the workloads it left without a user); None when not recorded."""
+        steps = self.meta.get("users") if self.closed_loop else None
+        if not isinstance(steps, list):
+            return None
+        return next((s for s in steps if isinstance(s, dict) and s.get("name") == phase), None)
+
 
 def load_run(path: str | Path) -> Run:
     """The checked contents of a run directory, or RunDirError naming the bad file."""

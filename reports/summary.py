@@ -12,7 +12,7 @@ from reports.headline import findings, recovery_summary, verdict_line
 from reports.rundir import Run
 from reports.stats import Counts, RunStats, SliceStats
 from reports.system import SystemStats
-from reports.verdict import JUMP_RULE, RECOVERY_RULE, RECOVERY_WINDOW, Verdict
+from reports.verdict import JUMP_RULE, RECOVERY_RULE, RECOVERY_WINDOW, Verdict, unserved
 
 
 def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) -> dict:
@@ -20,6 +20,7 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
     return {
         "run_id": run.run_id,
         "scenario": run.scenario.name,
+        "mode": "users" if run.closed_loop else "open arrival",
         "verdict": verdict.word,
         "exit_code": verdict.exit_code,
         "headline": verdict_line(verdict),
@@ -36,6 +37,7 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
         "invalid_reasons": list(verdict.invalid_reasons),
         "warnings": list(verdict.warnings),
         "skipped": verdict.skipped,
+        "unserved": unserved(run),
         "thresholds": [asdict(t) for t in verdict.thresholds],
         "counts": {
             "offered": run.offered,

@@ -374,6 +374,8 @@ def _memory_text(memory: dict) -> str:
 def markdown(sweep: Sweep) -> str:
     """The sweep report as Markdown: header, step table, knee, overhead, memory."""
     unit = sweep.load_unit
+    # A closed loop offers what its users send; nothing is scheduled to compare it with.
+    sent = "offered (sent)" if unit == "users" else "offered"
     lines = [
         f"# Sweep {sweep.run_id}",
         "",
@@ -383,7 +385,7 @@ def markdown(sweep: Sweep) -> str:
         "",
         "## Steps",
         "",
-        f"| step | {unit} | offered | completed/s | ok/s | errors | shed | thresholds |",
+        f"| step | {unit} | {sent} | completed/s | ok/s | errors | shed | thresholds |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for s in sweep.steps:

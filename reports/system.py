@@ -66,7 +66,7 @@ def system_stats(run: Run) -> SystemStats:
     series = _series(run.probes, run)
     late_after_ms = run.scenario.lateness.late_after_ms
     generators = tuple(
-        _generator_load(probe, series, late_after_ms)
+        _generator_load(probe, series, late_after_ms, run.closed_loop)
         for probe in sorted({s.probe for s in series})
         if probe.split(".")[0] == GENERATOR_PROBE
     )
@@ -114,7 +114,7 @@ def _value_or_none(table: pd.DataFrame, row: tuple, column: str) -> float | None
 
 
 def _generator_load(
-    probe: str, series: tuple[ProbeSeries, ...], late_after_ms: float
+    probe: str, series: tuple[ProbeSeries, ...], late_after_ms: float, closed_loop: bool = False
 ) -> GeneratorLoad:
     peaks = {s.metric: s.peak for s in series if s.probe == probe}
     cpu, lag = peaks.get("cpu_percent"), peaks.get("loop_lag_ms")
@@ -125,8 +125,13 @@ def _generator_load(
             f"{GENERATOR_BUSY_CPU_PERCENT:g}% that means busy"
         )
     if lag is not None and lag > late_after_ms:
+        # A closed loop has no dispatch to be late: the lag held back users and their timings.
+        effect = (
+            "holds back a closed loop's users and adds to the latency they measure"
+            if closed_loop
+            else "makes a dispatch late"
+        )
         causes.append(
-            f"its event loop lagged {lag:.0f} ms, more than the {late_after_ms:g} ms that makes "
-            "a dispatch late"
+            f"its event loop lagged {lag:.0f} ms, more than the {late_after_ms:g} ms that {effect}"
         )
     return GeneratorLoad(probe, cpu, lag, bool(causes), "; ".join(causes))

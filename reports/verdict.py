@@ -184,14 +184,43 @@ def skipped(run: Run) -> dict[str, str]:
     return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
 
 
+def unserved(run: Run) -> dict[str, str]:
+    """Users mode: workloads of the mix that no user ran in the whole run, each with why.
+
+    Locust gives whole users by weight, so a small share gets none below some user
+    count; run.json records, per step, the workloads left out and the count that gives
+    each one a user. Only a workload with no request in the whole run is listed.
+    """
+    at: dict[str, list[int]] = {}
+    needs: dict[str, int] = {}
+    for phase in run.phases:
+        step = run.users_step(phase.name) or {}
+        for name, count in (step.get("unserved") or {}).items():
+            at.setdefault(str(name), []).append(int(step.get("users", 0)))
+            needs[str(name)] = int(count)
+    sent = {name: sum(p.offered.get(name, 0) for p in run.phases) for name in at}
+    mix = run.scenario.mix
+    return {
+        name: (
+            f"no user: Locust gives whole users by weight, and {_counts(at[name])} users give "
+            f"this {mix.get(name, 0.0):.1%} share none; {needs[name]} users give it one"
+        )
+        for name in sorted(at, key=lambda n: (needs[n], n))
+        if sent[name] == 0 and name not in skipped(run)
+    }
+
+
+def _counts(users: list[int]) -> str:
+    return ", ".join(str(n) for n in sorted(set(users)))
+
+
 def invalid_reasons(run: Run, stats: RunStats) -> tuple[str, ...]:
     """Why the run cannot be used as a result; empty when it can."""
     reasons = []
     recorded = stats.lateness.recorded
     if recorded != run.offered:
-        reasons.append(
-            f"recorded {recorded} samples but run.json says {run.offered} arrivals were offered"
-        )
+        offered = "requests its users sent" if run.closed_loop else "arrivals were offered"
+        reasons.append(f"recorded {recorded} samples but run.json says {run.offered} {offered}")
     reasons += [
         f"phase {p.name}: recorded {p.recorded} samples of {p.offered} offered"
         for p in stats.phases
@@ -206,6 +235,9 @@ def invalid_reasons(run: Run, stats: RunStats) -> tuple[str, ...]:
         reasons.append("run.json has no ended_at: the run was killed before it ended")
     lateness = run.scenario.lateness
     fraction = stats.lateness.fraction
+    # A closed loop has no schedule to fall behind: a request is due when its user sends it.
+    if run.closed_loop:
+        return tuple(reasons)
     if fraction is not None and fraction > lateness.max_late_fraction:
         reasons.append(
             f"{stats.lateness.late} of {recorded} dispatches were late (sent more than "
@@ -226,8 +258,8 @@ def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:
     """Each threshold judged on requests offered in each of its phases, plus absent workloads.
 
     A workload in the mix that produced no sample in the whole run gets its own
-    "not measured" row even when no threshold names it, and so does one preflight
-    skipped: absent is never a pass.
+    "not measured" row even when no threshold names it (with why, when users mode
+    gave it no user), and so does one preflight skipped: absent is never a pass.
     """
     results = [
         _judge_in_phase(t, name, stats.phase(name))
@@ -238,12 +270,12 @@ def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:
         ThresholdResult(name, "samples", "preflight", None, reason, None, 0, NOT_MEASURED)
         for name, reason in skipped(run).items()
     ]
+    no_user = unserved(run)
     for name, share in run.scenario.mix.items():
         if share > 0 and stats.whole.workload(name).counts.calls == 0:
+            why = no_user.get(name, "in the mix")
             results.append(
-                ThresholdResult(
-                    name, "samples", "whole run", None, "in the mix", None, 0, NOT_MEASURED
-                )
+                ThresholdResult(name, "samples", "whole run", None, why, None, 0, NOT_MEASURED)
             )
     return tuple(results)
 

@@ -15,6 +15,7 @@ from locust import LoadTestShape
 from engine.conductor import Conductor
 from engine.schedule import Plan
 from engine.settings import RunSettings
+from scenario import Scenario
 
 
 class KitShape(LoadTestShape):
@@ -34,3 +35,6 @@ class KitShape(LoadTestShape):
     def initial_plan(self, settings: RunSettings) -> Plan:
         """The schedule a new test starts with."""
         raise NotImplementedError
+
+    def after_preflight(self, scenario: Scenario) -> None:
+        """Hear which workloads preflight kept (the scenario after it), before load starts."""

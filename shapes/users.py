@@ -5,17 +5,32 @@ its user count), so every request is filed under the step it was sent in and
 the reports read a users run like any other; and both ask Locust for the
 step's users, spread over the workload classes by weight (engine/users.py).
 Users mode never offers open arrivals: the plan's rate is 0 by construction.
+
+A small share can get no user at all (Locust gives whole users by weight: at
+the default mix trigger_fire's 3% gets its first at 16). That warns, in one
+line before load naming the workloads and the count that fixes it, and the run
+goes on: run.json records them per step and the report shows them as not
+offered. It does not refuse, because too few users is what exploring looks
+like (10 users in the web UI to see how the platform feels) and what a
+concurrency sweep's first steps are by design (1, 2, 4 users); a headless run
+gets the same warning on the console and the same "not offered" in its report,
+and its verdict says those workloads were not measured, never passed.
 """
 
 from __future__ import annotations
 
+import logging
+
 from engine.schedule import Plan, Segment
 from engine.settings import RunSettings, SettingsError
-from engine.users import USERS, weighted_classes
+from engine.users import USERS, unserved, unserved_line, weighted_classes
+from scenario import Scenario
 from shapes.kit_shape import KitShape
 
 # Locust ticks a shape about once a second; a step's users are counted after this long.
 SETTLE_S = 1.5
+
+log = logging.getLogger(__name__)
 
 
 class UsersShape(KitShape):
@@ -31,6 +46,7 @@ class UsersShape(KitShape):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._classes: list | None = None
+        self._mix: dict[str, float] = {}
         self._steps: list[dict] = []
 
     def initial_plan(self, settings: RunSettings) -> Plan:
@@ -60,16 +76,42 @@ class UsersShape(KitShape):
         slowest workload timeout), so a step's end never cuts a request short.
         """
         self._classes = weighted_classes(settings.scenario)
+        self._mix = settings.scenario.mix
         self.runner.environment.stop_timeout = settings.scenario.timeouts.slowest_s
         segments, start = [], 0.0
         self._steps = []
         for name, users, seconds in steps:
             end = None if seconds is None else start + seconds
-            reason = f"closed loop: {users} users"
+            reason = f"closed loop: {users} user{'' if users == 1 else 's'}"
             segments.append(Segment(name, 0.0, start, end, 0, reason))
-            self._steps.append({"name": name, "users": users, "start_s": start, "classes": {}})
+            self._steps.append(
+                {
+                    "name": name,
+                    "users": users,
+                    "start_s": start,
+                    "classes": {},
+                    "unserved": unserved(self._classes, users),
+                }
+            )
             start = end if end is not None else start
         return Plan(tuple(segments))
+
+    def after_preflight(self, scenario: Scenario) -> None:
+        """Weight only the workloads preflight kept (a skipped one's users would only idle),
+        and warn in one line if a step's users leave a workload without any."""
+        self._classes = weighted_classes(scenario)
+        self._mix = scenario.mix
+        for step in self._steps:
+            step["unserved"] = unserved(self._classes, step["users"])
+        self._warn_unserved()
+
+    def _warn_unserved(self) -> None:
+        """The one line: which workloads get no user at ``-u``, and the count that fixes it."""
+        step = self._steps[0] if self._steps else None
+        if step is not None and step["unserved"]:
+            where = f"users mode, -u {step['users']}"
+            fix = "-u {users} or more offers every workload"
+            log.warning(unserved_line(where, step["unserved"], self._mix, fix))
 
     def users_at(self, now: float) -> int:
         """Users wanted at run time ``now``: the step's count (the last step's after the end)."""
@@ -79,7 +121,11 @@ class UsersShape(KitShape):
         if len(self._steps) == 1 and not isinstance(self, SteppedUsersShape):
             wanted = getattr(self.runner.environment.parsed_options, "num_users", None)
             if isinstance(wanted, int) and wanted >= 0 and wanted != step["users"]:
-                step["users"] = wanted
+                missing = unserved(self._classes, wanted)
+                step["users"], changed = wanted, missing != step["unserved"]
+                step["unserved"] = missing
+                if changed:
+                    self._warn_unserved()
         return step["users"]
 
     def _step_at(self, now: float) -> dict | None:
@@ -114,14 +160,29 @@ class UsersShape(KitShape):
         step["classes"] = {name: count for name, count in counts.items() if count}
 
     def users_record(self) -> list[dict]:
-        """Per step: its name, users asked for, start, and the users of each class seen."""
-        return [dict(s, classes=dict(s["classes"])) for s in self._steps]
+        """Per step: its name, users asked for, start, the users of each class seen, and the
+        workloads its users left without one (each with the count that gives it one)."""
+        return [
+            dict(s, classes=dict(s["classes"]), unserved=dict(s["unserved"])) for s in self._steps
+        ]
 
 
 class SteppedUsersShape(UsersShape):
     """Base of the concurrency sweep: fixed steps, ramped within a second each."""
 
     abstract = True
+
+    def _warn_unserved(self) -> None:
+        """One line for the whole sweep: the steps that leave workloads without a user."""
+        short = [s for s in self._steps if s["unserved"]]
+        if not short:
+            return
+        missing: dict[str, int] = {}
+        for step in short:
+            missing.update(step["unserved"])
+        where = "concurrency sweep, steps " + ", ".join(s["name"] for s in short)
+        fix = "steps of {users} users or more offer every workload"
+        log.warning(unserved_line(where, missing, self._mix, fix))
 
     def spawn_rate(self, users: int) -> float:
         """Fast enough to reach any step's users, or to stop them all, within about a second."""

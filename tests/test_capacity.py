@@ -14,6 +14,7 @@ conversation (tests/session_memory_target.py), so the memory fit has an answer.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import signal
@@ -50,8 +51,12 @@ from tests.reference import TARGET_HEALTH, stub_server
 from workloads.agenticos.client import AgenticOSClient
 from workloads.fixture import DEFAULT_EMAIL, load_fixture
 
-# Users for the mode tests: enough that the smallest share (3%) gets one user.
-USERS = 34
+# Users for the mode tests: the fewest at which Locust gives every workload of MIX a user
+# (trigger_fire's 3% gets its first at 16), the count the no-user warning names as the fix.
+USERS = 16
+# Too few: Locust gives these users to api_read, chat_stream, agent_run and rag_query only.
+FEW_USERS = 8
+FEW_UNSERVED = {"ingest": 9, "trigger_fire": 16}
 # The knee platform: a 500 ms answer (400 ms to the first token, 5 tokens 25 ms apart).
 KNEE_STUB = ("--first-token-ms", "400", "--token-ms", "25", "--tokens", "5")
 POOL = {"DB_POOL_SIZE": "2", "DB_MAX_OVERFLOW": "0"}
@@ -109,11 +114,34 @@ def _check_users_run(run_dir: Path, result: subprocess.CompletedProcess) -> list
     assert sum(classes.values()) == USERS
     total = sum(MIX.values())
     for workload, share in MIX.items():
-        name = "".join(p.title() for p in workload.split("_")) + "User"
+        name = _class_name(workload)
         assert abs(classes.get(name, 0) - USERS * share / total) <= 1, (name, classes)
     assert Counter(s["workload"] for s in samples).keys() == set(WORKLOADS)
-    assert "| mode | users (closed loop" in (run_dir / "report.md").read_text()
+    assert "get no user" not in result.stderr
+    # The progress line counts what was recorded: a closed loop has nothing due to offer.
+    assert f"phase users={USERS} (closed loop), t=" in result.stderr
+    assert "offered 0," not in result.stderr
+    _check_closed_loop_report(run_dir, result, USERS)
     return samples
+
+
+def _class_name(workload: str) -> str:
+    return "".join(p.title() for p in workload.split("_")) + "User"
+
+
+def _check_closed_loop_report(run_dir: Path, result: subprocess.CompletedProcess, users: int):
+    """The report states the closed loop, never a schedule or lateness, in every form."""
+    markdown = (run_dir / "report.md").read_text()
+    html = (run_dir / "report.html").read_text()
+    assert "| mode | users (closed loop" in markdown
+    for text in (markdown, html):
+        assert "Scheduled at" not in text
+        assert f"Closed loop: {users} users from 0 s to" in text
+        assert "lateness does not apply" in text
+    assert "| does not apply: closed loop" in markdown
+    # The console's validity line (printed from summary.json) has no late count either.
+    validity = next(line for line in result.stdout.splitlines() if "validity:" in line)
+    assert "closed loop" in validity and "late " not in validity, validity
 
 
 def test_users_mode_local_one_sample_per_request_six_classes_one_conversation_each(
@@ -128,6 +156,104 @@ def test_users_mode_local_one_sample_per_request_six_classes_one_conversation_ea
     assert turns > chat_users
     # Each chat user kept its own conversation: one new conversation per user, not per turn.
     assert _conversations(plat) - before == chat_users
+
+
+def test_users_mode_too_few_users_names_the_missing_workloads_and_the_fix_before_load(
+    plat, mode_scenario, tmp_path
+):
+    """-u 8 leaves ingest and trigger_fire without a user: one line says so and the count
+    that fixes it before load starts, the run goes on, and the report lists them as not
+    offered with that reason (the verdict: not measured, never a pass)."""
+    run_dir = tmp_path / "users-few"
+    args = ("-u", str(FEW_USERS), "-r", str(FEW_USERS), "-t", "4")
+    result = run_local(plat, mode_scenario, run_dir, *args)
+    assert result.returncode == 1, result.stderr[-3000:]
+    lines = result.stderr.splitlines()
+    warned = [n for n, line in enumerate(lines) if "get no user" in line]
+    assert len(warned) == 1, result.stderr[-3000:]
+    line = lines[warned[0]]
+    assert f"users mode, -u {FEW_USERS}: ingest (5.0%), trigger_fire (3.0%) get no user" in line
+    assert "ingest needs 9, trigger_fire needs 16 users" in line
+    assert "the fix: -u 16 or more offers every workload" in line
+    # Before load: the line comes before the run's start line (t = 0 is after that).
+    started = next(n for n, line in enumerate(lines) if "load process(es)" in line)
+    assert warned[0] < started
+    # What Locust did agrees: the users went to the other four classes only.
+    record = read_run(run_dir)
+    (step,) = record["users"]
+    assert step["unserved"] == FEW_UNSERVED
+    assert step["classes"].keys() == {
+        "ApiReadUser",
+        "ChatStreamUser",
+        "AgentRunUser",
+        "RagQueryUser",
+    }
+    assert sum(step["classes"].values()) == FEW_USERS
+    samples = read_samples(run_dir)
+    assert record["offered"] == len(samples) > 0
+    assert {s["workload"] for s in samples} == {"api_read", "chat_stream", "agent_run", "rag_query"}
+    # The report: not offered in the mix with why and the fix; named in the phase; the
+    # verdict's "not measured" rows carry the same reason; the console lists them too.
+    markdown = (run_dir / "report.md").read_text()
+    for name, needs in FEW_UNSERVED.items():
+        row = next(r for r in markdown.splitlines() if r.startswith(f"| {name} | "))
+        assert row.startswith(f"| {name} | not offered |"), row
+        assert f"{FEW_USERS} users give this" in row and f"{needs} users give it one" in row
+        assert f"{name} (needs {needs} users)" in markdown
+        assert f"not offered: {name}: no user" in result.stdout
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["unserved"].keys() == FEW_UNSERVED.keys()
+    unmeasured = {
+        t["workload"]: t["why"] for t in summary["thresholds"] if t["metric"] == "samples"
+    }
+    assert all(unmeasured[name].startswith("no user") for name in FEW_UNSERVED), unmeasured
+    _check_closed_loop_report(run_dir, result, FEW_USERS)
+
+
+def test_concurrency_sweep_names_the_steps_that_leave_workloads_without_a_user(
+    plat, mode_scenario, tmp_path
+):
+    """A sweep's first steps have few users by design: one line before load names those
+    steps and the count that gives every workload a user; each step's paragraph names
+    the workloads it did not offer."""
+    run_dir = tmp_path / "sweep-few"
+    sweep = ("--sweep-users", "2,16", "--step-s", "3")
+    result = run_local(plat, mode_scenario, run_dir, *sweep)
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    (line,) = [line for line in result.stderr.splitlines() if "get no user" in line]
+    assert "concurrency sweep, steps c=2: agent_run (15.0%), rag_query (12.0%), ingest" in line
+    assert "the fix: steps of 16 users or more offer every workload" in line
+    record = read_run(run_dir)
+    assert [s["unserved"] for s in record["users"]] == [
+        {"agent_run": 3, "rag_query": 5, "ingest": 9, "trigger_fire": 16},
+        {},
+    ]
+    markdown = (run_dir / "report.md").read_text()
+    assert "Not offered here, no user at this count: agent_run (needs 3 users)" in markdown
+    # Every workload ran in the 16-user step, so none is "not offered" for the whole run.
+    assert "| not offered |" not in markdown and "Scheduled at" not in markdown
+
+
+def test_users_mode_gives_no_user_to_a_workload_preflight_skipped(plat, mode_scenario, tmp_path):
+    """With trigger_fire skipped at preflight, all 16 users go to the other five workloads
+    (none idles as a trigger_fire user), and the report gives preflight's reason."""
+    fixture = json.loads(plat.fixture.read_text())
+    fixture["trigger_id"] = None
+    no_trigger = tmp_path / "fixture.json"
+    no_trigger.write_text(json.dumps(fixture))
+    run_dir = tmp_path / "users-skipped"
+    args = ("-u", str(USERS), "-r", str(USERS), "-t", "4")
+    result = run_local(dataclasses.replace(plat, fixture=no_trigger), mode_scenario, run_dir, *args)
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "get no user" not in result.stderr
+    (step,) = read_run(run_dir)["users"]
+    assert step["unserved"] == {}
+    assert "TriggerFireUser" not in step["classes"], step
+    assert sum(step["classes"].values()) == USERS
+    row = next(
+        r for r in (run_dir / "report.md").read_text().splitlines() if "| trigger_fire |" in r
+    )
+    assert "| not offered |" in row and "make seed" in row and "no user" not in row, row
 
 
 def test_users_mode_master_and_one_worker(plat, mode_scenario, tmp_path):
@@ -203,6 +329,9 @@ def test_web_ui_users_field_runs_users_mode(plat, mode_scenario, tmp_path):
             rows = next((e["data"] for e in stats.get("extended_stats", [])), [])
             tab = rows[-1]["workload"] if rows else ""
         assert re.search(r"offered [1-9]", tab), tab
+        # Its validity row states the closed loop, not a count of late dispatches.
+        assert "closed loop" in rows[1]["workload"], rows
+        assert "dispatches late" not in rows[1]["workload"], rows
         urllib.request.urlopen(base + "/stop", b"", timeout=30)
         while time.monotonic() < deadline and read_run(run_dir)["ended_at"] is None:
             time.sleep(0.5)
@@ -212,6 +341,10 @@ def test_web_ui_users_field_runs_users_mode(plat, mode_scenario, tmp_path):
     record = read_run(run_dir)
     assert record["mode"] == "users"
     assert record["users"][0]["users"] == 5
+    # Exploring with 5 users warns (in the UI's log) and goes on; the fix is named.
+    logged = (tmp_path / "ui.log").read_text()
+    assert "users mode, -u 5: ingest (5.0%), trigger_fire (3.0%) get no user" in logged
+    assert "-u 16 or more offers every workload" in logged
     assert record["offered"] == len(read_samples(run_dir)) > 0
 
 

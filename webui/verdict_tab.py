@@ -63,6 +63,11 @@ def _ms(value: float | None) -> str:
 
 def _validity(verdict: LiveVerdict) -> str:
     v = verdict.validity
+    if v.closed_loop:
+        return (
+            f"valid so far: {fmt.count(v.recorded)} requests recorded; closed loop (users "
+            "mode), so nothing is scheduled and lateness does not apply"
+        )
     word = "valid so far" if v.valid else "INVALID: the driver fell behind"
     return (
         f"{word}: {fmt.count(v.late)} of {fmt.count(v.recorded)} dispatches late "
