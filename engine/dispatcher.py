@@ -16,23 +16,18 @@ from __future__ import annotations
 import gc
 import logging
 from collections import Counter
-from collections.abc import Callable
 
 import gevent
 import gevent.event
 import gevent.lock
 import gevent.queue
 
-from engine.clock import RunClock
 from engine.deadlines import Deadlines
-from engine.http import HttpTransport
-from engine.mix import Mix
 from engine.samples import ABANDONED, ABANDONED_AT_END, Result, Sample
 from engine.schedule import Plan, SlotCursor
 from engine.serve import serve
 from engine.settings import process_connection_limit
-from scenario import Timeouts
-from workloads.dialect import Dialect
+from engine.share import Share
 
 log = logging.getLogger(__name__)
 
@@ -65,29 +60,17 @@ class _Arrival:
 class Dispatcher:
     """Offers the arrivals ``slot, slot + W, ...`` of a plan and records one Sample each."""
 
-    def __init__(
-        self,
-        *,
-        slot: int,
-        workers: int,
-        plan: Plan,
-        mix: Mix,
-        timeouts: Timeouts,
-        dialect: Dialect,
-        http: HttpTransport,
-        clock: RunClock,
-        connections: int,
-        on_sample: Callable[[Sample], None],
-    ):
-        self.clock = clock
+    def __init__(self, share: Share):
+        self.clock = clock = share.clock
         self.offered: Counter[tuple[int, str]] = Counter()
-        self._plan = plan
-        self._mix = mix
-        self._timeouts = timeouts
-        self._dialect = dialect
-        self._http = http
-        self._on_sample = on_sample
-        self._cursor = SlotCursor(slot, workers)
+        self._plan = share.plan
+        self._mix = share.mix
+        self._timeouts = share.timeouts
+        self._dialect = share.dialect
+        self._http = share.http
+        self._on_sample = share.on_sample
+        self._cursor = SlotCursor(share.slot, share.workers)
+        connections = share.connections
         self.bound = max(1, min(connections, process_connection_limit()))
         if self.bound < connections:
             log.warning(

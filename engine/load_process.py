@@ -36,6 +36,7 @@ from engine.samples import ABANDONED, SUCCESSFUL, Sample
 from engine.schedule import Plan
 from engine.self_probe import SelfProbe
 from engine.serve import CHAT
+from engine.share import Share
 from engine.users import driver_class
 from engine.warm_up import settle_memory
 from scenario import scenario_from_dict
@@ -126,7 +127,7 @@ class LoadProcess:
         if run.dispatcher is None:
             clock = RunClock(update.start_epoch)
             run.start["plan_ahead_ms"] = round(-clock.now() * 1000, 1)
-            run.dispatcher = driver_class(run.prepare.mode)(
+            share = Share(
                 slot=run.slot,
                 workers=len(run.prepare.slots),
                 plan=plan,
@@ -138,6 +139,7 @@ class LoadProcess:
                 connections=run.prepare.connections[run.slot],
                 on_sample=lambda sample: self._on_sample(run, sample),
             )
+            run.dispatcher = driver_class(run.prepare.mode)(share)
             run.probe = SelfProbe(run.slot, clock, lambda: run.dispatcher.in_flight, run.http.stats)
             run.probe.start()
             run.lifecycle = gevent.spawn(self._complete, run)

@@ -22,7 +22,6 @@ before load instead of a workload silently not appearing.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 
 import gevent
 import gevent.event
@@ -32,16 +31,13 @@ from locust import User, constant, task
 # know which workload gets its first user at which count is to ask the same generator.
 from locust.dispatch import _kl_generator
 
-from engine.clock import RunClock
 from engine.deadlines import Deadlines
 from engine.dispatcher import Dispatcher
-from engine.http import HttpTransport
-from engine.mix import Mix
 from engine.samples import ABANDONED, ABANDONED_AT_END, Result, Sample
 from engine.schedule import Plan
 from engine.serve import serve
-from scenario import WORKLOADS, Scenario, Timeouts
-from workloads.dialect import Dialect
+from engine.share import Share
+from scenario import WORKLOADS, Scenario
 
 # run.json's "mode" for each way of offering load; a report states it on its first screen.
 USERS = "users"
@@ -87,30 +83,17 @@ class UsersDriver:
     is its send time, since a closed-loop user asks only when it is ready.
     """
 
-    def __init__(
-        self,
-        *,
-        slot: int,
-        workers: int,
-        plan: Plan,
-        mix: Mix,
-        timeouts: Timeouts,
-        dialect: Dialect,
-        http: HttpTransport,
-        clock: RunClock,
-        connections: int,
-        on_sample: Callable[[Sample], None],
-    ):
-        self.clock = clock
+    def __init__(self, share: Share):
+        self.clock = clock = share.clock
         self.offered: Counter[tuple[int, str]] = Counter()
-        self._slot = slot
-        self._workers = workers
-        self._plan = plan
-        self._mix = mix
-        self._timeouts = timeouts
-        self._dialect = dialect
-        self._http = http
-        self._on_sample = on_sample
+        self._slot = share.slot
+        self._workers = share.workers
+        self._plan = share.plan
+        self._mix = mix = share.mix
+        self._timeouts = share.timeouts
+        self._dialect = share.dialect
+        self._http = share.http
+        self._on_sample = share.on_sample
         bounds = (0.0, *mix.upper_bounds)
         self._served = {n for i, n in enumerate(mix.names) if bounds[i + 1] > bounds[i]}
         self._next = 0

@@ -32,6 +32,7 @@ from engine.http import (
 )
 from engine.mix import Mix
 from engine.schedule import Plan
+from engine.share import Share
 from scenario import scenario_from_dict
 from stack.processes import stop
 from workloads.dialect import Attempt, Dialect
@@ -109,16 +110,18 @@ def _run(http: HttpTransport, path: str, rate: float, seconds: float) -> list:
     scenario = scenario_from_dict(raw)
     samples = []
     dispatcher = Dispatcher(
-        slot=0,
-        workers=1,
-        plan=Plan.from_scenario(scenario),
-        mix=Mix.from_scenario(scenario),
-        timeouts=scenario.timeouts,
-        dialect=_Reads(http, path),
-        http=http,
-        clock=RunClock(time.time() + 0.2),
-        connections=50,
-        on_sample=samples.append,
+        Share(
+            slot=0,
+            workers=1,
+            plan=Plan.from_scenario(scenario),
+            mix=Mix.from_scenario(scenario),
+            timeouts=scenario.timeouts,
+            dialect=_Reads(http, path),
+            http=http,
+            clock=RunClock(time.time() + 0.2),
+            connections=50,
+            on_sample=samples.append,
+        )
     )
     dispatcher.start()
     dispatcher.drain(seconds + 0.2 + scenario.timeouts.slowest_s)
