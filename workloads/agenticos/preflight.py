@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass
 
 from workloads.agenticos.client import AgenticOSClient
+from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
 from workloads.dialect import PreflightError
 from workloads.fixture import (
     DEFAULT_EMAIL,
@@ -35,8 +36,6 @@ from workloads.fixture import (
 )
 from workloads.setup_client import APIError, APIUnreachable
 
-SEARCH_QUERY = "how do connection pools behave under load"
-RUN_PROMPT = "agent-loadkit preflight: answer with one short sentence."
 # Tries of a probe that reaches the model: at a 20% injected fault rate, five
 # refusals in a row happen once in 3,000 preflights.
 PROBE_ATTEMPTS = 5

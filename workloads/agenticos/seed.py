@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from workloads.agenticos.client import AgenticOSClient
+from workloads.corpus import DEFAULT_DOCUMENTS, document_name, document_text
 from workloads.fixture import (
     DEFAULT_EMAIL,
     DEFAULT_PATH,
@@ -41,7 +42,6 @@ AGENT_INSTRUCTIONS = "You are agent-loadkit's test agent. Answer briefly."
 TRIGGER_PROMPT = "Summarise this event in one sentence."
 DEFAULT_API_URL = "http://127.0.0.1:8000"
 DEFAULT_STUB_URL = "http://127.0.0.1:4020"
-DEFAULT_DOCUMENTS = 40
 # Seconds to wait for the platform's worker to index the uploads: generous for a
 # busy machine, bounded so a platform that never indexes is refused, not waited on.
 INDEX_WAIT_S = 120.0
@@ -50,17 +50,6 @@ POLL_S = 0.5
 # forgot to start is said at once); a container stack passes --wait, since a platform
 # container that has started is not yet listening.
 DEFAULT_WAIT_S = 0.0
-# Words the synthetic documents are made of, so searches have something to rank.
-TOPICS = (
-    "capacity planning",
-    "connection pools",
-    "rate limits",
-    "streaming responses",
-    "background workers",
-    "vector search",
-    "webhook delivery",
-    "tail latency",
-)
 
 
 class SeedError(Exception):
@@ -77,23 +66,6 @@ class SeedOptions:
     documents: int
     fixture_path: str
     wait_s: float = DEFAULT_WAIT_S
-
-
-def document_name(index: int) -> str:
-    """The file name of synthetic document ``index``: stable, so re-seeding finds it."""
-    return f"loadkit-doc-{index:04d}.txt"
-
-
-def document_text(index: int) -> str:
-    """Synthetic document ``index``: a short paragraph (one chunk) on one of the topics."""
-    topic = TOPICS[index % len(TOPICS)]
-    return (
-        f"agent-loadkit synthetic document {index}, about {topic}.\n"
-        f"This note describes how {topic} affect an agent platform under load. "
-        f"Operators measure {topic} during the sustain phase and again after the burst, "
-        f"because a platform that recovers and one that stays degraded look alike mid-burst. "
-        f"Reference number {index * 7919 % 100003}.\n"
-    )
 
 
 def stub_base_url(stub_url: str) -> str:

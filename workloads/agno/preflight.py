@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from workloads.agno.client import AgnoClient
 from workloads.agno.seed import DONE, follow
+from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
 from workloads.dialect import PreflightError
 from workloads.fixture import (
     DEFAULT_EMAIL,
@@ -31,8 +32,6 @@ from workloads.fixture import (
 )
 from workloads.setup_client import APIError, APIUnreachable
 
-SEARCH_QUERY = "how do connection pools behave under load"
-RUN_PROMPT = "agent-loadkit preflight: answer with one short sentence."
 # An upload must be processed within this long, or the run's ingest would only measure a queue.
 UPLOAD_WAIT_S = 60.0
 

@@ -14,8 +14,8 @@ import argparse
 import sys
 import time
 
-from workloads.agenticos.seed import DEFAULT_DOCUMENTS, document_name, document_text
 from workloads.agno.client import AgnoClient
+from workloads.corpus import DEFAULT_DOCUMENTS, document_name, document_text
 from workloads.fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.setup_client import APIError, APIUnreachable
 
