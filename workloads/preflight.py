@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from workloads.fixture import (
@@ -23,10 +24,23 @@ from workloads.fixture import (
     load_fixture,
     password_from_env,
 )
+from workloads.setup_client import APIError, APIUnreachable
 
 
 class PreflightError(Exception):
     """The deployment cannot do the work; the message is one line with the fix."""
+
+
+@contextmanager
+def api_failures_refused(who: str, fix: str) -> Iterator[None]:
+    """Turn a setup client failure between the checks into a one-line refusal: ``who``
+    (the API, AgentOS) stopped answering, or an answer no check expected, with ``fix``."""
+    try:
+        yield
+    except APIUnreachable as exc:
+        raise PreflightError(f"{who} stopped answering ({exc}): is it up?") from None
+    except APIError as exc:
+        raise PreflightError(f"{exc}: {fix}") from None
 
 
 @dataclass(frozen=True)

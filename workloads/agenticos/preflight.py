@@ -23,7 +23,12 @@ import uuid
 from workloads.agenticos.client import AgenticOSClient
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
 from workloads.fixture import Fixture, webhook_secret
-from workloads.preflight import PreflightError, PreflightResult, preflight_main
+from workloads.preflight import (
+    PreflightError,
+    PreflightResult,
+    api_failures_refused,
+    preflight_main,
+)
 from workloads.setup_client import APIError, APIUnreachable
 
 # Tries of a probe that reaches the model: at a 20% injected fault rate, five
@@ -193,15 +198,11 @@ def run_preflight(fixture: Fixture, email: str, password: str) -> PreflightResul
     with AgenticOSClient(fixture.api_url) as client:
         _check_api(client, fixture)
         _sign_in(client, email, password)
-        try:
+        with api_failures_refused("the API", "run make seed against this deployment"):
             _check_agent(client, fixture)
             found = _check_search(client, fixture)
             run_id, run_seconds = _check_run(client, fixture)
             skip_reason = _trigger_state(client, fixture, password)
-        except APIUnreachable as exc:
-            raise PreflightError(f"the API stopped answering ({exc}): is it up?") from None
-        except APIError as exc:
-            raise PreflightError(f"{exc}: run make seed against this deployment") from None
     return PreflightResult(
         api_url=fixture.api_url,
         agent_id=fixture.agent_id,

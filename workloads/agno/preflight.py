@@ -19,7 +19,12 @@ from workloads.agno.client import AgnoClient
 from workloads.agno.seed import DONE, follow
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
 from workloads.fixture import Fixture, webhook_secret
-from workloads.preflight import PreflightError, PreflightResult, preflight_main
+from workloads.preflight import (
+    PreflightError,
+    PreflightResult,
+    api_failures_refused,
+    preflight_main,
+)
 from workloads.setup_client import APIError, APIUnreachable
 
 # An upload must be processed within this long, or the run's ingest would only measure a queue.
@@ -120,15 +125,11 @@ def run_preflight(fixture: Fixture, email: str, password: str) -> PreflightResul
     del email  # AgentOS has no users to sign in as: the key is the credential.
     with AgnoClient(fixture.api_url, password) as client:
         _check_api(client, fixture)
-        try:
+        with api_failures_refused("AgentOS", "run the seed against this AgentOS"):
             found = _check_search(client, fixture)
             run_id, run_seconds = _check_run(client, fixture)
             upload_seconds = _check_upload(client)
             skip_reason = _webhook_state(client, fixture, password)
-        except APIUnreachable as exc:
-            raise PreflightError(f"AgentOS stopped answering ({exc}): is it up?") from None
-        except APIError as exc:
-            raise PreflightError(f"{exc}: run the seed against this AgentOS") from None
     return PreflightResult(
         api_url=fixture.api_url,
         agent_id=fixture.agent_id,
