@@ -61,9 +61,9 @@ from engine.settings import (
 from engine.users import USERS, mode_fields, mode_of
 from probes import ProbeRun, Reading, start_probes
 from scenario import Scenario, Workload
-from workloads.dialect import PreflightError
 from workloads.fixture import password_from_env
 from workloads.platforms import platform
+from workloads.preflight import PreflightError
 
 log = logging.getLogger(__name__)
 

@@ -89,7 +89,3 @@ def words(text: str) -> str:
 
 class DialectError(RuntimeError):
     """The platform refused something the run cannot go without (sign-in); one line."""
-
-
-class PreflightError(Exception):
-    """The deployment cannot do the work; the message is one line with the fix."""

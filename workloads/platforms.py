@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import import_module
 
 from workloads.dialect import Dialect
-from workloads.fixture import Fixture
+from workloads.preflight import RunPreflight
 
 # Name -> package; each has dialect.py exporting DIALECT and preflight.py exporting
 # run_preflight, and may have followup.py exporting follow_up; imported only when that
@@ -28,9 +28,9 @@ class Platform:
 
     name: str
     dialect: type[Dialect]
-    # (fixture, email, password) -> a result whose ``skipped`` maps workload -> reason;
-    # raises workloads.dialect.PreflightError when the deployment cannot do the work.
-    run_preflight: Callable[[Fixture, str, str], object]
+    # (fixture, email, password) -> what preflight saw, whose ``skipped`` maps workload ->
+    # reason; raises workloads.preflight.PreflightError when the deployment cannot do the work.
+    run_preflight: RunPreflight
     # After the run, what became of the work it accepted with 202: called as
     # follow_up(fixture, email, password, run_id=, start_epoch=, accepted=, grace_s=)
     # with accepted as (index, workload, ref) and returning engine.followups.FollowUp

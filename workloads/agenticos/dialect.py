@@ -25,6 +25,7 @@ from urllib3 import encode_multipart_formdata
 
 from engine.http import HttpCall, HttpTransport
 from engine.samples import CANCELLED, FAILED, OK, SHED, Result
+from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 from workloads.dialect import Attempt, Dialect, DialectError, words
 from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
 
@@ -32,15 +33,6 @@ API = "/api/v1"
 
 # api_read rotates over the three lists the seed names; 20 is the console's page size.
 READ_PATHS = tuple(f"{API}/{kind}?limit=20" for kind in ("agents", "runs", "conversations"))
-
-# A handful of retrieval questions, so the platform cannot answer one cached query.
-QUERIES = (
-    "How is the load test fixture configured?",
-    "What does the platform do when its provider fails?",
-    "Which settings bound the database connection pool?",
-    "How are webhook deliveries signed?",
-    "What happens to a chat turn that is cancelled?",
-)
 
 STOP_FRAME = json.dumps({"type": "stop"})
 
@@ -90,11 +82,11 @@ class AgenticOS(Dialect):
         if workload == "api_read":
             return self._reads[k % len(self._reads)]
         if workload == "agent_run":
-            prompt = f"Load test run {k}: answer in one short sentence."
+            prompt = run_prompt(k)
             return self._post(f"{API}/agents/{self.fixture.agent_id}/run", {"prompt": prompt})
         if workload == "rag_query":
             query = {
-                "query": QUERIES[k % len(QUERIES)],
+                "query": question(k),
                 "collection_name": self.fixture.collection_name,
                 "limit": 4,
             }
@@ -109,11 +101,7 @@ class AgenticOS(Dialect):
         return HttpCall("POST", path, json.dumps(payload).encode(), self._json)
 
     def _ingest(self, k: int) -> HttpCall:
-        text = (
-            f"Load test document {self.run_id}-{k}.\n"
-            "It exists to be uploaded, accepted with 202 and indexed by the worker.\n"
-        ) * 8
-        name = f"loadkit-{self.run_id}-{k}.txt"
+        name, text = upload_name(self.run_id, k), upload_text(self.run_id, k)
         body, content_type = encode_multipart_formdata({"file": (name, text, "text/plain")})
         path = f"{API}/rag/collections/{self.fixture.collection_name}/ingest"
         return HttpCall("POST", path, body, {**self._auth, "Content-Type": content_type})
@@ -169,7 +157,7 @@ class AgenticOS(Dialect):
 
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
         message = {
-            "message": f"Load test turn {attempt.index}: answer in a few words.",
+            "message": turn_message(attempt.index),
             "agent_id": self.fixture.agent_id,
             "conversation_id": (attempt.session or {}).get("conversation_id"),
         }

@@ -15,56 +15,28 @@ the stub's fault marker is named as an injected fault, not as a missing stub.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 import uuid
-from dataclasses import dataclass
 
 from workloads.agenticos.client import AgenticOSClient
-from workloads.dialect import PreflightError
-from workloads.fixture import (
-    DEFAULT_EMAIL,
-    DEFAULT_PATH,
-    Fixture,
-    FixtureError,
-    load_fixture,
-    password_from_env,
-    webhook_secret,
+from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
+from workloads.fixture import Fixture, webhook_secret
+from workloads.preflight import (
+    PreflightError,
+    PreflightResult,
+    api_failures_refused,
+    preflight_main,
 )
 from workloads.setup_client import APIError, APIUnreachable
 
-SEARCH_QUERY = "how do connection pools behave under load"
-RUN_PROMPT = "agent-loadkit preflight: answer with one short sentence."
 # Tries of a probe that reaches the model: at a 20% injected fault rate, five
 # refusals in a row happen once in 3,000 preflights.
 PROBE_ATTEMPTS = 5
 # Text in every fault the stub injects (stub/app.py ERROR_MESSAGE and
 # RATE_LIMIT_MESSAGE); a platform that passes its provider's error on carries it.
 INJECTED_FAULT_MARKER = "stub model injected"
-
-
-@dataclass(frozen=True)
-class PreflightResult:
-    """What preflight saw: enough for the run header, and whether trigger_fire can run."""
-
-    api_url: str
-    org_id: str
-    agent_id: str
-    collection_name: str
-    search_results: int
-    run_id: str
-    run_seconds: float
-    trigger_fire_ready: bool
-    trigger_skip_reason: str | None
-
-    @property
-    def skipped(self) -> dict[str, str]:
-        """Workloads the run must leave out, each with the reason the report gives."""
-        if self.trigger_fire_ready:
-            return {}
-        return {"trigger_fire": self.trigger_skip_reason or "preflight refused it"}
 
 
 def _check_api(client: AgenticOSClient, fixture: Fixture) -> None:
@@ -226,54 +198,32 @@ def run_preflight(fixture: Fixture, email: str, password: str) -> PreflightResul
     with AgenticOSClient(fixture.api_url) as client:
         _check_api(client, fixture)
         _sign_in(client, email, password)
-        try:
+        with api_failures_refused("the API", "run make seed against this deployment"):
             _check_agent(client, fixture)
             found = _check_search(client, fixture)
             run_id, run_seconds = _check_run(client, fixture)
             skip_reason = _trigger_state(client, fixture, password)
-        except APIUnreachable as exc:
-            raise PreflightError(f"the API stopped answering ({exc}): is it up?") from None
-        except APIError as exc:
-            raise PreflightError(f"{exc}: run make seed against this deployment") from None
     return PreflightResult(
         api_url=fixture.api_url,
-        org_id=fixture.org_id,
         agent_id=fixture.agent_id,
-        collection_name=fixture.collection_name,
+        agent_state="published",
         search_results=found,
         run_id=run_id,
         run_seconds=run_seconds,
-        trigger_fire_ready=skip_reason is None,
         trigger_skip_reason=skip_reason,
     )
 
 
 def main(argv: list[str]) -> int:
-    """Check the fixture's deployment; 0 and a summary when ready, 1 and one line when not."""
-    parser = argparse.ArgumentParser(
+    """Check the fixture's deployment from the shell (workloads/preflight.py says how)."""
+    return preflight_main(
+        argv,
+        run_preflight,
         prog="python -m workloads.agenticos.preflight",
         description="Refuse a deployment that cannot do the load run's work "
         "(password from LOAD_PASSWORD).",
+        email=True,
     )
-    parser.add_argument("--fixture", default=str(DEFAULT_PATH), help=f"default {DEFAULT_PATH}")
-    parser.add_argument("--email", default=DEFAULT_EMAIL, help=f"default {DEFAULT_EMAIL}")
-    args = parser.parse_args(argv)
-    try:
-        result = run_preflight(load_fixture(args.fixture), args.email, password_from_env())
-    except (PreflightError, FixtureError) as exc:
-        print(f"preflight: {exc}", file=sys.stderr)
-        return 1
-    trigger = (
-        "trigger_fire ready"
-        if result.trigger_fire_ready
-        else f"trigger_fire will be skipped: {result.trigger_skip_reason}"
-    )
-    print(
-        f"preflight: ok; {result.api_url} agent {result.agent_id} published; "
-        f"search found {result.search_results}; run {result.run_id} completed in "
-        f"{result.run_seconds:.2f} s; {trigger}"
-    )
-    return 0
 
 
 if __name__ == "__main__":

@@ -18,14 +18,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from workloads.agenticos.client import AgenticOSClient
-from workloads.fixture import (
-    DEFAULT_EMAIL,
-    DEFAULT_PATH,
-    Fixture,
-    FixtureError,
-    password_from_env,
-    webhook_secret,
-)
+from workloads.corpus import document_name, document_text
+from workloads.fixture import DEFAULT_EMAIL, Fixture, webhook_secret
+from workloads.seed import SeedError, seconds, seed_main, seed_parser
 from workloads.setup_client import APIError, APIUnreachable
 
 # Names the fixture is found by on a second run; prefixed so they are obviously the kit's.
@@ -40,8 +35,6 @@ STUB_MODEL = "loadkit-stub-model"
 AGENT_INSTRUCTIONS = "You are agent-loadkit's test agent. Answer briefly."
 TRIGGER_PROMPT = "Summarise this event in one sentence."
 DEFAULT_API_URL = "http://127.0.0.1:8000"
-DEFAULT_STUB_URL = "http://127.0.0.1:4020"
-DEFAULT_DOCUMENTS = 40
 # Seconds to wait for the platform's worker to index the uploads: generous for a
 # busy machine, bounded so a platform that never indexes is refused, not waited on.
 INDEX_WAIT_S = 120.0
@@ -50,21 +43,6 @@ POLL_S = 0.5
 # forgot to start is said at once); a container stack passes --wait, since a platform
 # container that has started is not yet listening.
 DEFAULT_WAIT_S = 0.0
-# Words the synthetic documents are made of, so searches have something to rank.
-TOPICS = (
-    "capacity planning",
-    "connection pools",
-    "rate limits",
-    "streaming responses",
-    "background workers",
-    "vector search",
-    "webhook delivery",
-    "tail latency",
-)
-
-
-class SeedError(Exception):
-    """Seeding cannot continue; the message is one line naming what and the fix."""
 
 
 @dataclass(frozen=True)
@@ -77,23 +55,6 @@ class SeedOptions:
     documents: int
     fixture_path: str
     wait_s: float = DEFAULT_WAIT_S
-
-
-def document_name(index: int) -> str:
-    """The file name of synthetic document ``index``: stable, so re-seeding finds it."""
-    return f"loadkit-doc-{index:04d}.txt"
-
-
-def document_text(index: int) -> str:
-    """Synthetic document ``index``: a short paragraph (one chunk) on one of the topics."""
-    topic = TOPICS[index % len(TOPICS)]
-    return (
-        f"agent-loadkit synthetic document {index}, about {topic}.\n"
-        f"This note describes how {topic} affect an agent platform under load. "
-        f"Operators measure {topic} during the sustain phase and again after the burst, "
-        f"because a platform that recovers and one that stays degraded look alike mid-burst. "
-        f"Reference number {index * 7919 % 100003}.\n"
-    )
 
 
 def stub_base_url(stub_url: str) -> str:
@@ -369,50 +330,18 @@ def seed(options: SeedOptions, password: str) -> Fixture:
     )
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} must be >= 0 and finite")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The command line; the defaults seed `make target` + `make stub` on this machine."""
-    parser = argparse.ArgumentParser(
-        prog="python -m workloads.agenticos.seed",
-        description="Create the load run's fixture through the platform's API "
-        "(password from LOAD_PASSWORD).",
-    )
-    parser.add_argument("--api-url", default=DEFAULT_API_URL, help=f"default {DEFAULT_API_URL}")
-    parser.add_argument(
-        "--stub-url",
-        default=DEFAULT_STUB_URL,
-        help=f"the stub as the platform reaches it (default {DEFAULT_STUB_URL})",
+    parser = seed_parser(
+        "python -m workloads.agenticos.seed",
+        "Create the load run's fixture through the platform's API (password from LOAD_PASSWORD).",
+        api_url=DEFAULT_API_URL,
+        stub_help="the stub as the platform reaches it",
     )
     parser.add_argument("--email", default=DEFAULT_EMAIL, help=f"default {DEFAULT_EMAIL}")
     parser.add_argument(
-        "--documents",
-        type=_positive,
-        default=DEFAULT_DOCUMENTS,
-        help=f"synthetic documents in the collection (default {DEFAULT_DOCUMENTS})",
-    )
-    parser.add_argument("--fixture", default=str(DEFAULT_PATH), help=f"default {DEFAULT_PATH}")
-    parser.add_argument(
         "--wait",
-        type=_seconds,
+        type=seconds,
         default=DEFAULT_WAIT_S,
         metavar="SECONDS",
         help="keep asking until the API answers, for at most this long (default: ask once)",
@@ -426,14 +355,7 @@ def main(argv: list[str]) -> int:
     options = SeedOptions(
         args.api_url, args.stub_url, args.email, args.documents, args.fixture, args.wait
     )
-    try:
-        fixture = seed(options, password_from_env())
-    except (SeedError, FixtureError, APIUnreachable, APIError) as exc:
-        print(f"seed: {exc}", file=sys.stderr)
-        return 1
-    fixture.save(options.fixture_path)
-    print(f"seed: wrote {options.fixture_path}")
-    return 0
+    return seed_main(lambda password: seed(options, password), options.fixture_path)
 
 
 if __name__ == "__main__":

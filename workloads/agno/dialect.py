@@ -26,20 +26,12 @@ from urllib3 import encode_multipart_formdata
 
 from engine.http import HttpCall, HttpTransport, classify
 from engine.samples import CANCELLED, FAILED, OK, Result
+from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 from workloads.dialect import Attempt, Dialect, DialectError
 from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
 
 # api_read rotates over the two lists the AgentOS console opens first.
 READ_PATHS = ("/agents", "/sessions?type=agent&limit=20")
-
-# The same questions as the AgenticOS dialect, so retrieval does comparable work.
-QUERIES = (
-    "How is the load test fixture configured?",
-    "What does the platform do when its provider fails?",
-    "Which settings bound the database connection pool?",
-    "How are webhook deliveries signed?",
-    "What happens to a chat turn that is cancelled?",
-)
 
 # Where the WhatsApp interface is mounted unless the fixture's extra says otherwise.
 DEFAULT_WHATSAPP_PREFIX = "/whatsapp"
@@ -84,12 +76,12 @@ class Agno(Dialect):
             return self._reads[k % len(self._reads)]
         if workload == "agent_run":
             form = {
-                "message": f"Load test run {k}: answer in one short sentence.",
+                "message": run_prompt(k),
                 "stream": "false",
             }
             return HttpCall("POST", self._runs, urlencode(form).encode(), {**self._auth, **FORM})
         if workload == "rag_query":
-            query = {"query": QUERIES[k % len(QUERIES)], "max_results": 4}
+            query = {"query": question(k), "max_results": 4}
             headers = {**self._auth, "Content-Type": "application/json"}
             return HttpCall("POST", "/knowledge/search", json.dumps(query).encode(), headers)
         if workload == "ingest":
@@ -139,12 +131,7 @@ class Agno(Dialect):
         return f"loadkit-{self.run_id}-{k}"
 
     def _ingest(self, k: int) -> HttpCall:
-        # agno names content by a hash of it: each upload's text is unique, or it would be a no-op.
-        text = (
-            f"Load test document {self.run_id}-{k}.\n"
-            "It exists to be uploaded, accepted with 202 and indexed in the background.\n"
-        ) * 8
-        name = f"loadkit-{self.run_id}-{k}.txt"
+        name, text = upload_name(self.run_id, k), upload_text(self.run_id, k)
         body, content_type = encode_multipart_formdata({"file": (name, text, "text/plain")})
         return HttpCall(
             "POST", "/knowledge/content", body, {**self._auth, "Content-Type": content_type}
@@ -173,7 +160,7 @@ class Agno(Dialect):
 
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
         form = {
-            "message": f"Load test turn {attempt.index}: answer in a few words.",
+            "message": turn_message(attempt.index),
             "stream": "true",
         }
         # One connection per turn, as a browser's EventSource opens one: a stream held open

@@ -10,51 +10,25 @@ and reports ``trigger_fire`` as skipped.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 import uuid
-from dataclasses import dataclass
 
 from workloads.agno.client import AgnoClient
 from workloads.agno.seed import DONE, follow
-from workloads.dialect import PreflightError
-from workloads.fixture import (
-    DEFAULT_EMAIL,
-    DEFAULT_PATH,
-    Fixture,
-    FixtureError,
-    load_fixture,
-    password_from_env,
-    webhook_secret,
+from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
+from workloads.fixture import Fixture, webhook_secret
+from workloads.preflight import (
+    PreflightError,
+    PreflightResult,
+    api_failures_refused,
+    preflight_main,
 )
 from workloads.setup_client import APIError, APIUnreachable
 
-SEARCH_QUERY = "how do connection pools behave under load"
-RUN_PROMPT = "agent-loadkit preflight: answer with one short sentence."
 # An upload must be processed within this long, or the run's ingest would only measure a queue.
 UPLOAD_WAIT_S = 60.0
-
-
-@dataclass(frozen=True)
-class PreflightResult:
-    """What preflight saw, and which workloads the run must leave out (with why)."""
-
-    api_url: str
-    agent_id: str
-    search_results: int
-    run_id: str
-    run_seconds: float
-    upload_seconds: float
-    webhook_skip_reason: str | None
-
-    @property
-    def skipped(self) -> dict[str, str]:
-        """Workloads the run must leave out, each with the reason the report gives."""
-        return (
-            {} if self.webhook_skip_reason is None else {"trigger_fire": self.webhook_skip_reason}
-        )
 
 
 def _check_api(client: AgnoClient, fixture: Fixture) -> None:
@@ -151,40 +125,32 @@ def run_preflight(fixture: Fixture, email: str, password: str) -> PreflightResul
     del email  # AgentOS has no users to sign in as: the key is the credential.
     with AgnoClient(fixture.api_url, password) as client:
         _check_api(client, fixture)
-        try:
+        with api_failures_refused("AgentOS", "run the seed against this AgentOS"):
             found = _check_search(client, fixture)
             run_id, run_seconds = _check_run(client, fixture)
             upload_seconds = _check_upload(client)
             skip_reason = _webhook_state(client, fixture, password)
-        except APIUnreachable as exc:
-            raise PreflightError(f"AgentOS stopped answering ({exc}): is it up?") from None
-        except APIError as exc:
-            raise PreflightError(f"{exc}: run the seed against this AgentOS") from None
     return PreflightResult(
-        fixture.api_url, fixture.agent_id, found, run_id, run_seconds, upload_seconds, skip_reason
+        api_url=fixture.api_url,
+        agent_id=fixture.agent_id,
+        agent_state="served",
+        search_results=found,
+        run_id=run_id,
+        run_seconds=run_seconds,
+        trigger_skip_reason=skip_reason,
+        upload_seconds=upload_seconds,
     )
 
 
 def main(argv: list[str]) -> int:
-    """Check the fixture's AgentOS; 0 and a summary when ready, 1 and one line when not."""
-    parser = argparse.ArgumentParser(
+    """Check the fixture's AgentOS from the shell (workloads/preflight.py says how)."""
+    return preflight_main(
+        argv,
+        run_preflight,
         prog="python -m workloads.agno.preflight",
         description="Refuse an AgentOS that cannot do the run's work (key from LOAD_PASSWORD).",
+        email=False,
     )
-    parser.add_argument("--fixture", default=str(DEFAULT_PATH), help=f"default {DEFAULT_PATH}")
-    args = parser.parse_args(argv)
-    try:
-        result = run_preflight(load_fixture(args.fixture), DEFAULT_EMAIL, password_from_env())
-    except (PreflightError, FixtureError) as exc:
-        print(f"preflight: {exc}", file=sys.stderr)
-        return 1
-    webhook = result.webhook_skip_reason or "trigger_fire ready"
-    print(
-        f"preflight: ok; {result.api_url} agent {result.agent_id} served; search found "
-        f"{result.search_results}; run {result.run_id} completed in {result.run_seconds:.2f} s; "
-        f"an upload completed in {result.upload_seconds:.2f} s; {webhook}"
-    )
-    return 0
 
 
 if __name__ == "__main__":

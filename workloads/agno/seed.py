@@ -10,13 +10,13 @@ ids, names and URLs only, no key.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
-from workloads.agenticos.seed import DEFAULT_DOCUMENTS, document_name, document_text
 from workloads.agno.client import AgnoClient
-from workloads.fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
+from workloads.corpus import document_name, document_text
+from workloads.fixture import Fixture
+from workloads.seed import SeedError, seed_main, seed_parser
 from workloads.setup_client import APIError, APIUnreachable
 
 PLATFORM = "agno"
@@ -24,17 +24,12 @@ AGENT_ID = "loadkit-agent"
 KNOWLEDGE_NAME = "loadkit-docs"
 WHATSAPP_PREFIX = "/whatsapp"
 DEFAULT_API_URL = "http://127.0.0.1:7777"
-DEFAULT_STUB_URL = "http://127.0.0.1:4020"
 # Seconds to wait for agno's background tasks to embed the uploads: generous for a busy
 # machine, bounded so a platform that never finishes is refused, not waited on.
 INDEX_WAIT_S = 120.0
 POLL_S = 0.25
 # Final content states (agno.knowledge.content.ContentStatus); anything else is still working.
 DONE, FAILED_STATES = "completed", ("failed", "partial")
-
-
-class SeedError(Exception):
-    """Seeding cannot continue; the message is one line naming what and the fix."""
 
 
 def follow(client: AgnoClient, content_id: str, deadline: float) -> tuple[str, str]:
@@ -98,31 +93,15 @@ def seed(api_url: str, stub_url: str, documents: int, key: str) -> Fixture:
 
 def main(argv: list[str]) -> int:
     """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
-    parser = argparse.ArgumentParser(
-        prog="python -m workloads.agno.seed",
-        description="Fill an agno AgentOS's knowledge and write the fixture "
-        "(security key from LOAD_PASSWORD).",
+    args = seed_parser(
+        "python -m workloads.agno.seed",
+        "Fill an agno AgentOS's knowledge and write the fixture (security key from LOAD_PASSWORD).",
+        api_url=DEFAULT_API_URL,
+        stub_help="the stub as AgentOS reaches it, for the record",
+    ).parse_args(argv)
+    return seed_main(
+        lambda key: seed(args.api_url, args.stub_url, args.documents, key), args.fixture
     )
-    parser.add_argument("--api-url", default=DEFAULT_API_URL, help=f"default {DEFAULT_API_URL}")
-    parser.add_argument(
-        "--stub-url",
-        default=DEFAULT_STUB_URL,
-        help=f"the stub as AgentOS reaches it, for the record (default {DEFAULT_STUB_URL})",
-    )
-    parser.add_argument("--documents", type=int, default=DEFAULT_DOCUMENTS)
-    parser.add_argument("--fixture", default=str(DEFAULT_PATH), help=f"default {DEFAULT_PATH}")
-    args = parser.parse_args(argv)
-    if args.documents < 1:
-        print(f"seed: --documents: {args.documents} must be >= 1", file=sys.stderr)
-        return 2
-    try:
-        fixture = seed(args.api_url, args.stub_url, args.documents, password_from_env())
-    except (SeedError, FixtureError) as exc:
-        print(f"seed: {exc}", file=sys.stderr)
-        return 1
-    fixture.save(args.fixture)
-    print(f"seed: fixture written to {args.fixture}")
-    return 0
 
 
 if __name__ == "__main__":
