@@ -18,8 +18,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.http import HttpCall, HttpTransport, classify
-from engine.samples import Result
+from engine.http import BACKSTOP_TIMEOUT_S, HttpCall, HttpTransport, classify
+from engine.samples import FAILED, Result
 from workloads.fixture import Fixture
 
 # The platform's words are kept to this many characters: enough to say what broke,
@@ -28,6 +28,17 @@ WORDS_MAX = 80
 # Ids in a message would make every failure its own group; they read as <id>.
 _ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _SPACE = re.compile(r"\s+")
+
+# How a chat turn that broke is named, in the same words on every platform:
+# the platform ended the stream in good order (a WebSocket close frame, the end of
+# the event stream's body) without the turn's final frame,
+STREAM_ENDED = "stream ended before complete"
+# the connection closed (a FIN) without that, or was reset (an RST),
+CONNECTION_CLOSED = "connection closed before complete"
+CONNECTION_RESET = "connection reset before complete"
+# a frame or event that is not a JSON object, a stop (or cancel) nobody asked for.
+BAD_FRAME = "bad frame: not a JSON object"
+STOPPED_UNASKED = "stopped unasked"
 
 
 @dataclass
@@ -41,6 +52,31 @@ class Attempt:
     # A users-mode user's own state, kept across its requests (a chat user's conversation);
     # None in open arrival, where every arrival is a stranger.
     session: dict | None = None
+
+
+class Turn:
+    """A chat turn being read: how far it got (tokens, bytes, time to first token), so that a
+    turn that breaks says so as well as how it broke, on every platform alike."""
+
+    def __init__(self, attempt: Attempt, sent: float, status: int):
+        self.attempt, self.sent, self.status = attempt, sent, status
+        self.tokens, self.received = 0, 0
+        self.ttft_ms: float | None = None
+
+    def token(self) -> None:
+        """A token arrived; the first one's time from the send is the time to first token."""
+        self.tokens += 1
+        if self.ttft_ms is None:
+            self.ttft_ms = (self.attempt.now() - self.sent) * 1000
+
+    def ended(self, outcome: str) -> Result:
+        """The turn ended as the platform promised (ok, or cancelled as asked)."""
+        return Result(self.status, outcome, "", self.received, self.tokens, self.ttft_ms)
+
+    def failed(self, detail: str, status: int | None = None) -> Result:
+        """The turn failed, named by ``detail``, with what it got so far."""
+        status = self.status if status is None else status
+        return Result(status, FAILED, detail, self.received, self.tokens, self.ttft_ms)
 
 
 class Dialect(ABC):
@@ -79,6 +115,19 @@ class Dialect(ABC):
         """The accepted arrivals noted since the last call: (index, workload, ref)."""
         taken, self._accepted = self._accepted, []
         return taken
+
+
+def error_frame(data: object) -> str:
+    """``error frame: <message>``, the reason a chat turn failed as the platform gave it."""
+    message = data.get("message") if isinstance(data, dict) else None
+    return f"error frame: {words(str(message))}" if message else "error frame"
+
+
+def socket_backstop_s(timeout_s: float) -> float:
+    """A chat socket's own timeout: a backstop only, well past the turn's timeout, so that the
+    dispatcher's deadline (counted from the send) always ends a silent turn as ``timed out``
+    instead of racing it and leaving a failure named by the socket's exception."""
+    return max(BACKSTOP_TIMEOUT_S, 2 * timeout_s)
 
 
 def words(text: str) -> str:

@@ -17,16 +17,30 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import struct
 from urllib.parse import urlencode
 
 import websocket
 from geventhttpclient.response import HTTPParseError
 from urllib3 import encode_multipart_formdata
 
-from engine.http import HttpCall, HttpTransport
+from engine.http import CLOSED_BEFORE_STATUS, HttpCall, HttpTransport
 from engine.samples import CANCELLED, FAILED, OK, SHED, Result
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
-from workloads.dialect import Attempt, Dialect, DialectError, words
+from workloads.dialect import (
+    BAD_FRAME,
+    CONNECTION_CLOSED,
+    CONNECTION_RESET,
+    STOPPED_UNASKED,
+    STREAM_ENDED,
+    Attempt,
+    Dialect,
+    DialectError,
+    Turn,
+    error_frame,
+    socket_backstop_s,
+    words,
+)
 from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
 
 API = "/api/v1"
@@ -165,55 +179,67 @@ class AgenticOS(Dialect):
         try:
             ws = websocket.create_connection(
                 self._ws_url,
-                timeout=timeout_s,
+                timeout=socket_backstop_s(timeout_s),
                 subprotocols=["chat", f"access_token.{self._token}"],
                 socket=self.http.open_socket(),
             )
         except websocket.WebSocketBadStatusException as exc:
             # A refused handshake is an HTTP answer: the same outcome and words as any other.
             return refused(exc.status_code, exc.resp_body or b"")
+        except websocket.WebSocketConnectionClosedException:
+            # Closed with no answer to the upgrade: named as the HTTP transport names it.
+            return Result(0, FAILED, CLOSED_BEFORE_STATUS)
+        turn = Turn(attempt, sent, 101)
         try:
-            ws.send(json.dumps(message))
-            return _read_turn(ws, attempt, sent)
+            return _read_turn(ws, json.dumps(message), turn)
+        except (ConnectionResetError, BrokenPipeError):
+            return turn.failed(CONNECTION_RESET)
+        except websocket.WebSocketConnectionClosedException:
+            # The socket ended (a FIN) without a close frame, under a read or a write.
+            return turn.failed(CONNECTION_CLOSED)
         finally:
             # Send the close frame without waiting for the reply: the turn's time is over,
             # and a killed turn must not hold the end of the run for the 3 s default.
             ws.close(timeout=0)
 
 
-def _read_turn(ws: websocket.WebSocket, attempt: Attempt, sent: float) -> Result:
-    """Frames until ``complete`` or ``error``; unknown frame types are ignored (the contract)."""
-    tokens, received, ttft_ms, stop_sent = 0, 0, None, False
+def _read_turn(ws: websocket.WebSocket, message: str, turn: Turn) -> Result:
+    """Send the turn, then frames until ``complete`` or ``error``; unknown frame types are
+    ignored (the contract). ``complete`` with ``stopped`` is a cancel only if a stop went."""
+    attempt, stop_sent = turn.attempt, False
+    ws.send(message)
     while True:
         opcode, data = ws.recv_data()
-        received += len(data)
+        turn.received += len(data)
         if opcode == websocket.ABNF.OPCODE_CLOSE:
-            return Result(101, FAILED, "closed before complete", received, tokens, ttft_ms)
+            return turn.failed(_close_detail(data))
         try:
             frame = json.loads(data)
             kind = frame.get("type")
         except (ValueError, AttributeError):
-            return Result(101, FAILED, "bad frame: not a JSON object", received, tokens, ttft_ms)
+            return turn.failed(BAD_FRAME)
         if attempt.session is not None and kind in ("conversation_created", "complete"):
             conversation = (frame.get("data") or {}).get("conversation_id")
             if conversation:
                 attempt.session["conversation_id"] = conversation
         if kind == "text_delta":
-            tokens += 1
-            if ttft_ms is None:
-                ttft_ms = (attempt.now() - sent) * 1000
+            turn.token()
             if attempt.cancel and not stop_sent:
                 ws.send(STOP_FRAME)
                 stop_sent = True
         elif kind == "complete":
-            stopped = bool((frame.get("data") or {}).get("stopped"))
-            outcome = CANCELLED if stopped and attempt.cancel else OK
-            if stopped and not attempt.cancel:
-                return Result(101, FAILED, "stopped unasked", received, tokens, ttft_ms)
-            return Result(101, outcome, "", received, tokens, ttft_ms)
+            if not (frame.get("data") or {}).get("stopped"):
+                return turn.ended(OK)
+            return turn.ended(CANCELLED) if stop_sent else turn.failed(STOPPED_UNASKED)
         elif kind == "error":
-            detail = error_frame(frame.get("data"))
-            return Result(101, FAILED, detail, received, tokens, ttft_ms)
+            return turn.failed(error_frame(frame.get("data")))
+
+
+def _close_detail(payload: bytes) -> str:
+    """A close frame before ``complete``: the platform ended the stream, with its close code."""
+    if len(payload) < 2:
+        return STREAM_ENDED
+    return f"{STREAM_ENDED} (close {struct.unpack('!H', payload[:2])[0]})"
 
 
 def refused(status: int, body: bytes) -> Result:
@@ -235,12 +261,6 @@ def http_failure(status: int, body: bytes) -> str:
     message = words(str(error.get("message") or ""))
     head = f"HTTP {status} {code}" if code else f"HTTP {status}"
     return f"{head}: {message}" if message else head
-
-
-def error_frame(data: object) -> str:
-    """``error frame: <message>``, the reason a chat turn failed as the platform gave it."""
-    message = data.get("message") if isinstance(data, dict) else None
-    return f"error frame: {words(str(message))}" if message else "error frame"
 
 
 def _list_problem(body: bytes) -> str | None:
