@@ -20,14 +20,33 @@ import json
 from urllib.parse import urlencode
 
 from geventhttpclient import HTTPClient
-from geventhttpclient.response import HTTPParseError
+from geventhttpclient.response import HTTPConnectionClosed, HTTPParseError
 from geventhttpclient.url import URL
 from urllib3 import encode_multipart_formdata
 
-from engine.http import HttpCall, HttpTransport, classify
+from engine.http import (
+    CLOSED_BEFORE_STATUS,
+    HttpCall,
+    HttpTransport,
+    classify,
+    failure_detail,
+)
 from engine.samples import CANCELLED, FAILED, OK, Result
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
-from workloads.dialect import Attempt, Dialect, DialectError
+from workloads.dialect import (
+    BAD_FRAME,
+    CONNECTION_CLOSED,
+    CONNECTION_RESET,
+    STOPPED_UNASKED,
+    STREAM_ENDED,
+    Attempt,
+    Dialect,
+    DialectError,
+    Turn,
+    error_frame,
+    socket_backstop_s,
+    words,
+)
 from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
 
 # api_read rotates over the two lists the AgentOS console opens first.
@@ -39,6 +58,8 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 # The SSE events that end a turn, and the one that says it was cancelled.
 RUN_COMPLETED, RUN_CANCELLED, RUN_ERROR = "RunCompleted", "RunCancelled", "RunError"
+# How geventhttpclient's parser says the connection ended (a FIN) inside a chunked body.
+INCOMPLETE = "Incomplete response."
 
 
 class Agno(Dialect):
@@ -165,58 +186,82 @@ class Agno(Dialect):
         }
         # One connection per turn, as a browser's EventSource opens one: a stream held open
         # must not occupy a socket of the shared pool the other workloads draw from.
+        backstop_s = socket_backstop_s(timeout_s)
         client = HTTPClient.from_url(
             self._base_url,
             concurrency=1,
-            connection_timeout=timeout_s,
-            network_timeout=timeout_s,
+            connection_timeout=backstop_s,
+            network_timeout=backstop_s,
         )
         try:
             sent = attempt.sent()
             path = self._base_url.path.rstrip("/") + self._runs
-            response = client.post(path, urlencode(form).encode(), headers={**self._auth, **FORM})
+            try:
+                response = client.post(
+                    path, urlencode(form).encode(), headers={**self._auth, **FORM}
+                )
+            except HTTPConnectionClosed:
+                # Closed with no answer to the run: named as the HTTP transport names it.
+                return Result(0, FAILED, CLOSED_BEFORE_STATUS)
             try:
                 if response.status_code != 200:
                     return classify(response.status_code, len(response.read()))
-                return self._read_turn(response, attempt, sent)
+                return self._read_turn(response, Turn(attempt, sent, 200))
             finally:
                 response.release()
         finally:
             client.close()
 
-    def _read_turn(self, response, attempt: Attempt, sent: float) -> Result:
-        """Events until the run ends; tokens are RunContent events with text."""
-        tokens, received, ttft_ms, cancel_sent = 0, 0, None, False
-        for event, data in _events(response):
-            received += len(data)
-            if event == "RunContent" and json.loads(data).get("content"):
-                tokens += 1
-                if ttft_ms is None:
-                    ttft_ms = (attempt.now() - sent) * 1000
-                if attempt.cancel and not cancel_sent:
-                    cancel_sent = True
-                    failed = self._cancel(json.loads(data).get("run_id", ""))
-                    if failed is not None:
-                        return Result(
-                            failed.status, FAILED, failed.detail, received, tokens, ttft_ms
-                        )
-            elif event == RUN_CANCELLED:
-                outcome, detail = (CANCELLED, "") if attempt.cancel else (FAILED, "stopped unasked")
-                return Result(200, outcome, detail, received, tokens, ttft_ms)
-            elif event == RUN_COMPLETED:
-                return Result(200, OK, "", received, tokens, ttft_ms)
-            elif event == RUN_ERROR:
-                return Result(200, FAILED, "error frame", received, tokens, ttft_ms)
-        return Result(200, FAILED, "closed before complete", received, tokens, ttft_ms)
+    def _read_turn(self, response, turn: Turn) -> Result:
+        """Events until the run ends, named as the AgenticOS dialect names the same breaks.
+        Tokens are RunContent events with text; RunCancelled is a cancel only if one went."""
+        cancel_sent = False
+        try:
+            for event, data in _events(response):
+                turn.received += len(data)
+                try:
+                    frame = json.loads(data)
+                except ValueError:
+                    frame = None
+                if not isinstance(frame, dict):
+                    return turn.failed(BAD_FRAME)
+                if event == "RunContent" and frame.get("content"):
+                    turn.token()
+                    if turn.attempt.cancel and not cancel_sent:
+                        cancel_sent = True
+                        failed = self._cancel(frame.get("run_id", ""))
+                        if failed is not None:
+                            return turn.failed(failed.detail, failed.status)
+                elif event == RUN_CANCELLED:
+                    return turn.ended(CANCELLED) if cancel_sent else turn.failed(STOPPED_UNASKED)
+                elif event == RUN_COMPLETED:
+                    return turn.ended(OK)
+                elif event == RUN_ERROR:
+                    return turn.failed(error_frame({"message": frame.get("content")}))
+        except (ConnectionResetError, BrokenPipeError):
+            return turn.failed(CONNECTION_RESET)
+        except HTTPParseError as exc:
+            reason = str(exc.args[0]) if exc.args else ""
+            if isinstance(exc, HTTPConnectionClosed) or reason == INCOMPLETE:
+                return turn.failed(CONNECTION_CLOSED)
+            return turn.failed(f"bad event stream: {words(reason)}")
+        # The body ended in good order (its last chunk) without the run's end.
+        return turn.failed(STREAM_ENDED)
 
     def _cancel(self, run_id: str) -> Result | None:
         """Ask agno to cancel the run; None when it accepted, else what went wrong."""
         if not run_id:
             return Result(200, FAILED, "no run_id to cancel")
-        status, body = self.http.send(
-            HttpCall("POST", f"{self._runs}/{run_id}/cancel", b"", self._auth)
-        )
-        return None if status == 200 else classify(status, len(body))
+        try:
+            status, body = self.http.send(
+                HttpCall("POST", f"{self._runs}/{run_id}/cancel", b"", self._auth)
+            )
+        except Exception as exc:
+            # Named as the cancel's, not mistaken for the stream's own break.
+            return Result(0, FAILED, f"cancel: {failure_detail(exc)}")
+        if status == 200:
+            return None
+        return Result(status, FAILED, f"cancel: HTTP {status}", len(body))
 
 
 def _events(response):
