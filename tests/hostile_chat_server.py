@@ -3,9 +3,10 @@
 It speaks enough AgenticOS (sign-in, the chat WebSocket) and enough agno AgentOS
 (the key check, streamed runs as server-sent events, run cancel) for each
 dialect's real ``chat_turn``, and breaks turns on a fixed cycle among good ones:
-a refused handshake or run (500, 401), a connection reset or closed after a few
-tokens, a stream ended in good order before its final frame, a frame that is not
-JSON, an error frame, a stop nobody asked for, a turn that never sends a token.
+a connection closed before any answer, a refused handshake or run (500, 401), a
+connection reset or closed after a few tokens, a stream ended in good order
+before its final frame, a frame that is not JSON, an error frame, a stop nobody
+asked for, a turn that never sends a token.
 Good turns honour a stop (a ``stop`` frame, the cancel endpoint) that arrives
 while they stream. The server decides, so a test can compare the failures the
 client recorded with the faults the server says it injected, one for one.
@@ -53,8 +54,10 @@ CYCLE = (
     "refused_401",
     "good",
     "silent",
+    "dropped",
 )
 FAULTS = (
+    "dropped",
     "refused_500",
     "refused_401",
     "reset",
@@ -247,6 +250,9 @@ def _websocket(conn: socket.socket, request: Request, state: State) -> None:
         _answer(conn, "403 Forbidden", b"{}", close=True)
         return
     kind = state.next_turn()
+    if kind == "dropped":
+        conn.shutdown(socket.SHUT_RDWR)
+        return
     if kind in ("refused_500", "refused_401"):
         status, code, message = (
             ("500 Internal Server Error", "internal_error", "hostile refusal")
@@ -331,6 +337,9 @@ def _keyed(request: Request) -> bool:
 def _agno_run(conn: socket.socket, state: State) -> bool:
     """One streamed run; False when the connection must not be reused."""
     kind = state.next_turn()
+    if kind == "dropped":
+        conn.shutdown(socket.SHUT_RDWR)
+        return False
     if kind == "refused_500":
         _answer(conn, "500 Internal Server Error", b'{"detail": "hostile refusal"}', close=True)
         return False

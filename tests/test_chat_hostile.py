@@ -1,0 +1,181 @@
+"""A chat turn never lies: against a server breaking turns on purpose, failures equal faults.
+
+The server (tests/hostile_chat_server.py, a real process) speaks both dialects'
+chat (the AgenticOS WebSocket, agno's server-sent events) and counts what it
+injects: connections closed before any answer, refused handshakes and runs,
+resets and closes mid-turn, a stream ended before its final frame, a frame that
+is not JSON, an error frame, a stop nobody asked for, a turn that never sends a
+token. Each dialect's real ``chat_turn``,
+through the real dispatcher, must turn every fault into exactly one failed (or
+timed-out) sample that says what happened, the same words on both platforms
+where the fault is the same, and every good turn into ``ok``, or ``cancelled``
+when its stop was honoured.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from engine.clock import RunClock
+from engine.dispatcher import Dispatcher
+from engine.http import CLOSED_BEFORE_STATUS, HttpTransport
+from engine.mix import Mix
+from engine.samples import CANCELLED, FAILED, OK, TIMED_OUT, TIMEOUT
+from engine.schedule import Plan
+from engine.share import Share
+from scenario import scenario_from_dict
+from stack.processes import stop
+from tests.hostile_chat_server import AGENT, PASSWORD
+from workloads.agenticos.dialect import AgenticOS
+from workloads.agno.dialect import Agno
+from workloads.dialect import (
+    BAD_FRAME,
+    CONNECTION_CLOSED,
+    CONNECTION_RESET,
+    STOPPED_UNASKED,
+    STREAM_ENDED,
+)
+from workloads.fixture import Fixture
+
+SERVER = Path(__file__).with_name("hostile_chat_server.py")
+# The chat timeout: longer than a good turn (~0.8 s), short enough to keep the test short.
+TIMEOUT_S = 3.0
+RATE, SECONDS = 15.0, 3.0
+FIXTURE = Fixture(
+    api_url="http://127.0.0.1",
+    org_id="org",
+    agent_id=AGENT,
+    stub_url="",
+    collection_name="c",
+    documents=0,
+)
+# What each injected fault must read as, by dialect; the same words where the fault is the same.
+SAME = {
+    "dropped": CLOSED_BEFORE_STATUS,
+    "reset": CONNECTION_RESET,
+    "closed": CONNECTION_CLOSED,
+    "not_json": BAD_FRAME,
+    "error": "error frame: hostile model failure",
+    "stopped_unasked": STOPPED_UNASKED,
+}
+DETAILS = {
+    "agenticos": {
+        **SAME,
+        "refused_500": "HTTP 500 internal_error: hostile refusal",
+        "refused_401": "HTTP 401 unauthorized: token expired",
+        "stream_ended": f"{STREAM_ENDED} (close 1011)",
+    },
+    "agno": {
+        **SAME,
+        "refused_500": "HTTP 500",
+        "refused_401": "HTTP 401",
+        "stream_ended": STREAM_ENDED,
+    },
+}
+DIALECTS = {"agenticos": AgenticOS, "agno": Agno}
+
+
+class Server:
+    """The hostile chat server's port and its own account of what it did."""
+
+    def __init__(self, port: int, control: int):
+        self.url, self._control = f"http://127.0.0.1:{port}", control
+
+    def counts(self) -> Counter:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self._control}/", timeout=5) as answer:
+            return Counter(json.loads(answer.read()))
+
+
+@pytest.fixture
+def server():
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER)], stdout=subprocess.PIPE, text=True, bufsize=1
+    )
+    try:
+        port, control = map(int, proc.stdout.readline().split())
+        yield Server(port, control)
+    finally:
+        stop(proc)
+
+
+def _run(dialect, http: HttpTransport) -> tuple[list, Mix, int]:
+    """Chat turns at RATE for SECONDS through the dispatcher: the samples, the mix, the offered."""
+    raw = {
+        "name": "hostile-chat",
+        "workloads": {"chat_stream": 1},
+        "chat_cancel_share": 0.5,
+        "phases": [{"name": "p", "duration_s": SECONDS, "rate": RATE}],
+        "timeouts": {"default_s": TIMEOUT_S, "chat_stream_s": TIMEOUT_S, "agent_run_s": TIMEOUT_S},
+        "thresholds": [],
+    }
+    scenario = scenario_from_dict(raw)
+    mix, samples = Mix.from_scenario(scenario), []
+    dispatcher = Dispatcher(
+        Share(
+            slot=0,
+            workers=1,
+            plan=Plan.from_scenario(scenario),
+            mix=mix,
+            timeouts=scenario.timeouts,
+            dialect=dialect,
+            http=http,
+            clock=RunClock(time.time() + 0.2),
+            connections=100,
+            on_sample=samples.append,
+        )
+    )
+    dispatcher.start()
+    dispatcher.drain(SECONDS + 0.2 + scenario.timeouts.slowest_s)
+    return samples, mix, sum(dispatcher.offered.values())
+
+
+@pytest.mark.parametrize("name", sorted(DIALECTS))
+def test_every_injected_chat_fault_is_one_failed_sample_named_by_what_happened(server, name):
+    http = HttpTransport(server.url)
+    dialect = DIALECTS[name](FIXTURE, server.url, "hostile", http)
+    dialect.sign_in("loadkit@example.com", PASSWORD)
+    samples, mix, offered = _run(dialect, http)
+    counts = server.counts()
+    outcomes = Counter((s.outcome, s.detail) for s in samples)
+
+    # Every arrival left exactly one sample, and each reached the server as one turn.
+    assert offered == len(samples) == len({s.index for s in samples}) == RATE * SECONDS
+    assert counts["refused_auth"] == 0, counts
+    assert sum(counts[kind] for kind in ("good", *DETAILS[name], "silent")) == len(samples)
+
+    # One failed sample per injected fault, by kind, in the words the dialect must use.
+    failed = Counter(s.detail for s in samples if s.outcome == FAILED)
+    expected = Counter({DETAILS[name][kind]: counts[kind] for kind in DETAILS[name]})
+    assert failed == expected, outcomes
+    assert all(counts[kind] > 0 for kind in DETAILS[name]), counts
+
+    # A turn that never sends a token ends at the chat timeout from its send, not later.
+    timed_out = [s for s in samples if s.outcome == TIMEOUT]
+    assert len(timed_out) == counts["silent"] > 0, outcomes
+    for s in timed_out:
+        assert s.detail == TIMED_OUT and s.tokens == 0, s
+        assert TIMEOUT_S - 0.05 <= s.finished_s - s.sent_s < 2 * TIMEOUT_S, s
+    assert counts["faults"] == len(timed_out) + sum(failed.values())
+
+    # Good turns: ok when completed, cancelled when the server honoured the stop; a stop
+    # that arrived after the turn completed leaves it ok, and the server saw it late.
+    ok = [s for s in samples if s.outcome == OK]
+    cancelled = [s for s in samples if s.outcome == CANCELLED]
+    assert len(ok) == counts["completed"] and len(cancelled) == counts["cancelled"] > 0
+    assert all(mix.cancels(s.index) for s in cancelled)
+    assert sum(mix.cancels(s.index) for s in ok) == counts["stop_late"], counts
+    assert len(ok) + len(cancelled) + len(timed_out) + sum(failed.values()) == len(samples)
+
+    # Time to first token is there exactly when a token came.
+    for s in samples:
+        assert (s.ttft_ms is None) == (s.tokens == 0), s
+        if s.outcome in (OK, CANCELLED):
+            assert s.tokens > 0 and 0 <= s.ttft_ms <= (s.finished_s - s.sent_s) * 1000, s
