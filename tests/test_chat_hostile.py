@@ -75,8 +75,8 @@ DETAILS = {
     },
     "agno": {
         **SAME,
-        "refused_500": "HTTP 500",
-        "refused_401": "HTTP 401",
+        "refused_500": "HTTP 500: hostile refusal",
+        "refused_401": "HTTP 401: Invalid authentication",
         "stream_ended": STREAM_ENDED,
     },
 }

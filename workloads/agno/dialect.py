@@ -116,7 +116,7 @@ class Agno(Dialect):
         its query, so each answer is read. An upload (202) and a webhook delivery (200
         "processing") are work agno accepted for later: the sample ends with the answer and
         the work is noted for the follower (followup.py), which finds out after the run."""
-        result = classify(status, len(body))
+        result = status_result(status, body)
         if result.outcome != OK:
             return result
         try:
@@ -205,7 +205,7 @@ class Agno(Dialect):
                 return Result(0, FAILED, CLOSED_BEFORE_STATUS)
             try:
                 if response.status_code != 200:
-                    return classify(response.status_code, len(response.read()))
+                    return status_result(response.status_code, response.read())
                 return self._read_turn(response, Turn(attempt, sent, 200))
             finally:
                 response.release()
@@ -281,6 +281,21 @@ def _events(response):
             event = line[6:].strip().decode()
         elif line.startswith(b"data:"):
             data.append(line[5:].strip())
+
+
+def status_result(status: int, body: bytes) -> Result:
+    """What the status alone says (2xx ok, 429 shed, else failed), a failure in agno's words:
+    FastAPI's ``{"detail": ...}`` as ``HTTP 500: <detail>``."""
+    result = classify(status, len(body))
+    if result.outcome != FAILED:
+        return result
+    try:
+        detail = json.loads(body).get("detail")
+    except (ValueError, AttributeError):
+        detail = None
+    if detail:
+        result = result._replace(detail=f"HTTP {status}: {words(str(detail))}")
+    return result
 
 
 DIALECT = Agno
