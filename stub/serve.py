@@ -68,8 +68,10 @@ def bind_sockets(config: StubConfig) -> list[socket.socket]:
 
 def _reusable_socket() -> socket.socket:
     """A TCP socket that may bind a port whose old connections linger in TIME_WAIT, so a
-    restarted stub gets its port back; a port another process listens on is still refused."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    restarted stub gets its port back; a port another process listens on is still refused.
+    IPPROTO_TCP, so accepted connections get TCP_NODELAY without uvloop too (tokens are small
+    writes that Nagle would hold for the client's delayed ACK)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     return sock
 
