@@ -11,7 +11,7 @@ Good turns honour a stop (a ``stop`` frame, the cancel endpoint) that arrives
 while they stream. The server decides, so a test can compare the failures the
 client recorded with the faults the server says it injected, one for one.
 
-    python tests/hostile_chat_server.py
+    python -m tests.hostile_chat_server
 
 prints ``PORT CONTROL_PORT`` once both listen on 127.0.0.1. CONTROL_PORT answers
 any request with the counts as JSON: one per kind of turn begun, ``completed``
@@ -33,6 +33,8 @@ import threading
 import time
 from collections import Counter
 from itertools import count
+
+from tests.counting_server import serve
 
 # What the dialects sign in with; test values, not secrets.
 PASSWORD = "hostile-password"
@@ -439,35 +441,10 @@ def _serve(conn: socket.socket, state: State) -> None:
         conn.close()
 
 
-def _listen() -> socket.socket:
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(1024)
-    return sock
-
-
-def _accept(sock: socket.socket, handle) -> None:
-    while True:
-        conn, _ = sock.accept()
-        threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-
-def _control(conn: socket.socket, state: State) -> None:
-    with conn:
-        _read_request(conn, b"")
-        _answer(conn, "200 OK", json.dumps(state.snapshot()).encode(), close=True)
-
-
 def main() -> None:
     """Serve until killed; print both ports once listening."""
     state = State()
-    service, control = _listen(), _listen()
-    threading.Thread(
-        target=_accept, args=(control, lambda c: _control(c, state)), daemon=True
-    ).start()
-    print(service.getsockname()[1], control.getsockname()[1], flush=True)
-    _accept(service, lambda c: _serve(c, state))
+    serve(lambda conn: _serve(conn, state), state.snapshot)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ is not a fault: a client must replace such a socket before writing to it. The
 server decides, so the test can compare the failures the client recorded with
 the faults the server says it injected, one for one.
 
-    python tests/hostile_server.py
+    python -m tests.hostile_server
 
 prints ``PORT CONTROL_PORT`` once both listen on 127.0.0.1. Paths on PORT:
 ``/ok`` answers 200; ``/mixed`` cycles through MIXED (answers of every framing and
@@ -16,13 +16,14 @@ request with the counts as JSON, and is never counted itself.
 
 from __future__ import annotations
 
-import json
 import socket
 import struct
 import sys
 import threading
 import time
 from collections import Counter
+
+from tests.counting_server import serve
 
 # Keep-alive connections idle this long are closed by the server (gracefully, with FIN).
 IDLE_CLOSE_S = 1.0
@@ -147,39 +148,10 @@ def _serve(conn: socket.socket, counts: Counts) -> None:
         conn.close()
 
 
-def _listen() -> socket.socket:
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(1024)
-    return sock
-
-
-def _accept(sock: socket.socket, handle) -> None:
-    while True:
-        conn, _ = sock.accept()
-        threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-
-def _control(conn: socket.socket, counts: Counts) -> None:
-    with conn:
-        _read_request(conn, b"")
-        body = json.dumps(counts.snapshot()).encode()
-        conn.sendall(
-            b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
-            % (len(body), body)
-        )
-
-
 def main() -> None:
     """Serve until killed; print both ports once listening."""
     counts = Counts()
-    service, control = _listen(), _listen()
-    threading.Thread(
-        target=_accept, args=(control, lambda c: _control(c, counts)), daemon=True
-    ).start()
-    print(service.getsockname()[1], control.getsockname()[1], flush=True)
-    _accept(service, lambda c: _serve(c, counts))
+    serve(lambda conn: _serve(conn, counts), counts.snapshot)
 
 
 if __name__ == "__main__":

@@ -14,13 +14,8 @@ when its stop was honoured.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
-import urllib.request
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -32,7 +27,7 @@ from engine.samples import CANCELLED, FAILED, OK, TIMED_OUT, TIMEOUT
 from engine.schedule import Plan
 from engine.share import Share
 from scenario import scenario_from_dict
-from stack.processes import stop
+from tests.counting_server import started
 from tests.hostile_chat_server import AGENT, PASSWORD, TOKENS_BEFORE
 from workloads.agenticos.dialect import AgenticOS
 from workloads.agno.dialect import Agno
@@ -45,7 +40,6 @@ from workloads.dialect import (
 )
 from workloads.fixture import Fixture
 
-SERVER = Path(__file__).with_name("hostile_chat_server.py")
 # The chat timeout: longer than a good turn (~0.8 s), short enough to keep the test short.
 TIMEOUT_S = 3.0
 RATE, SECONDS = 15.0, 3.0
@@ -83,27 +77,10 @@ DETAILS = {
 DIALECTS = {"agenticos": AgenticOS, "agno": Agno}
 
 
-class Server:
-    """The hostile chat server's port and its own account of what it did."""
-
-    def __init__(self, port: int, control: int):
-        self.url, self._control = f"http://127.0.0.1:{port}", control
-
-    def counts(self) -> Counter:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self._control}/", timeout=5) as answer:
-            return Counter(json.loads(answer.read()))
-
-
 @pytest.fixture
 def server():
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER)], stdout=subprocess.PIPE, text=True, bufsize=1
-    )
-    try:
-        port, control = map(int, proc.stdout.readline().split())
-        yield Server(port, control)
-    finally:
-        stop(proc)
+    with started("tests.hostile_chat_server") as hostile:
+        yield hostile
 
 
 def _run(dialect, http: HttpTransport) -> tuple[list, Mix, int]:

@@ -9,13 +9,8 @@ closed while idle is replaced before anything is written, never failed.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
-import urllib.request
 from collections import Counter
-from pathlib import Path
 
 import gevent
 import gevent.pool
@@ -34,13 +29,10 @@ from engine.mix import Mix
 from engine.schedule import Plan
 from engine.share import Share
 from scenario import scenario_from_dict
-from stack.processes import stop
+from tests.counting_server import started
 from workloads.dialect import Attempt, Dialect
 from workloads.fixture import Fixture
 
-SERVER = Path(__file__).with_name("hostile_server.py")
-# How long the server and the client are each given to do something we wait for.
-WAIT_S = 20.0
 FIXTURE = Fixture(
     api_url="http://127.0.0.1",
     org_id="org",
@@ -52,34 +44,10 @@ FIXTURE = Fixture(
 )
 
 
-class Server:
-    """The hostile server's ports and its own account of what it did."""
-
-    def __init__(self, proc: subprocess.Popen, port: int, control: int):
-        self.proc, self.url, self._control = proc, f"http://127.0.0.1:{port}", control
-
-    def counts(self) -> Counter:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self._control}/", timeout=5) as answer:
-            return Counter(json.loads(answer.read()))
-
-    def wait_for(self, name: str, at_least: int) -> Counter:
-        deadline = time.monotonic() + WAIT_S
-        while (counts := self.counts())[name] < at_least:
-            assert time.monotonic() < deadline, counts
-            time.sleep(0.05)
-        return counts
-
-
 @pytest.fixture
 def server():
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER)], stdout=subprocess.PIPE, text=True, bufsize=1
-    )
-    try:
-        port, control = map(int, proc.stdout.readline().split())
-        yield Server(proc, port, control)
-    finally:
-        stop(proc)
+    with started("tests.hostile_server") as hostile:
+        yield hostile
 
 
 class _Reads(Dialect):
