@@ -23,7 +23,7 @@ import gevent.lock
 import gevent.queue
 
 from engine.deadlines import Deadlines
-from engine.samples import ABANDONED, ABANDONED_AT_END, Result, Sample
+from engine.samples import Result, recorded
 from engine.schedule import Plan, SlotCursor
 from engine.serve import serve
 from engine.settings import process_connection_limit
@@ -181,23 +181,17 @@ class Dispatcher:
             return
         if not self._in_flight:
             self._all_done.set()
-        if result is None:
-            result = Result(0, ABANDONED, ABANDONED_AT_END)
-        sample = Sample(
-            arrival.index,
-            arrival.workload,
-            arrival.segment,
-            arrival.due_s,
-            arrival.sent_s,
-            self.clock.now(),
-            result.ttft_ms,
-            result.tokens,
-            result.status,
-            result.outcome,
-            result.detail,
-            result.bytes,
+        self._on_sample(
+            recorded(
+                arrival.index,
+                arrival.workload,
+                arrival.segment,
+                arrival.due_s,
+                arrival.sent_s,
+                self.clock.now(),
+                result,
+            )
         )
-        self._on_sample(sample)
 
     def drain(self, deadline_s: float) -> None:
         """Run a closed plan out, wait for in-flight work until ``deadline_s``, abandon the rest."""

@@ -75,6 +75,35 @@ class Result(NamedTuple):
     ttft_ms: float | None = None
 
 
+def recorded(
+    index: int,
+    workload: str,
+    segment: int,
+    due_s: float,
+    sent_s: float | None,
+    finished_s: float,
+    result: Result | None,
+) -> Sample:
+    """The one sample of an arrival that ended with ``result`` (None: abandoned at the run's
+    end), as the open-arrival dispatcher and the users driver both record it."""
+    if result is None:
+        result = Result(0, ABANDONED, ABANDONED_AT_END)
+    return Sample(
+        index,
+        workload,
+        segment,
+        due_s,
+        sent_s,
+        finished_s,
+        result.ttft_ms,
+        result.tokens,
+        result.status,
+        result.outcome,
+        result.detail,
+        result.bytes,
+    )
+
+
 def csv_row(run_id: str, worker: int, phase: str, sample: Sample) -> tuple:
     """The ``samples.csv`` row for a sample, with both latencies derived from its times."""
     sent = sample.sent_s

@@ -33,7 +33,7 @@ from locust.dispatch import _kl_generator
 
 from engine.deadlines import Deadlines
 from engine.dispatcher import Dispatcher
-from engine.samples import ABANDONED, ABANDONED_AT_END, Result, Sample
+from engine.samples import Result, recorded
 from engine.schedule import Plan
 from engine.serve import serve
 from engine.share import Share
@@ -161,24 +161,7 @@ class UsersDriver:
         if self._closed or (entry := self._in_flight.pop(index, None)) is None:
             return
         workload, segment, due_s = entry
-        if result is None:
-            result = Result(0, ABANDONED, ABANDONED_AT_END)
-        self._on_sample(
-            Sample(
-                index,
-                workload,
-                segment,
-                due_s,
-                sent_s,
-                self.clock.now(),
-                result.ttft_ms,
-                result.tokens,
-                result.status,
-                result.outcome,
-                result.detail,
-                result.bytes,
-            )
-        )
+        self._on_sample(recorded(index, workload, segment, due_s, sent_s, self.clock.now(), result))
         if not self._in_flight:
             self._idle.set()
 
