@@ -184,14 +184,16 @@ def test_stats_report_true_maximum_concurrency(tmp_path, processes):
                 ]
                 held = await _wait_stats(server.url, lambda s: s["in_flight"] == N_CONCURRENT)
                 results = await asyncio.gather(*streams)
-            return held, results
+            # A handler leaves flight just after its last bytes reach the client: wait for it
+            # (bounded), rather than read /stats in the same instant and race it.
+            after = await _wait_stats(server.url, lambda s: s["in_flight"] == 0)
+            return held, results, after
 
-        held, results = asyncio.run(crowd())
+        held, results, after = asyncio.run(crowd())
         assert held["max_in_flight"] == N_CONCURRENT
         assert sum(p["in_flight"] for p in held["processes"]) == N_CONCURRENT
         assert len(held["processes"]) == processes
         assert all(frames == 2 for _, _, frames in results)
-        after = _get(server.url + "/stats")
         assert after["in_flight"] == 0
         assert after["max_in_flight"] == N_CONCURRENT
         assert after["requests"]["/v1/chat/completions"] == N_CONCURRENT
