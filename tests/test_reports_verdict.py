@@ -104,8 +104,7 @@ def test_recovery_fails_a_run_even_without_a_recover_threshold(tmp_path):
     assert build_report(path) == 0
     summary = json.loads((path / "summary.json").read_text())
     assert summary["headline"] == (
-        "PASS (exit 0): 0 checks; recovery (informational): 1 not recovered, 5 recovered; "
-        "1 flagged"
+        "PASS (exit 0): 0 checks; recovery (informational): 1 not recovered, 5 recovered; 1 flagged"
     )
     kinds = [f["kind"] for f in summary["findings"]]
     assert kinds == ["not recovered (informational)", "flag"]

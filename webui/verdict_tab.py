@@ -89,8 +89,7 @@ def verdict_rows(run_dir: Path, offered: int | None) -> list[dict]:
         head = f"final: {verdict.final or 'the run ended; its report is being written'}"
     elif not verdict.validity.valid:
         head = (
-            f"so far: INVALID, {passed} of {len(verdict.thresholds)} thresholds would pass"
-            f"{too_few}"
+            f"so far: INVALID, {passed} of {len(verdict.thresholds)} thresholds would pass{too_few}"
         )
     else:
         head = f"so far: {passed} of {len(verdict.thresholds)} thresholds pass{too_few}"
