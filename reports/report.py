@@ -73,7 +73,7 @@ CLOSED_LOOP_DUE_NOTE = (
     "'p95 from due' equals p95 here: a closed-loop request is due when its user sends it."
 )
 # Why a workload with share 0 has no rows, no thresholds and no recovery anywhere below.
-NOT_OFFERED = "not offered by the scenario (its share is 0)"
+NOT_OFFERED = "Not offered by the scenario: its share is 0"
 # What a closed loop says where open arrival states its schedule and lateness.
 NO_LATENESS = "does not apply: closed loop (a user sends when its last answer is in)"
 
@@ -294,13 +294,11 @@ def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
     """A workload preflight left out, that no user ran (users mode), or that the scenario gives
     no share reads "not offered" with the reason, never a 0% share. This row is the one place
     a workload the scenario does not offer appears."""
-    skipped = {
-        **dict.fromkeys(run.not_offered, NOT_OFFERED),
-        **unserved(run),
-        **(run.meta.get("skipped") or {}),
-    }
+    lead = f"{description}. " if description else ""
+    if name in run.not_offered:
+        return (name, "not offered", f"{lead}{NOT_OFFERED}.")
+    skipped = {**unserved(run), **(run.meta.get("skipped") or {})}
     if name in skipped:
-        lead = f"{description}. " if description else ""
         return (name, "not offered", f"{lead}Not offered: {skipped[name]}")
     return (name, f"{run.scenario.mix[name]:.1%}", description)
 
