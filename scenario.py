@@ -29,10 +29,23 @@ METRICS = (
     "error_rate",
 )
 
+# The phase every other phase is held against, and the one whose numbers must come back to
+# it: the verdict judges recovery between them, and a plan must offer enough of both.
+BASELINE_PHASE = "sustain"
+RECOVERY_PHASE = "recover"
+
 # Phases shorter than this cannot hold a meaningful arrival schedule, even scaled.
 MIN_PHASE_S = 2.0
 
 DEFAULT_PATH = Path(__file__).with_name("scenario.yaml")
+
+
+def metric_name(metric: str) -> str:
+    """A threshold metric in words: ``p95_ttft_ms`` is "p95 first token", ``p95_ms`` "p95"."""
+    if metric == "error_rate":
+        return "error rate"
+    percentile, _, rest = metric.partition("_")
+    return f"{percentile} first token" if rest == "ttft_ms" else percentile
 
 
 class ScenarioError(ValueError):

@@ -38,7 +38,7 @@ from reports.followups import AFTER
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, WorkloadStats, timed_successes
 from reports.system import SystemStats
-from scenario import Threshold
+from scenario import BASELINE_PHASE, RECOVERY_PHASE, Threshold
 
 PASS = "pass"
 FAIL = "FAIL"
@@ -46,10 +46,6 @@ NOT_MEASURED = "not measured"
 INCONCLUSIVE = "inconclusive"
 NOT_JUDGED = "not judged"
 
-# The phase every other phase is held against: the seed judges thresholds there.
-BASELINE_PHASE = "sustain"
-# The phase whose numbers must come back to the baseline's.
-RECOVERY_PHASE = "recover"
 
 # A failure or shed rate this far above sustain's (in absolute terms) is a jump.
 JUMP_POINTS = 0.01
