@@ -1,11 +1,12 @@
-"""What a preflight reports, on every platform, and how it is run from the shell.
+"""How a preflight is run from the shell, on every platform, and the refusals it shares.
 
 A platform's preflight module checks its deployment its own way; what it
 finds is the same on every platform (the agent answers, a search finds the
 seeded documents, a run completes, and whether trigger_fire can run), so the
-engine reads one result and the operator sees one summary line. The command
-line is the same too: ``python -m workloads.<platform>.preflight`` exits 0 with
-that line, or 1 with the one-line refusal.
+engine reads one result (``engine.seam.PreflightResult``) and the operator sees
+one summary line. The command line is the same too: ``python -m
+workloads.<platform>.preflight`` exits 0 with that line, or 1 with the one-line
+refusal.
 """
 
 from __future__ import annotations
