@@ -20,7 +20,7 @@ import yaml
 
 from scenario import DEFAULT_PATH
 from stack.processes import ROOT
-from tests.generator_env import (
+from tests.support.generator_env import (
     RUN_TIMEOUT_S,
     invalid_reasons,
     load_env,
@@ -34,7 +34,7 @@ from tests.generator_env import (
 # runs are about what is judged, not about the machine's speed.
 LATENESS = {"late_after_ms": 250.0, "max_late_fraction": 0.05}
 # Open files a load process gets in the connection tests: it holds (1024 - 128) / 2 = 448
-# concurrent arrivals (engine/settings.py process_connection_limit).
+# concurrent arrivals (engine/limits.py process_connection_limit).
 FILES = 1024
 HOLDS = (FILES - 128) // 2
 READS_ONLY = {"api_read": 1, "chat_stream": 0, "agent_run": 0, "rag_query": 0, "ingest": 0}

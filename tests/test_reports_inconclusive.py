@@ -21,7 +21,7 @@ from reports.stats import run_stats
 from reports.system import system_stats
 from reports.verdict import FAIL, INCONCLUSIVE, NOT_MEASURED, PASS, judge
 from scenario import load_scenario, scenario_from_dict
-from tests.rundirs import synthetic_samples, write_run_dir
+from tests.support.rundirs import synthetic_samples, write_run_dir
 from webui.verdict_tab import verdict_rows
 
 # The shipped scenario and its minimums, shortened until several checks fall below them.

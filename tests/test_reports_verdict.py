@@ -27,7 +27,7 @@ from reports.verdict import (
     judge,
 )
 from scenario import ScenarioError, load_scenario, scenario_from_dict
-from tests.rundirs import (
+from tests.support.rundirs import (
     ANY_COUNT,
     edit_run_json,
     judged_at_any_count,
