@@ -207,7 +207,11 @@ class Conductor:
         run_dir = self._run_dir(settings)
         fixture = with_host(settings.fixture, settings.host)
         password = password_from_env()
-        preflight = platform(fixture.platform).run_preflight(fixture, settings.email, password)
+        # Only what the scenario offers is checked: a workload with share 0 is never preflighted.
+        offered = frozenset(settings.scenario.offered)
+        preflight = platform(fixture.platform).run_preflight(
+            fixture, settings.email, password, offered
+        )
         scenario, skipped = settings.scenario, dict(preflight.skipped)
         for name, reason in skipped.items():
             scenario = _without(scenario, name)

@@ -162,3 +162,42 @@ def test_connections_follow_the_offered_workloads_and_warn_only_when_capped(
         assert warned == [], warned
         assert record["connections"] == 10 * timeout_s and record["connections_note"] == ""
     assert result.returncode == 0, invalid_reasons(run_dir, result)
+
+
+def test_a_reads_only_scenario_against_a_fixture_without_a_trigger_passes(plat, tmp_path):
+    """Only api_read has a share: nothing else is preflighted (the missing trigger is not
+    even looked at), sized for or judged, and the report lists the rest once as not
+    offered by the scenario. The shipped thresholds name every workload; api_read's
+    limits are loosened for a busy machine, since what is under test is who is judged."""
+    fixture = json.loads(plat.fixture.read_text())
+    fixture["trigger_id"] = None
+    no_trigger = tmp_path / "fixture.json"
+    no_trigger.write_text(json.dumps(fixture))
+    thresholds = yaml.safe_load(DEFAULT_PATH.read_text())["thresholds"]
+    for threshold in thresholds:
+        if threshold["workload"] == "api_read":
+            threshold["limit"] = 0.05 if threshold["metric"] == "error_rate" else 5_000
+    scenario = write_scenario(
+        tmp_path,
+        [("sustain", 3.0, 10.0)],
+        workloads={**READS_ONLY, "trigger_fire": 0},
+        thresholds=thresholds,
+        lateness=LATENESS,
+    )
+    run_dir = tmp_path / "run"
+    result = _run(plat, scenario, run_dir, "--fixture", str(no_trigger))
+    assert result.returncode == 0, invalid_reasons(run_dir, result)
+    assert "trigger_fire skipped" not in result.stderr
+    assert BEFORE_LOAD not in result.stderr
+    record = read_run(run_dir)
+    assert record["skipped"] == {}
+    assert record["connections_needed"] == 10 * 10  # api_read's own 10 s timeout, at 10/s
+    summary = _summary(run_dir)
+    assert summary["verdict"] == "pass"
+    assert {t["workload"] for t in summary["thresholds"]} == {"api_read"}
+    not_offered = {"chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire"}
+    assert set(summary["not_offered"]) == not_offered
+    markdown = (run_dir / "report.md").read_text()
+    for name in not_offered:
+        rows = [line for line in markdown.splitlines() if line.startswith(f"| {name} |")]
+        assert len(rows) == 1 and "Not offered by the scenario" in rows[0], rows
