@@ -1,6 +1,6 @@
 """A 2xx is not success by itself: every answer is checked against the contract.
 
-A hostile proxy (tests/garbage_proxy.py, a real process) stands in front of the
+A hostile proxy (tests/support/garbage_proxy.py, a real process) stands in front of the
 reference target and answers a share of list reads and searches with 200 and a
 body the contract forbids. Every such answer must become exactly one failed
 sample named by what was wrong, and nothing else may fail.
@@ -13,10 +13,12 @@ import urllib.request
 import uuid
 from collections import Counter
 
+import pytest
+
 from engine.seam import WORDS_MAX
 from stack.processes import free_port, running
-from tests.garbage_proxy import STATS_PATH
-from tests.generator_env import platform, read_run, read_samples, run_local, write_scenario
+from tests.support.garbage_proxy import STATS_PATH
+from tests.support.generator_env import platform, read_run, read_samples, run_local, write_scenario
 from workloads.agenticos.dialect import error_frame, http_failure
 
 # Garbage kind the proxy served -> the detail the sample must carry.
@@ -30,6 +32,8 @@ DETAIL_OF = {
 }
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_every_garbage_answer_is_one_failed_sample_named_by_what_was_wrong(tmp_path):
     scenario = write_scenario(
         tmp_path, [("sustain", 4.0, 20.0)], workloads={"api_read": 3, "rag_query": 1}
@@ -37,7 +41,14 @@ def test_every_garbage_answer_is_one_failed_sample_named_by_what_was_wrong(tmp_p
     run_dir = tmp_path / "run"
     with platform(tmp_path / "platform") as plat:
         port = free_port()
-        args = ["-m", "tests.garbage_proxy", "--upstream", plat.target.url, "--port", str(port)]
+        args = [
+            "-m",
+            "tests.support.garbage_proxy",
+            "--upstream",
+            plat.target.url,
+            "--port",
+            str(port),
+        ]
         with running(args, "/api/v1/health", port, tmp_path / "proxy.log") as proxy:
             done = run_local(plat, scenario, run_dir, "--host", proxy.url)
             with urllib.request.urlopen(proxy.url + STATS_PATH, timeout=10) as resp:

@@ -1,6 +1,6 @@
 """A chat turn never lies: against a server breaking turns on purpose, failures equal faults.
 
-The server (tests/hostile_chat_server.py, a real process) speaks both dialects'
+The server (tests/support/hostile_chat_server.py, a real process) speaks both dialects'
 chat (the AgenticOS WebSocket, agno's server-sent events) and counts what it
 injects: connections closed before any answer, refused handshakes and runs,
 resets and closes mid-turn, a stream ended before its final frame, a frame that
@@ -35,10 +35,12 @@ from engine.seam import (
 from engine.share import Share
 from fixture import Fixture
 from scenario import scenario_from_dict
-from tests.counting_server import started
-from tests.hostile_chat_server import AGENT, PASSWORD, TOKENS_BEFORE
+from tests.support.counting_server import started
+from tests.support.hostile_chat_server import AGENT, PASSWORD, TOKENS_BEFORE
 from workloads.agenticos.dialect import AgenticOS
 from workloads.agno.dialect import Agno
+
+pytestmark = pytest.mark.system
 
 # The chat timeout: longer than a good turn (~0.8 s), short enough to keep the test short.
 TIMEOUT_S = 3.0
@@ -79,7 +81,7 @@ DIALECTS = {"agenticos": AgenticOS, "agno": Agno}
 
 @pytest.fixture
 def server():
-    with started("tests.hostile_chat_server") as hostile:
+    with started("tests.support.hostile_chat_server") as hostile:
         yield hostile
 
 

@@ -1,6 +1,6 @@
 """The transport never lies: against a server that misbehaves on purpose, failures equal faults.
 
-The server (tests/hostile_server.py, a real process) counts what it injects:
+The server (tests/support/hostile_server.py, a real process) counts what it injects:
 resets mid-request, connections closed before the status line, bad status lines.
 Every injected fault must be exactly one failed sample named by what happened,
 none hidden by a re-send and none invented; a keep-alive connection the server
@@ -31,7 +31,9 @@ from engine.seam import Attempt, Dialect
 from engine.share import Share
 from fixture import Fixture
 from scenario import scenario_from_dict
-from tests.counting_server import started
+from tests.support.counting_server import started
+
+pytestmark = pytest.mark.system
 
 FIXTURE = Fixture(
     api_url="http://127.0.0.1",
@@ -46,7 +48,7 @@ FIXTURE = Fixture(
 
 @pytest.fixture
 def server():
-    with started("tests.hostile_server") as hostile:
+    with started("tests.support.hostile_server") as hostile:
         yield hostile
 
 
