@@ -29,8 +29,9 @@ scan, request bytes built once per reused call):
   elsewhere): its ``Location`` comes back with it, so the sample can say where it
   pointed.
 
-There is no bound on connections here: the dispatcher bounds concurrent requests, so a request
-never waits for a socket (waiting would be inside the timed region and hide a cap).
+There is no bound on connections here: the dispatcher bounds concurrent requests, so
+a request never waits for a socket (waiting would be inside the timed region and
+hide a cap).
 """
 
 from __future__ import annotations
