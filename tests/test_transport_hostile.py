@@ -31,13 +31,13 @@ from engine.http import (
 )
 from engine.mix import Mix
 from engine.schedule import Plan
+from engine.seam import Attempt, Dialect
 from engine.share import Share
+from fixture import Fixture
 from scenario import scenario_from_dict
-from tests.counting_server import started
-from tests.hostile_server import HUGE, OVERSIZED, SIGN_IN
+from tests.support.counting_server import started
+from tests.support.hostile_server import HUGE, OVERSIZED, SIGN_IN
 from workloads.agenticos.dialect import AgenticOS
-from workloads.dialect import Attempt, Dialect
-from workloads.fixture import Fixture
 
 FIXTURE = Fixture(
     api_url="http://127.0.0.1",
@@ -66,7 +66,7 @@ ANSWER_WORDS = {
 
 @pytest.fixture
 def server():
-    with started("tests.hostile_server") as hostile:
+    with started("tests.support.hostile_server") as hostile:
         yield hostile
 
 

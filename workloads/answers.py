@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import msgspec
 
-from workloads.dialect import words
+from engine.seam import words
 
 NOT_JSON = "bad body: not JSON"
 T = TypeVar("T")

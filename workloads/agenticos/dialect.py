@@ -25,18 +25,7 @@ from urllib3 import encode_multipart_formdata
 
 from engine.http import Answer, HttpCall, HttpTransport
 from engine.samples import CANCELLED, FAILED, OK, SHED, Result
-from engine.websocket import (
-    FrameError,
-    PeerClosed,
-    Refused,
-    SocketEnded,
-    WebSocket,
-    not_upgraded,
-)
-from workloads.agenticos.answers import ACCEPTED, LIST_PAGE, RUN_RESULT, SEARCH_RESULT
-from workloads.answers import held
-from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
-from workloads.dialect import (
+from engine.seam import (
     BAD_FRAME,
     CONNECTION_CLOSED,
     CONNECTION_RESET,
@@ -51,7 +40,18 @@ from workloads.dialect import (
     socket_backstop_s,
     words,
 )
-from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
+from engine.websocket import (
+    FrameError,
+    PeerClosed,
+    Refused,
+    SocketEnded,
+    WebSocket,
+    not_upgraded,
+)
+from fixture import PASSWORD_ENV, Fixture, webhook_secret
+from workloads.agenticos.answers import ACCEPTED, LIST_PAGE, RUN_RESULT, SEARCH_RESULT
+from workloads.answers import held
+from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 
 API = "/api/v1"
 
