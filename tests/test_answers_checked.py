@@ -152,6 +152,7 @@ SHAPES = [
     ("agenticos", "trigger_fire", 0, 202, b"", ""),
     ("agno", "api_read", 0, 200, b'[{"id": "agent"}]', ""),
     ("agno", "api_read", 0, 200, b'{"data": []}', "not an array"),
+    ("agno", "api_read", 0, 200, b'[{"id": "a"}, "b"]', "item is str, not object"),
     ("agno", "api_read", 1, 200, b'{"data": [], "meta": {"page": 1}}', ""),
     ("agno", "api_read", 1, 200, b'[{"data": [], "meta": {}}]', "not an object"),
     ("agno", "api_read", 1, 200, b'{"data": "none", "meta": {}}', "data is str, not array"),

@@ -56,6 +56,9 @@ def misfit(message: str) -> str:
     kind, and where (``items``, ``results[].content``; list positions are not kept)."""
     where = _WHERE.search(message)
     path = _INDEX.sub("[]", where["path"]).lstrip(".") if where else ""
+    if path.startswith("[]"):
+        # Inside a body that is itself a list: its items.
+        path = "item" + path[2:]
     message = message[: where.start()] if where else message
     if missing := _MISSING.fullmatch(message):
         field = f"{path}.{missing['field']}" if path else missing["field"]
