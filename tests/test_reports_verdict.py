@@ -1,7 +1,7 @@
 """The verdict judges burst and recover: doctored run directories that must fail, and one that
 must recover at the right time.
 
-Each run is the seeded synthetic run of tests/rundirs.py with one thing broken by
+Each run is the seeded synthetic run of tests/support/rundirs.py with one thing broken by
 hand: a workload shed entirely in recover, a workload failing as much in sustain
 as in recover, a recover that is slow for its first seconds and good after.
 """

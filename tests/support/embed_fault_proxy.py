@@ -1,4 +1,4 @@
-"""``python -m tests.support.embed_fault_proxy``: an embedder failing a run's uploads, by index.
+"""``python -m tests.support.embed_fault_proxy``: an embedder that fails a run's uploads by index.
 
 It stands in front of the stub as a platform's embedding provider and passes
 every request through, except an embeddings request whose input is a run's

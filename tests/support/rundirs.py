@@ -20,7 +20,7 @@ from reports.rundir import PROBE_COLUMNS, SAMPLE_COLUMNS
 from scenario import MinCounts, Scenario, load_scenario, scenario_from_dict
 
 # A 32-arrival run built by hand; tests/test_reports_golden.py works its numbers out.
-GOLDEN = Path(__file__).parent.parent / "data" / "reports_golden"
+GOLDEN = Path(__file__).parents[1] / "data" / "reports_golden"
 
 # Typical service times per workload (ms), so charts and percentiles look like a run.
 BASE_LATENCY_MS = {
