@@ -725,9 +725,8 @@ def _verdict_section(verdict: Verdict) -> Section:
         (
             f"{t.workload} {fmt.metric_name(t.metric)} in {t.phase}",
             "> 0 samples" if t.limit is None else f"≤\u00a0{fmt.metric(t.metric, t.limit)}",
-            "–" if t.limit is None else fmt.count(t.min_count),
-            t.reading or fmt.metric(t.metric, t.measured),
-            fmt.count(t.samples),
+            # The count rides in the reading's cell, which wraps, so the table fits a phone.
+            f"{t.reading or fmt.metric(t.metric, t.measured)} (n={t.samples:,})",
             t.status,
         )
         for t in verdict.thresholds
@@ -735,9 +734,10 @@ def _verdict_section(verdict: Verdict) -> Section:
     blocks: list[Block] = [
         Paragraph(
             "Each threshold is judged on the requests offered in each phase it names "
-            "(scenario.yaml's judging block gives the defaults and why). It fails when what is "
+            "(scenario.yaml's judging block gives the defaults and why, and the minimum count "
+            "each is judged on: 20 arrivals for a p95 or an error rate). It fails when what is "
             "known already breaks its limit, even with accepted work nobody could verify or "
-            "fewer arrivals than its minimum ('min n'); it is not measured when the unknown "
+            "fewer arrivals than its minimum; it is not measured when the unknown "
             "part could still tip it, and inconclusive when the plan offered fewer arrivals "
             "than its minimum and nothing known breaks it. A workload skipped at preflight is "
             "not measured, never a pass; a workload that did not come back to sustain's band "
@@ -745,7 +745,7 @@ def _verdict_section(verdict: Verdict) -> Section:
             "codes: invalid 2, else fail 1, else inconclusive 2, else pass 0."
         ),
         Table(
-            ("check", "limit", "min n", "measured", "n", "result"),
+            ("check", "limit", "measured (n)", "result"),
             rows,
             empty="The scenario sets no thresholds.",
             fit=True,

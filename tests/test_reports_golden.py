@@ -137,7 +137,7 @@ def test_build_writes_the_three_files_in_order(tmp_path):
         "Verdict",
     ]
     # The limit's "≤" is held to its number by a no-break space, so a phone never splits them.
-    row = "| chat_stream p95 first token in sustain | ≤\u00a0180.0 ms | 1 | 200.0 ms | 2 | FAIL |"
+    row = "| chat_stream p95 first token in sustain | ≤\u00a0180.0 ms | 200.0 ms (n=2) | FAIL |"
     assert row in markdown
     # chat_stream failed its sustain threshold, so its recovery is not judged; api_read's is.
     assert (
