@@ -30,6 +30,8 @@ from tests.support.generator_env import (
     write_scenario,
 )
 
+pytestmark = [pytest.mark.system, pytest.mark.slow]
+
 # A busy shared machine's scheduling jitter (as tests/test_generator_run.py allows): these
 # runs are about what is judged, not about the machine's speed.
 LATENESS = {"late_after_ms": 250.0, "max_late_fraction": 0.05}
