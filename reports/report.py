@@ -1,11 +1,15 @@
 """The run report as a Document, in the order the questions get asked, verdict last.
 
-What was run, then each phase (offered and completed), the whole run, the
-system under test, and the verdict. The verdict is last on purpose: the sample
-counts above it say whether a tail is a finding or three requests. The first
-screen still says the outcome, but as the seed says to read it: offered against
+The first screen says the outcome as the seed says to read it: offered against
 recorded, late dispatches and validity first, then one verdict line whose every
-finding carries its sample count and a link to its evidence.
+finding carries its sample count and a link to its evidence, then each workload's
+headline (its p95 and error rate over the phases each is judged in, the count and
+the limit beside them). The charts follow at once, drawn against the limits, and
+each threshold phase by phase: a stakeholder who stops there has the answer and
+its shape. The detail follows for whoever checks it: what was run, each phase
+(offered and completed), the whole run, the system under test, and the full
+verdict last, under the numbers it rests on (the counts above it say whether a
+tail is a finding or three requests).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from reports.document import (
     Table,
 )
 from reports.headline import findings, recovery_summary, verdict_line
+from reports.limits import Headline, headlines, measured_text, phase_grid
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, SliceStats
 from reports.system import SystemStats
@@ -97,9 +102,11 @@ def report_document(
         ),
         glance=_glance(run, stats, verdict),
         sections=(
+            _charts_section(request_charts),
+            _limits_section(run, stats, verdict),
             _what_was_run(run, stats, system, verdict),
             *phase_sections,
-            _whole_run(run, stats, request_charts),
+            _whole_run(run, stats),
             *_accepted_section(stats),
             _system_section(run, system, system_charts),
             _verdict_section(verdict),
@@ -145,6 +152,85 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Block, ...]:
             verdict_level(verdict),
             (*(f.text for f in found), recovery_summary(verdict)),
             (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}"),
+        ),
+        _headline_table(headlines(run, verdict)),
+    )
+
+
+def _headline_table(rows: tuple[Headline, ...]) -> Table:
+    """Each workload's p95 and error rate over the phases each is judged in, count and limit
+    beside; the phases go in the header when every workload shares them, else in the cell."""
+    latency_in = _shared_phases(h.latency.phases for h in rows)
+    errors_in = _shared_phases(h.errors.phases for h in rows)
+
+    def latency(h: Headline) -> str:
+        kind = "" if h.latency_name == "p95" else f"{h.latency_name}: "
+        where = "" if latency_in else f" in {_phases(h.latency.phases)}"
+        return f"{kind}{measured_text(h.latency)}{where}"
+
+    def errors(h: Headline) -> str:
+        where = "" if errors_in else f" in {_phases(h.errors.phases)}"
+        return f"{measured_text(h.errors)}{where}"
+
+    return Table(
+        (
+            "workload",
+            f"p95 in {latency_in}" if latency_in else "p95",
+            f"error rate in {errors_in}" if errors_in else "error rate",
+            "checks",
+        ),
+        tuple((h.workload, latency(h), errors(h), h.checks) for h in rows),
+        empty="No workload was judged.",
+        fit=True,
+    )
+
+
+def _shared_phases(phase_sets) -> str:
+    """The phases every headline shares, in words; empty when they differ."""
+    distinct = set(phase_sets)
+    return _phases(distinct.pop()) if len(distinct) == 1 else ""
+
+
+def _phases(names: tuple[str, ...]) -> str:
+    return ", ".join(names)
+
+
+def _charts_section(charts: tuple[Chart, ...]) -> Section:
+    """The run's shape right under the verdict: rates, latency against its limits, the
+    latency distribution, errors and first tokens, each shaded by phase."""
+    return Section(
+        "charts",
+        "Charts",
+        (
+            Paragraph(
+                "Phases are shaded; dashed lines are the scenario's limits, drawn over the "
+                "phases they are judged in. Latency is over successful requests only."
+            ),
+            *(Figure(c) for c in charts),
+        ),
+    )
+
+
+def _limits_section(run: Run, stats: RunStats, verdict: Verdict) -> Section:
+    """Every threshold in every phase: where it held, where it broke, and the phases it is
+    not judged in for context."""
+    names = [p.name for p in run.phases]
+    rows = phase_grid(run, stats, verdict)
+    return Section(
+        "limits",
+        "Each phase against the limits",
+        (
+            Paragraph(
+                "Each threshold on the requests offered in each phase: its result where the "
+                "scenario judges it, the same measurement marked 'not judged' where it does "
+                "not (ramp's cold start, or a burst a latency limit is not held to)."
+            ),
+            Table(
+                ("check", "limit", *names),
+                tuple((r.check, r.limit, *r.cells) for r in rows),
+                empty="The scenario sets no thresholds.",
+                fit=True,
+            ),
         ),
     )
 
@@ -615,7 +701,7 @@ def _recovery_conclusion(recovery: Recovery) -> str:
     return "; ".join(parts) + "."
 
 
-def _whole_run(run: Run, stats: RunStats, charts: tuple[Chart, ...]) -> Section:
+def _whole_run(run: Run, stats: RunStats) -> Section:
     whole = stats.whole
     blocks: list[Block] = [
         Paragraph(
@@ -625,7 +711,6 @@ def _whole_run(run: Run, stats: RunStats, charts: tuple[Chart, ...]) -> Section:
             f"on average; {fmt.count(whole.total.successes)} successful)."
         ),
         *_slice_blocks(whole, "the whole run"),
-        *(Figure(c) for c in charts),
     ]
     return Section("whole-run", "The whole run", tuple(blocks))
 

@@ -14,6 +14,8 @@ from reports import build_report
 from tests.support.rundirs import golden_copy
 
 SECTIONS = [
+    "charts",
+    "limits",
     "what-was-run",
     "phase-ramp",
     "phase-sustain",
@@ -24,7 +26,7 @@ SECTIONS = [
     "verdict",
 ]
 CHARTS = {
-    "whole-run": ["throughput", "latency", "errors", "ttft"],
+    "charts": ["throughput", "latency", "distribution", "errors", "ttft"],
     "system": ["cpu", "memory", "db"],
 }
 
