@@ -42,6 +42,7 @@ from runner.settings import (
 )
 from shapes.choose import choose_shape
 from shapes.sweep import add_sweep_options
+from webui.locust_charts import chart_in_flight
 from webui.rate_page import add_rate_page
 from webui.verdict_tab import add_verdict_tab
 
@@ -51,6 +52,8 @@ log = logging.getLogger(__name__)
 BAD_INPUT_EXIT = 2
 # How often the headless master looks whether its expected workers have connected.
 WORKER_POLL_S = 0.5
+# The logger Locust prints its request, percentile and error tables through (locust.stats).
+LOCUST_TABLES_LOGGER = "locust.stats_logger"
 
 _conductor: Conductor | None = None
 _process: LoadProcess | None = None
@@ -67,6 +70,7 @@ def install() -> None:
     events.report_to_master.add_listener(_on_report_to_master)
     events.worker_report.add_listener(_on_worker_report)
     events.quitting.add_listener(_on_quitting)
+    events.quit.add_listener(_on_quit)
 
 
 def _refuse_at_start(line: str) -> None:
@@ -93,6 +97,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         runner.register_message(PLAN, lambda msg, **_: _process.on_plan(PlanUpdate(**msg.data)))
         runner.register_message(STOP, lambda msg, **_: _process.stop("interrupted"))
     if not isinstance(runner, WorkerRunner):
+        _quiet_locust_tables(options)
         _handle_signals_before_load(runner)
         if isinstance(runner, MasterRunner) and options.headless:
             _bound_the_wait_for_workers(runner, options)
@@ -106,6 +111,18 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         if web_ui is not None:
             add_rate_page(web_ui, lambda: environment.shape_class)
             add_verdict_tab(web_ui, _conductor.progress)
+            chart_in_flight(web_ui, _conductor.in_flight)
+
+
+def _quiet_locust_tables(options) -> None:
+    """Locust's request tables (every 2 s headless, and at the end) off unless asked for
+    (--locust-tables, or Locust's --print-stats): the kit prints one progress line while a
+    run lasts and its own figures and verdict at the end, from every sample. Locust prints
+    them through this one logger, and checks only_summary after init."""
+    if options.locust_tables or options.print_stats:
+        return
+    options.only_summary = True
+    logging.getLogger(LOCUST_TABLES_LOGGER).setLevel(logging.WARNING)
 
 
 def _handle_signals_before_load(runner) -> None:
@@ -175,6 +192,13 @@ def _on_test_stopping(environment, **_) -> None:
         _process.stop("interrupted")
 
 
+def _on_quit(**_) -> None:
+    """The very end: a headless run's figures and verdict are the last thing it prints,
+    after Locust's own exit lines."""
+    if _conductor is not None and _conductor.closing_text:
+        print(_conductor.closing_text, flush=True)
+
+
 def _on_test_stop(environment, **_) -> None:
     if _conductor is not None:
         _conductor.close()
@@ -200,3 +224,10 @@ def _on_quitting(environment, **_) -> None:
             environment.process_exit_code = _conductor.exit_code
     elif _process is not None:
         _process.stop("interrupted")
+
+
+def _on_quit(**_) -> None:
+    """The very end: a headless run's figures and verdict are the last thing it prints,
+    after Locust's own exit lines."""
+    if _conductor is not None and _conductor.closing_text:
+        print(_conductor.closing_text, flush=True)

@@ -130,6 +130,14 @@ def add_options(parser) -> None:
         web=False,
         help="probe the stub's /stats (default: the fixture's stub)",
     )
+    option(
+        "--locust-tables",
+        action="store_true",
+        default=False,
+        web=False,
+        help="print Locust's own request tables, every few seconds and at the end (the kit "
+        "prints one progress line and, at the end, its own figures and verdict instead)",
+    )
     _explain_worker_wait(parser)
 
 
