@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pandas as pd
+
 from reports import formatting as fmt
 from reports.rundir import Run
 from reports.stats import Counts, Percentiles, RunStats, WorkloadStats, slice_stats
@@ -48,10 +50,13 @@ class Headline:
 def headlines(run: Run, verdict: Verdict) -> tuple[Headline, ...]:
     """One headline per workload the verdict judges (skipped and not offered ones have none)."""
     judged = [w for w in run.workloads if w not in verdict.skipped]
-    return tuple(_headline(run, verdict, name) for name in judged)
+    # One pass over the samples splits them by workload; each headline reads only its own.
+    by_workload = dict(tuple(run.samples.groupby("workload", observed=True, sort=False)))
+    empty = run.samples.iloc[:0]
+    return tuple(_headline(run, verdict, name, by_workload.get(name, empty)) for name in judged)
 
 
-def _headline(run: Run, verdict: Verdict, workload: str) -> Headline:
+def _headline(run: Run, verdict: Verdict, workload: str, samples: pd.DataFrame) -> Headline:
     mine = [t for t in run.scenario.thresholds if t.workload == workload]
     latencies = [t for t in mine if t.metric != "error_rate"]
     # The headline's column is a p95: a workload's p95 limit if it has one, else its first.
@@ -63,7 +68,7 @@ def _headline(run: Run, verdict: Verdict, workload: str) -> Headline:
     metric = latency_limit.metric if latency_limit else HEADLINE_METRIC
     latency_phases = latency_limit.phases if latency_limit else judging.latency_phases
     error_phases = error_limit.phases if error_limit else judging.error_rate_phases
-    stats = _pooled(run, workload, latency_phases)
+    stats = _pooled(run, workload, samples, latency_phases)
     percentile = _percentile(metric, stats)
     latency = Measured(
         fmt.metric(metric, percentile.value),
@@ -71,7 +76,7 @@ def _headline(run: Run, verdict: Verdict, workload: str) -> Headline:
         _limit(latency_limit),
         latency_phases,
     )
-    counts = _pooled(run, workload, error_phases).counts
+    counts = _pooled(run, workload, samples, error_phases).counts
     errors = Measured(_error_rate(counts), counts.calls, _limit(error_limit), error_phases)
     statuses = [t.status for t in verdict.thresholds if t.workload == workload]
     return Headline(workload, fmt.metric_name(metric), latency, errors, _tally(statuses))
@@ -90,10 +95,11 @@ def _percentile(metric: str, stats: WorkloadStats) -> _Value:
     return _Value(getattr(source, name), source.count)
 
 
-def _pooled(run: Run, workload: str, phases: tuple[str, ...]) -> WorkloadStats:
-    """One workload's statistics over the arrivals offered in ``phases``, pooled."""
-    samples = run.samples
-    samples = samples[(samples["workload"] == workload) & samples["phase"].isin(phases)]
+def _pooled(
+    run: Run, workload: str, samples: pd.DataFrame, phases: tuple[str, ...]
+) -> WorkloadStats:
+    """One workload's statistics over its ``samples`` offered in ``phases``, pooled."""
+    samples = samples[samples["phase"].isin(phases)]
     window = sum(p.duration_s for p in run.phases if p.name in phases) or 1.0
     return slice_stats(samples, run.scenario, window, (workload,)).workload(workload)
 
