@@ -27,7 +27,7 @@ from reports.document import (
     Section,
     Table,
 )
-from reports.headline import findings, recovery_summary, verdict_line
+from reports.headline import Finding, findings, recovery_summary, verdict_line
 from reports.limits import Headline, headlines, measured_text, phase_grid
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, SliceStats
@@ -48,6 +48,9 @@ from reports.verdict import (
     unserved,
 )
 
+# Findings the first screen lists before it points to the Verdict section for the rest: a
+# short run can have fifteen, and the workloads' headline must still fit on the screen.
+GLANCE_FINDINGS = 6
 # How arrivals ended (Counts fields), in the order every table prints them.
 OUTCOME_HEADERS = ("ok", "failed", "shed", "cancelled", "timeouts", "abandoned")
 WORKLOAD_HEADERS = (
@@ -145,16 +148,28 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Block, ...]:
         fit=True,
     )
     found = findings(verdict)
+    shown, rest = found[:GLANCE_FINDINGS], found[GLANCE_FINDINGS:]
+    more = (f"{len(rest)} more, each in the Verdict section: {_kinds(rest)}",) if rest else ()
     return (
         facts,
         Banner(
             verdict_line(verdict),
             verdict_level(verdict),
-            (*(f.text for f in found), recovery_summary(verdict)),
-            (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}"),
+            (*(f.text for f in shown), *more, recovery_summary(verdict)),
+            (
+                *(f.anchor for f in shown),
+                *(("verdict",) if rest else ()),
+                f"phase-{RECOVERY_PHASE}",
+            ),
         ),
         _headline_table(headlines(run, verdict)),
     )
+
+
+def _kinds(found: tuple[Finding, ...]) -> str:
+    """'8 inconclusive, 1 flag': findings counted by kind, in the order they come."""
+    kinds = [f.kind for f in found]
+    return ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(kinds))
 
 
 def _headline_table(rows: tuple[Headline, ...]) -> Table:
