@@ -18,7 +18,11 @@ from workloads.preflight import RunPreflight
 # Name -> package; each has dialect.py exporting DIALECT and preflight.py exporting
 # run_preflight, and may have followup.py exporting follow_up; imported only when that
 # platform is asked for.
-PLATFORMS = {"agenticos": "workloads.agenticos", "agno": "workloads.agno"}
+PLATFORMS = {
+    "agenticos": "workloads.agenticos",
+    "agno": "workloads.agno",
+    "langgraph": "workloads.langgraph",
+}
 DEFAULT_PLATFORM = "agenticos"
 
 

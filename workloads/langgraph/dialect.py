@@ -1,0 +1,253 @@
+"""The LangGraph dialect: the six workloads as langgraph-api 0.16 serves them (CONTRACT.md).
+
+Paths sit at the API's root; the key travels in ``x-api-key``, as the official
+SDK sends it, held in memory only. A chat turn is a streamed run on a thread the
+run creates: server-sent events read on the kit's own connection
+(``HttpTransport.stream``), ``messages`` events carrying the tokens and a final
+``values`` event carrying the answer; a turn cancelled after its first token asks
+the run-cancel endpoint, and the stream then ends without the answer. A waited
+run is ``/runs/wait``, retrieval the store's semantic search, an ingest a store
+put (embedded before it answers), and a trigger_fire a background run, which the
+server accepts for later: its sample ends with the acceptance and followup.py
+finds out after the run what became of it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from engine.http import (
+    CLOSED_IN_BODY,
+    ExchangeError,
+    HttpCall,
+    HttpTransport,
+    StreamedAnswer,
+    classify,
+    failure_detail,
+)
+from engine.samples import CANCELLED, FAILED, OK, Result
+from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
+from workloads.dialect import (
+    BAD_FRAME,
+    CONNECTION_CLOSED,
+    CONNECTION_RESET,
+    STREAM_ENDED,
+    Attempt,
+    Dialect,
+    DialectError,
+    Turn,
+    error_frame,
+    socket_backstop_s,
+    words,
+)
+from workloads.fixture import PASSWORD_ENV, Fixture
+
+# api_read rotates over the two lists a LangGraph client (Studio, a chat UI) opens first.
+READ_PATHS = ("/threads/search", "/assistants/search")
+READ_BODY = json.dumps({"limit": 20}).encode()
+# The stream modes a chat UI asks for: the tokens as they come, and the state when it changes
+# (whose last value carries the whole answer: how a turn's completion is read).
+STREAM_MODE = ["messages-tuple", "values"]
+# A cancel that reaches a run already finished: the turn reads on and ends as it ended.
+CANCEL_TOO_LATE = 404
+
+
+class LangGraph(Dialect):
+    """Speaks langgraph-api 0.16's Agent Server API (langgraph_platform/ runs one on the stub)."""
+
+    def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
+        super().__init__(fixture, run_id, http)
+        self._auth: dict[str, str] = {}
+        self._json: dict[str, str] = {}
+        self._reads: tuple[HttpCall, ...] = ()
+        self._namespace = [fixture.collection_name]
+
+    def sign_in(self, email: str, password: str) -> None:
+        """The server has no sign-in: the key is checked once here with an assistants search."""
+        auth = {"x-api-key": password}
+        headers = {**auth, "Content-Type": "application/json"}
+        try:
+            status, _ = self.http.send(HttpCall("POST", READ_PATHS[1], READ_BODY, headers))
+        except OSError as exc:
+            raise DialectError(
+                f"Agent Server: no answer from the API ({failure_detail(exc)}); check --host"
+            ) from None
+        if status != 200:
+            raise DialectError(
+                f"the Agent Server refused the key: HTTP {status}; export {PASSWORD_ENV} with "
+                "the server's key"
+            )
+        self._auth, self._json = auth, headers
+        self._reads = tuple(HttpCall("POST", path, READ_BODY, headers) for path in READ_PATHS)
+
+    def call(self, workload: str, k: int) -> HttpCall:
+        if workload == "api_read":
+            return self._reads[k % len(self._reads)]
+        if workload == "agent_run":
+            return self._post("/runs/wait", self._run_body(run_prompt(k)))
+        if workload == "rag_query":
+            query = {"namespace_prefix": self._namespace, "query": question(k), "limit": 4}
+            return self._post("/store/items/search", query)
+        if workload == "ingest":
+            item = {
+                "namespace": self._namespace,
+                "key": upload_name(self.run_id, k),
+                "value": {"text": upload_text(self.run_id, k)},
+            }
+            return HttpCall("PUT", "/store/items", json.dumps(item).encode(), self._json)
+        if workload == "trigger_fire":
+            body = {**self._run_body(run_prompt(k)), "if_not_exists": "create"}
+            return self._post(f"/threads/{uuid.uuid4()}/runs", body)
+        raise ValueError(f"{workload} is not a plain-HTTP workload")
+
+    def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
+        """The server answers 200 to a waited run whose model failed (``__error__``), so each
+        answer is read. A background run (trigger_fire) is work accepted for later: the
+        sample ends with the acceptance and the run is noted for the follower."""
+        result = status_result(status, body)
+        if result.outcome != OK or workload == "ingest":
+            return result
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            return Result(status, FAILED, "not JSON", len(body))
+        if workload == "api_read":
+            if not isinstance(answer, list):
+                return Result(status, FAILED, "not a list", len(body))
+            return result
+        if not isinstance(answer, dict):
+            return Result(status, FAILED, "not an object", len(body))
+        if workload == "agent_run":
+            error = answer.get("__error__")
+            if error is not None:
+                return Result(status, FAILED, f"run error: {_message(error)}", len(body))
+            if not answered(answer):
+                return Result(status, FAILED, "no answer in the run's values", len(body))
+        if workload == "rag_query" and not answer.get("items"):
+            return Result(status, FAILED, "no results", len(body))
+        if workload == "trigger_fire":
+            thread_id, run = answer.get("thread_id"), answer.get("run_id")
+            if not (isinstance(thread_id, str) and isinstance(run, str) and thread_id and run):
+                return Result(status, FAILED, "no run id", len(body))
+            self.accept(k, workload, f"{thread_id}/{run}")
+        return result
+
+    def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
+        thread_id = str(uuid.uuid4())
+        if attempt.session is not None:
+            # A users-mode user's conversation is one thread, as a person's is.
+            thread_id = attempt.session.setdefault("thread_id", thread_id)
+        body = {
+            **self._run_body(turn_message(attempt.index)),
+            "stream_mode": STREAM_MODE,
+            "if_not_exists": "create",
+        }
+        call = self._post(f"/threads/{thread_id}/runs/stream", body)
+        sent = attempt.sent()
+        try:
+            with self.http.stream(call, socket_backstop_s(timeout_s)) as answer:
+                if answer.status != 200:
+                    return status_result(answer.status, answer.read())
+                return self._read_turn(answer, Turn(attempt, sent, 200), thread_id)
+        except ExchangeError as exc:
+            # Broken before the status line: named as the HTTP transport names it.
+            return Result(0, FAILED, exc.detail)
+
+    def _read_turn(self, answer: StreamedAnswer, turn: Turn, thread_id: str) -> Result:
+        """Events until the stream ends, named as the other dialects name the same breaks. A
+        token is a ``messages`` chunk with text; the turn completed when a ``values`` event
+        carries the model's message; after a cancel the stream ends without one."""
+        cancel_sent, completed, run_id = False, False, ""
+        try:
+            for event in answer.events():
+                turn.received += len(event.data)
+                try:
+                    frame = json.loads(event.data)
+                except ValueError:
+                    return turn.failed(BAD_FRAME)
+                if event.name == "messages":
+                    chunk = frame[0] if isinstance(frame, list) and frame else None
+                    if not isinstance(chunk, dict):
+                        return turn.failed(BAD_FRAME)
+                    if chunk.get("content"):
+                        turn.token()
+                        if turn.attempt.cancel and not cancel_sent:
+                            cancel_sent = True
+                            failed = self._cancel(thread_id, run_id)
+                            if failed is not None:
+                                return turn.failed(failed.detail, failed.status)
+                elif not isinstance(frame, dict):
+                    return turn.failed(BAD_FRAME)
+                elif event.name == "metadata":
+                    run_id = str(frame.get("run_id", ""))
+                elif event.name == "values":
+                    completed = answered(frame)
+                elif event.name == "error":
+                    return turn.failed(error_frame(frame))
+        except (ConnectionResetError, BrokenPipeError):
+            return turn.failed(CONNECTION_RESET)
+        except ExchangeError as exc:
+            if exc.detail == CLOSED_IN_BODY:
+                return turn.failed(CONNECTION_CLOSED)
+            return turn.failed(f"bad event stream: {words(exc.detail)}")
+        if completed:
+            return turn.ended(OK)
+        # The body ended in good order without the answer: as asked, or not.
+        return turn.ended(CANCELLED) if cancel_sent else turn.failed(STREAM_ENDED)
+
+    def _cancel(self, thread_id: str, run_id: str) -> Result | None:
+        """Ask the server to cancel the run; None when it accepted (202) or the run had
+        already finished (404), else what went wrong."""
+        if not run_id:
+            return Result(200, FAILED, "no run_id to cancel")
+        call = HttpCall("POST", f"/threads/{thread_id}/runs/{run_id}/cancel", b"", self._auth)
+        try:
+            status, body = self.http.send(call)
+        except Exception as exc:
+            # Named as the cancel's, not mistaken for the stream's own break.
+            return Result(0, FAILED, f"cancel: {failure_detail(exc)}")
+        if status in (202, CANCEL_TOO_LATE):
+            return None
+        return Result(status, FAILED, f"cancel: HTTP {status}", len(body))
+
+    def _run_body(self, prompt: str) -> dict:
+        return {
+            "assistant_id": self.fixture.agent_id,
+            "input": {"messages": [{"role": "user", "content": prompt}]},
+        }
+
+    def _post(self, path: str, body: dict) -> HttpCall:
+        return HttpCall("POST", path, json.dumps(body).encode(), self._json)
+
+
+def answered(values: object) -> bool:
+    """Whether a run's state ends with the model's message (its answer)."""
+    messages = values.get("messages") if isinstance(values, dict) else None
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    return isinstance(last, dict) and last.get("type") == "ai"
+
+
+def _message(error: object) -> str:
+    """The server's words for a run's error: its message, else its class."""
+    if isinstance(error, dict):
+        return words(str(error.get("message") or error.get("error") or "error"))
+    return words(str(error))
+
+
+def status_result(status: int, body: bytes) -> Result:
+    """What the status alone says (2xx ok, 429 shed, else failed), a failure in the server's
+    words: Starlette's ``{"detail": ...}``, or a plain-text body, as ``HTTP 500: <words>``."""
+    result = classify(status, len(body))
+    if result.outcome != FAILED:
+        return result
+    try:
+        detail = json.loads(body).get("detail")
+    except (ValueError, AttributeError):
+        detail = body.decode("utf-8", "replace").strip() if body[:1] not in (b"{", b"[") else None
+    if detail:
+        result = result._replace(detail=f"HTTP {status}: {words(str(detail))}")
+    return result
+
+
+DIALECT = LangGraph
