@@ -18,7 +18,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.http import BACKSTOP_TIMEOUT_S, HttpCall, HttpTransport, classify
+from engine.http import (
+    BACKSTOP_TIMEOUT_S,
+    CLOSED_IN_BODY,
+    ExchangeError,
+    HttpCall,
+    HttpTransport,
+    classify,
+)
 from engine.samples import FAILED, Result
 from workloads.fixture import Fixture
 
@@ -121,6 +128,14 @@ def error_frame(data: object) -> str:
     """``error frame: <message>``, the reason a chat turn failed as the platform gave it."""
     message = data.get("message") if isinstance(data, dict) else None
     return f"error frame: {words(str(message))}" if message else "error frame"
+
+
+def broken_stream(exc: ExchangeError) -> str:
+    """How a streamed turn whose body broke is named: the connection closed (a FIN inside
+    the body), else the stream was not one (a bad chunk, a line past the bound)."""
+    if exc.detail == CLOSED_IN_BODY:
+        return CONNECTION_CLOSED
+    return f"bad event stream: {words(exc.detail)}"
 
 
 def socket_backstop_s(timeout_s: float) -> float:

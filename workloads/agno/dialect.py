@@ -19,15 +19,13 @@ import hmac
 import json
 from urllib.parse import urlencode
 
-from geventhttpclient import HTTPClient
-from geventhttpclient.response import HTTPConnectionClosed, HTTPParseError
-from geventhttpclient.url import URL
 from urllib3 import encode_multipart_formdata
 
 from engine.http import (
-    CLOSED_BEFORE_STATUS,
+    ExchangeError,
     HttpCall,
     HttpTransport,
+    StreamedAnswer,
     classify,
     failure_detail,
 )
@@ -35,7 +33,6 @@ from engine.samples import CANCELLED, FAILED, OK, Result
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 from workloads.dialect import (
     BAD_FRAME,
-    CONNECTION_CLOSED,
     CONNECTION_RESET,
     STOPPED_UNASKED,
     STREAM_ENDED,
@@ -43,6 +40,7 @@ from workloads.dialect import (
     Dialect,
     DialectError,
     Turn,
+    broken_stream,
     error_frame,
     socket_backstop_s,
     words,
@@ -58,8 +56,6 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 # The SSE events that end a turn, and the one that says it was cancelled.
 RUN_COMPLETED, RUN_CANCELLED, RUN_ERROR = "RunCompleted", "RunCancelled", "RunError"
-# How geventhttpclient's parser says the connection ended (a FIN) inside a chunked body.
-INCOMPLETE = "Incomplete response."
 
 
 class Agno(Dialect):
@@ -67,7 +63,7 @@ class Agno(Dialect):
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
         super().__init__(fixture, run_id, http)
-        self._base_url = URL(base_url.rstrip("/"))
+        del base_url  # the transport holds the address, resolved once
         self._auth: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
         self._webhook_secret = b""
@@ -79,7 +75,7 @@ class Agno(Dialect):
         auth = {"Authorization": f"Bearer {password}"}
         try:
             status, _ = self.http.send(HttpCall("GET", "/agents", b"", auth))
-        except (OSError, HTTPParseError) as exc:
+        except OSError as exc:
             raise DialectError(
                 f"AgentOS: no answer from the API ({type(exc).__name__}); check --host"
             ) from None
@@ -184,67 +180,47 @@ class Agno(Dialect):
             "message": turn_message(attempt.index),
             "stream": "true",
         }
-        # One connection per turn, as a browser's EventSource opens one: a stream held open
-        # must not occupy a socket of the shared pool the other workloads draw from.
-        backstop_s = socket_backstop_s(timeout_s)
-        client = HTTPClient.from_url(
-            self._base_url,
-            concurrency=1,
-            connection_timeout=backstop_s,
-            network_timeout=backstop_s,
-        )
+        call = HttpCall("POST", self._runs, urlencode(form).encode(), {**self._auth, **FORM})
+        sent = attempt.sent()
         try:
-            sent = attempt.sent()
-            path = self._base_url.path.rstrip("/") + self._runs
-            try:
-                response = client.post(
-                    path, urlencode(form).encode(), headers={**self._auth, **FORM}
-                )
-            except HTTPConnectionClosed:
-                # Closed with no answer to the run: named as the HTTP transport names it.
-                return Result(0, FAILED, CLOSED_BEFORE_STATUS)
-            try:
-                if response.status_code != 200:
-                    return status_result(response.status_code, response.read())
-                return self._read_turn(response, Turn(attempt, sent, 200))
-            finally:
-                response.release()
-        finally:
-            client.close()
+            with self.http.stream(call, socket_backstop_s(timeout_s)) as answer:
+                if answer.status != 200:
+                    return status_result(answer.status, answer.read())
+                return self._read_turn(answer, Turn(attempt, sent, 200))
+        except ExchangeError as exc:
+            # Broken before the status line: named as the HTTP transport names it.
+            return Result(0, FAILED, exc.detail)
 
-    def _read_turn(self, response, turn: Turn) -> Result:
+    def _read_turn(self, answer: StreamedAnswer, turn: Turn) -> Result:
         """Events until the run ends, named as the AgenticOS dialect names the same breaks.
         Tokens are RunContent events with text; RunCancelled is a cancel only if one went."""
         cancel_sent = False
         try:
-            for event, data in _events(response):
-                turn.received += len(data)
+            for event in answer.events():
+                turn.received += len(event.data)
                 try:
-                    frame = json.loads(data)
+                    frame = json.loads(event.data)
                 except ValueError:
                     frame = None
                 if not isinstance(frame, dict):
                     return turn.failed(BAD_FRAME)
-                if event == "RunContent" and frame.get("content"):
+                if event.name == "RunContent" and frame.get("content"):
                     turn.token()
                     if turn.attempt.cancel and not cancel_sent:
                         cancel_sent = True
                         failed = self._cancel(frame.get("run_id", ""))
                         if failed is not None:
                             return turn.failed(failed.detail, failed.status)
-                elif event == RUN_CANCELLED:
+                elif event.name == RUN_CANCELLED:
                     return turn.ended(CANCELLED) if cancel_sent else turn.failed(STOPPED_UNASKED)
-                elif event == RUN_COMPLETED:
+                elif event.name == RUN_COMPLETED:
                     return turn.ended(OK)
-                elif event == RUN_ERROR:
+                elif event.name == RUN_ERROR:
                     return turn.failed(error_frame({"message": frame.get("content")}))
         except (ConnectionResetError, BrokenPipeError):
             return turn.failed(CONNECTION_RESET)
-        except HTTPParseError as exc:
-            reason = str(exc.args[0]) if exc.args else ""
-            if isinstance(exc, HTTPConnectionClosed) or reason == INCOMPLETE:
-                return turn.failed(CONNECTION_CLOSED)
-            return turn.failed(f"bad event stream: {words(reason)}")
+        except ExchangeError as exc:
+            return turn.failed(broken_stream(exc))
         # The body ended in good order (its last chunk) without the run's end.
         return turn.failed(STREAM_ENDED)
 
@@ -262,25 +238,6 @@ class Agno(Dialect):
         if status == 200:
             return None
         return Result(status, FAILED, f"cancel: HTTP {status}", len(body))
-
-
-def _events(response):
-    """(event, data) for each server-sent event of a streamed answer, as they arrive."""
-    event, data = "", []
-    while True:
-        # SSE ends lines with LF; geventhttpclient's default separator is CRLF.
-        line = response.readline(b"\n")
-        if not line:
-            return
-        line = line.rstrip(b"\r\n")
-        if not line:
-            if data:
-                yield event, b"\n".join(data)
-            event, data = "", []
-        elif line.startswith(b"event:"):
-            event = line[6:].strip().decode()
-        elif line.startswith(b"data:"):
-            data.append(line[5:].strip())
 
 
 def status_result(status: int, body: bytes) -> Result:

@@ -18,7 +18,6 @@ import json
 import uuid
 
 from engine.http import (
-    CLOSED_IN_BODY,
     ExchangeError,
     HttpCall,
     HttpTransport,
@@ -30,13 +29,13 @@ from engine.samples import CANCELLED, FAILED, OK, Result
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 from workloads.dialect import (
     BAD_FRAME,
-    CONNECTION_CLOSED,
     CONNECTION_RESET,
     STREAM_ENDED,
     Attempt,
     Dialect,
     DialectError,
     Turn,
+    broken_stream,
     error_frame,
     socket_backstop_s,
     words,
@@ -58,6 +57,7 @@ class LangGraph(Dialect):
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
         super().__init__(fixture, run_id, http)
+        del base_url  # the transport holds the address, resolved once
         self._auth: dict[str, str] = {}
         self._json: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
@@ -188,9 +188,7 @@ class LangGraph(Dialect):
         except (ConnectionResetError, BrokenPipeError):
             return turn.failed(CONNECTION_RESET)
         except ExchangeError as exc:
-            if exc.detail == CLOSED_IN_BODY:
-                return turn.failed(CONNECTION_CLOSED)
-            return turn.failed(f"bad event stream: {words(exc.detail)}")
+            return turn.failed(broken_stream(exc))
         if completed:
             return turn.ended(OK)
         # The body ended in good order without the answer: as asked, or not.
