@@ -282,3 +282,12 @@ def _list_problem(body: bytes) -> str | None:
 
 
 DIALECT = AgenticOS
+# What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
+REQUESTS = {
+    "api_read": "GET /api/v1/agents, /runs or /conversations",
+    "chat_stream": "the chat WebSocket /api/v1/ws/agent, a stop frame to cancel",
+    "agent_run": "POST /api/v1/agents/{id}/run",
+    "rag_query": "POST /api/v1/rag/search",
+    "ingest": "POST /api/v1/rag/collections/{name}/ingest (202, followed to done)",
+    "trigger_fire": "POST /api/v1/webhooks/triggers/{source}/{id}, HMAC-signed (202, followed)",
+}

@@ -256,3 +256,12 @@ def status_result(status: int, body: bytes) -> Result:
 
 
 DIALECT = Agno
+# What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
+REQUESTS = {
+    "api_read": "GET /agents or /sessions",
+    "chat_stream": "POST /agents/{id}/runs stream=true (SSE), its cancel endpoint to cancel",
+    "agent_run": "POST /agents/{id}/runs stream=false",
+    "rag_query": "POST /knowledge/search",
+    "ingest": "POST /knowledge/content (202, followed to completed)",
+    "trigger_fire": "POST /whatsapp/webhook, HMAC-signed (200, followed to its run)",
+}

@@ -249,3 +249,12 @@ def status_result(status: int, body: bytes) -> Result:
 
 
 DIALECT = LangGraph
+# What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
+REQUESTS = {
+    "api_read": "POST /threads/search or /assistants/search",
+    "chat_stream": "POST /threads/{id}/runs/stream (SSE), the run-cancel endpoint to cancel",
+    "agent_run": "POST /runs/wait",
+    "rag_query": "POST /store/items/search (the store's semantic search)",
+    "ingest": "PUT /store/items (embedded before the answer)",
+    "trigger_fire": "POST /threads/{id}/runs, a background run, unsigned (followed to success)",
+}
