@@ -117,6 +117,8 @@ class _ActiveRun:
     slots: dict[str, int]
     distributed: bool
     skipped: dict[str, str]
+    # The platform spoken to, as run.json records it: its name and each workload's request.
+    platform: dict[str, object] = field(default_factory=dict)
     clock: RunClock | None = None
     started_at: str = ""
     probes: ProbeRun | None = None
@@ -205,7 +207,8 @@ class Conductor:
         run_dir = self._run_dir(settings)
         fixture = with_host(settings.fixture, settings.host)
         password = password_from_env()
-        preflight = platform(fixture.platform).run_preflight(fixture, settings.email, password)
+        spoken = platform(fixture.platform)
+        preflight = spoken.run_preflight(fixture, settings.email, password)
         scenario, skipped = settings.scenario, dict(preflight.skipped)
         for name, reason in skipped.items():
             scenario = _without(scenario, name)
@@ -253,6 +256,7 @@ class Conductor:
             slots=slots,
             distributed=isinstance(environment.runner, MasterRunner),
             skipped=skipped,
+            platform={"name": spoken.name, "requests": spoken.requests},
         )
         if settings.run_dir is not None:
             self._used_run_dirs.add(settings.run_dir)
@@ -597,6 +601,7 @@ class Conductor:
             "machine": machine(),
             "probes": probes or NOT_SUMMARISED,
             "skipped": run.skipped,
+            "platform": run.platform,
             "stopped": run.stopped or NOT_ENDED,
             **mode_fields(self.environment.shape_class),
         }

@@ -105,8 +105,12 @@ def test_background_runs_are_followed_to_success_after_the_run(run):
     assert f"| trigger_fire | {n} | {n} | 0 | 0 | 0 |" in (run_dir / "report.md").read_text()
 
 
-def test_the_report_names_the_platform_that_ran(run):
+def test_the_report_names_the_platform_that_ran_and_what_each_workload_became(run):
     run_dir, _, _ = run
     record = json.loads((run_dir / "run.json").read_text())
+    assert record["platform"]["name"] == "langgraph"
     assert "LangGraph Agent Server" in record["topology"]
-    assert "LangGraph Agent Server" in (run_dir / "report.md").read_text()
+    report = (run_dir / "report.md").read_text().splitlines()
+    assert "| platform | langgraph |" in report
+    chat = next(line for line in report if line.startswith("| chat_stream | 20.0% |"))
+    assert "POST /threads/{id}/runs/stream (SSE)" in chat

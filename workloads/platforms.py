@@ -9,7 +9,7 @@ seeded against without being told twice.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import import_module
 
 from workloads.dialect import Dialect
@@ -40,6 +40,8 @@ class Platform:
     # with accepted as (index, workload, ref) and returning engine.followups.FollowUp
     # rows; None when the platform shows nothing (accepted work is "not verifiable").
     follow_up: Callable[..., list] | None = None
+    # What each workload becomes on this platform, for the report's mix (dialect.REQUESTS).
+    requests: dict[str, str] = field(default_factory=dict)
 
 
 def platform(name: str) -> Platform:
@@ -48,10 +50,12 @@ def platform(name: str) -> Platform:
         known = ", ".join(sorted(PLATFORMS))
         raise ValueError(f"platform: {name!r} is not one this kit speaks; use one of {known}")
     package = PLATFORMS[name]
-    dialect = import_module(f"{package}.dialect").DIALECT
+    dialect_module = import_module(f"{package}.dialect")
     preflight = import_module(f"{package}.preflight").run_preflight
     try:
         follow_up = import_module(f"{package}.followup").follow_up
     except ModuleNotFoundError:
         follow_up = None
-    return Platform(name, dialect, preflight, follow_up)
+    return Platform(
+        name, dialect_module.DIALECT, preflight, follow_up, dict(dialect_module.REQUESTS)
+    )
