@@ -1,7 +1,7 @@
 """A chat turn never lies: against a server breaking turns on purpose, failures equal faults.
 
 The server (tests/hostile_chat_server.py, a real process) speaks both dialects'
-chat (the AgenticOS WebSocket, agno's server-sent events) and counts what it
+chat (the AgenticOS WebSocket, agno's and LangGraph's server-sent events) and counts what it
 injects: connections closed before any answer, refused handshakes and runs,
 resets and closes mid-turn, a stream ended before its final frame, a frame that
 is not JSON, an error frame, a stop nobody asked for, a turn that never sends a
@@ -39,6 +39,7 @@ from workloads.dialect import (
     STREAM_ENDED,
 )
 from workloads.fixture import Fixture
+from workloads.langgraph.dialect import LangGraph
 
 # The chat timeout: longer than a good turn (~0.8 s), short enough to keep the test short.
 TIMEOUT_S = 3.0
@@ -73,8 +74,17 @@ DETAILS = {
         "refused_401": "HTTP 401: Invalid authentication",
         "stream_ended": STREAM_ENDED,
     },
+    "langgraph": {
+        **SAME,
+        "refused_500": "HTTP 500: hostile refusal",
+        "refused_401": "HTTP 401: invalid x-api-key",
+        "stream_ended": STREAM_ENDED,
+        # Nothing in LangGraph's stream says a run stopped: a stream that ends without the
+        # answer, unasked, is a stream ended, whatever stopped it.
+        "stopped_unasked": STREAM_ENDED,
+    },
 }
-DIALECTS = {"agenticos": AgenticOS, "agno": Agno}
+DIALECTS = {"agenticos": AgenticOS, "agno": Agno, "langgraph": LangGraph}
 
 
 @pytest.fixture
@@ -131,7 +141,9 @@ def test_every_injected_chat_fault_is_one_failed_sample_named_by_what_happened(s
 
     # One failed sample per injected fault, by kind, in the words the dialect must use.
     failed = Counter(s.detail for s in samples if s.outcome == FAILED)
-    expected = Counter({DETAILS[name][kind]: counts[kind] for kind in DETAILS[name]})
+    expected: Counter[str] = Counter()
+    for kind, detail in DETAILS[name].items():
+        expected[detail] += counts[kind]
     assert failed == expected, outcomes
     assert all(counts[kind] > 0 for kind in DETAILS[name]), counts
 
@@ -155,8 +167,13 @@ def test_every_injected_chat_fault_is_one_failed_sample_named_by_what_happened(s
     # A turn that broke after its tokens says how far it got (a reset may lose what was
     # in flight), and time to first token is there exactly when a token came.
     for kind in ("closed", "stream_ended", "error"):
-        got = [s.tokens for s in samples if s.detail == DETAILS[name][kind]]
-        assert got == [TOKENS_BEFORE[kind]] * counts[kind], (kind, got)
+        detail = DETAILS[name][kind]
+        got = Counter(s.tokens for s in samples if s.detail == detail)
+        want: Counter[int] = Counter()
+        for other, words in DETAILS[name].items():
+            if words == detail:
+                want[TOKENS_BEFORE.get(other, 0)] += counts[other]
+        assert got == want, (kind, got)
     for s in samples:
         assert (s.ttft_ms is None) == (s.tokens == 0), s
         if s.outcome in (OK, CANCELLED):

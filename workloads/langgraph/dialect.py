@@ -50,6 +50,8 @@ READ_BODY = json.dumps({"limit": 20}).encode()
 STREAM_MODE = ["messages-tuple", "values"]
 # A cancel that reaches a run already finished: the turn reads on and ends as it ended.
 CANCEL_TOO_LATE = 404
+# The run's status once a cancel (action "interrupt") has stopped it.
+INTERRUPTED = "interrupted"
 
 
 class LangGraph(Dialect):
@@ -191,8 +193,28 @@ class LangGraph(Dialect):
             return turn.failed(broken_stream(exc))
         if completed:
             return turn.ended(OK)
-        # The body ended in good order without the answer: as asked, or not.
-        return turn.ended(CANCELLED) if cancel_sent else turn.failed(STREAM_ENDED)
+        # The body ended in good order without the answer. Nothing in the stream says why, so
+        # a turn that asked for a cancel asks the run whether the cancel is what ended it.
+        if not cancel_sent:
+            return turn.failed(STREAM_ENDED)
+        return self._cancelled(turn, thread_id, run_id)
+
+    def _cancelled(self, turn: Turn, thread_id: str, run_id: str) -> Result:
+        """Cancelled when the server says the run was interrupted; else the stream ended before
+        the answer, or the run ended as it says."""
+        call = HttpCall("GET", f"/threads/{thread_id}/runs/{run_id}", b"", self._auth)
+        try:
+            status, body = self.http.send(call)
+            run = json.loads(body) if status == 200 else None
+        except Exception as exc:
+            # A body that is not JSON too: named as the status read's, not the stream's.
+            return turn.failed(f"run status: {failure_detail(exc)}")
+        state = run.get("status") if isinstance(run, dict) else None
+        if state == INTERRUPTED:
+            return turn.ended(CANCELLED)
+        if state in (None, "success", "pending", "running"):
+            return turn.failed(STREAM_ENDED if state else f"run status: HTTP {status}")
+        return turn.failed(f"run {state}")
 
     def _cancel(self, thread_id: str, run_id: str) -> Result | None:
         """Ask the server to cancel the run; None when it accepted (202) or the run had
