@@ -16,7 +16,7 @@ import time
 from workloads.agno.client import AgnoClient
 from workloads.corpus import document_name, document_text
 from workloads.fixture import Fixture
-from workloads.seed import SeedError, seed_main, seed_parser
+from workloads.seed import SeedError, seed_main, seed_parser, wait_for_api
 from workloads.setup_client import APIError, APIUnreachable
 
 PLATFORM = "agno"
@@ -57,11 +57,11 @@ def fill_knowledge(client: AgnoClient, documents: int) -> int:
     return len(missing)
 
 
-def seed(api_url: str, stub_url: str, documents: int, key: str) -> Fixture:
+def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -> Fixture:
     """Check the agent is served, fill its knowledge, and return the fixture; SeedError if not."""
     with AgnoClient(api_url, key) as client:
+        wait_for_api(client.health, api_url, wait_s, "make agno")
         try:
-            client.health()
             agents = {a.get("id") for a in client.agents()}
         except APIUnreachable as exc:
             raise SeedError(
@@ -100,7 +100,7 @@ def main(argv: list[str]) -> int:
         stub_help="the stub as AgentOS reaches it, for the record",
     ).parse_args(argv)
     return seed_main(
-        lambda key: seed(args.api_url, args.stub_url, args.documents, key), args.fixture
+        lambda key: seed(args.api_url, args.stub_url, args.documents, key, args.wait), args.fixture
     )
 
 

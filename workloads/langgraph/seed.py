@@ -15,7 +15,7 @@ import sys
 from workloads.corpus import document_name, document_text
 from workloads.fixture import Fixture
 from workloads.langgraph.client import GRAPH_ID, NAMESPACE, LangGraphClient
-from workloads.seed import SeedError, seed_main, seed_parser
+from workloads.seed import SeedError, seed_main, seed_parser, wait_for_api
 from workloads.setup_client import APIError, APIUnreachable
 
 PLATFORM = "langgraph"
@@ -38,11 +38,11 @@ def fill_store(client: LangGraphClient, documents: int) -> int:
     return len(missing)
 
 
-def seed(api_url: str, stub_url: str, documents: int, key: str) -> Fixture:
+def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -> Fixture:
     """Check the graph is served, fill the store, and return the fixture; SeedError if not."""
     with LangGraphClient(api_url, key) as client:
+        wait_for_api(client.ok, api_url, wait_s, "make langgraph")
         try:
-            client.ok()
             graphs = {a.get("graph_id") for a in client.assistants()}
         except APIUnreachable as exc:
             raise SeedError(
@@ -80,7 +80,7 @@ def main(argv: list[str]) -> int:
         stub_help="the stub as the server reaches it, for the record",
     ).parse_args(argv)
     return seed_main(
-        lambda key: seed(args.api_url, args.stub_url, args.documents, key), args.fixture
+        lambda key: seed(args.api_url, args.stub_url, args.documents, key, args.wait), args.fixture
     )
 
 
