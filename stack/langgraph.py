@@ -14,9 +14,9 @@ import os
 import subprocess
 from collections.abc import Iterator
 
+from fixture import DEFAULT_EMAIL
 from stack.local import LocalStack, StackOptions, child_env, password, seed
 from stack.processes import ROOT, free_port, running
-from workloads.fixture import DEFAULT_EMAIL
 
 # How ``make demo`` names this platform in its first line.
 WHAT = "LangGraph's Agent Server"

@@ -13,11 +13,11 @@ import urllib.request
 import uuid
 from collections import Counter
 
+from engine.seam import WORDS_MAX
 from stack.processes import free_port, running
-from tests.garbage_proxy import STATS_PATH
-from tests.generator_env import platform, read_run, read_samples, run_local, write_scenario
+from tests.support.garbage_proxy import STATS_PATH
+from tests.support.generator_env import platform, read_run, read_samples, run_local, write_scenario
 from workloads.agenticos.dialect import error_frame, http_failure
-from workloads.dialect import WORDS_MAX
 
 # Garbage kind the proxy served -> the detail the sample must carry.
 DETAIL_OF = {
@@ -37,7 +37,14 @@ def test_every_garbage_answer_is_one_failed_sample_named_by_what_was_wrong(tmp_p
     run_dir = tmp_path / "run"
     with platform(tmp_path / "platform") as plat:
         port = free_port()
-        args = ["-m", "tests.garbage_proxy", "--upstream", plat.target.url, "--port", str(port)]
+        args = [
+            "-m",
+            "tests.support.garbage_proxy",
+            "--upstream",
+            plat.target.url,
+            "--port",
+            str(port),
+        ]
         with running(args, "/api/v1/health", port, tmp_path / "proxy.log") as proxy:
             done = run_local(plat, scenario, run_dir, "--host", proxy.url)
             with urllib.request.urlopen(proxy.url + STATS_PATH, timeout=10) as resp:

@@ -29,11 +29,12 @@ from pathlib import Path
 
 import pytest
 
+from fixture import DEFAULT_EMAIL, load_fixture
 from reports.rundir import load_run
 from reports.sweep import build as build_sweep
 from scenario import WORKLOADS
 from stack.processes import ROOT, free_port, running, stop, wait_ready
-from tests.generator_env import (
+from tests.support.generator_env import (
     GENEROUS_LIMITS,
     MIX,
     PASSWORD,
@@ -47,9 +48,8 @@ from tests.generator_env import (
     run_local,
     write_scenario,
 )
-from tests.reference import TARGET_HEALTH, stub_server
+from tests.support.reference import TARGET_HEALTH, stub_server
 from workloads.agenticos.client import AgenticOSClient
-from workloads.fixture import DEFAULT_EMAIL, load_fixture
 
 # Users for the mode tests: the fewest at which Locust gives every workload of MIX a user
 # (trigger_fire's 3% gets its first at 16), the count the no-user warning names as the fix.
@@ -357,7 +357,7 @@ def capped_platform(tmp: Path) -> Iterator[Platform]:
         stub_server(tmp, *KNEE_STUB, name="model-stub") as model,
     ):
         port = free_port()
-        args = ["-m", "tests.session_memory_target", "--port", str(port)]
+        args = ["-m", "tests.support.session_memory_target", "--port", str(port)]
         args += ["--database-url", f"sqlite:///{tmp / 'target.sqlite3'}"]
         env = {
             **GENEROUS_LIMITS,

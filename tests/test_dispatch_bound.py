@@ -12,9 +12,9 @@ import resource
 import subprocess
 import sys
 
-from engine.settings import FD_RESERVE
+from engine.limits import FD_RESERVE
 from stack.processes import ROOT
-from tests.generator_env import (
+from tests.support.generator_env import (
     RUN_TIMEOUT_S,
     expected_counts,
     lateness_ms,

@@ -13,7 +13,7 @@ from collections import Counter
 from engine.mix import Mix
 from scenario import load_scenario
 from stack.processes import ROOT, stop
-from tests.generator_env import (
+from tests.support.generator_env import (
     GENEROUS_LIMITS,
     QUICK_STUB,
     RUN_TIMEOUT_S,

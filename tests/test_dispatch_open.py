@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from tests.generator_env import (
+from tests.support.generator_env import (
     expected_counts,
     lateness_ms,
     platform,

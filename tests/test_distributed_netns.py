@@ -21,7 +21,7 @@ import pytest
 
 from stack.processes import ROOT, stop
 from tests import netns
-from tests.generator_env import (
+from tests.support.generator_env import (
     RUN_TIMEOUT_S,
     invalid_reasons,
     read_run,
@@ -68,7 +68,7 @@ def hosts(request, tmp_path):
     with netns.topology(ROLES, _netem_or_skip(request.param)) as topology:
         directory = tmp_path / "platform"
         directory.mkdir()
-        command = [sys.executable, "-m", "tests.netns_platform", str(directory)]
+        command = [sys.executable, "-m", "tests.support.netns_platform", str(directory)]
         proc = subprocess.Popen(
             [*topology.run_in("master"), *command],
             cwd=ROOT,
@@ -120,7 +120,14 @@ def hosts(request, tmp_path):
 @contextlib.contextmanager
 def _relay(topology, tmp_path, *pairs: str):
     """tests/delay_relay.py in the hub namespace until the block ends (stopped by PID)."""
-    command = [sys.executable, "-m", "tests.delay_relay", "--delay-ms", RELAY_DELAY_MS, *pairs]
+    command = [
+        sys.executable,
+        "-m",
+        "tests.support.delay_relay",
+        "--delay-ms",
+        RELAY_DELAY_MS,
+        *pairs,
+    ]
     proc = subprocess.Popen(
         [*topology.run_in("hub"), *command],
         cwd=ROOT,

@@ -14,11 +14,13 @@ import json
 import signal
 from collections import Counter
 
+from engine.seam import words
+from fixture import load_fixture
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
 from reports.followups import AFTER, attach
 from stack.processes import stop
-from tests.generator_env import (
+from tests.support.generator_env import (
     LOST_WORK_THRESHOLDS,
     PASSWORD,
     RUN_TIMEOUT_S,
@@ -30,10 +32,8 @@ from tests.generator_env import (
     wait_for_rows,
     write_scenario,
 )
-from tests.rundirs import golden_copy
+from tests.support.rundirs import golden_copy
 from workloads.agenticos.client import AgenticOSClient
-from workloads.dialect import words
-from workloads.fixture import load_fixture
 
 # Embedder requests before load: the collection's width probe, three seeded documents,
 # preflight's search. They must pass; the run's uploads then meet the faults.

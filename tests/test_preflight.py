@@ -15,12 +15,13 @@ import sys
 
 import pytest
 
+from fixture import Fixture
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, free_port
 from stub import app as stub_app
 from stub.config import StubConfig
 from stub.faults import FaultPlan
-from tests.reference import FAST_STUB, make_agent, signed_in, stub_server, target_server
+from tests.support.reference import FAST_STUB, make_agent, signed_in, stub_server, target_server
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.preflight import (
     INJECTED_FAULT_MARKER,
@@ -29,7 +30,6 @@ from workloads.agenticos.preflight import (
     run_preflight,
 )
 from workloads.agenticos.seed import SeedOptions, seed
-from workloads.fixture import Fixture
 
 # Seconds the CLI may take: one cold interpreter plus one run against the fast stub.
 CLI_TIMEOUT_S = 60

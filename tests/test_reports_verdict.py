@@ -27,7 +27,7 @@ from reports.verdict import (
     judge,
 )
 from scenario import ScenarioError, load_scenario, scenario_from_dict
-from tests.rundirs import edit_run_json, schedule, synthetic_samples, write_run_dir
+from tests.support.rundirs import edit_run_json, schedule, synthetic_samples, write_run_dir
 
 # Long enough that recover holds a few windows of every large workload (12 s at 12/s).
 SCENARIO = load_scenario().scaled(0.2)

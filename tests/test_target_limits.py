@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from stack.processes import ROOT, free_port
-from tests.reference import make_agent, stub_server, target_server
+from tests.support.reference import make_agent, stub_server, target_server
 from workloads.agenticos.client import AgenticOSClient
 from workloads.setup_client import APIError
 

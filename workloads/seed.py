@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from importlib import import_module
 
+from fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.corpus import DEFAULT_DOCUMENTS
-from workloads.fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.setup_client import APIError, APIUnreachable
 
 # The stub as `make stub` starts it on this machine.

@@ -26,8 +26,7 @@ from engine.http import (
     failure_detail,
 )
 from engine.samples import CANCELLED, FAILED, OK, Result
-from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
-from workloads.dialect import (
+from engine.seam import (
     BAD_FRAME,
     CONNECTION_RESET,
     STREAM_ENDED,
@@ -40,7 +39,8 @@ from workloads.dialect import (
     socket_backstop_s,
     words,
 )
-from workloads.fixture import PASSWORD_ENV, Fixture
+from fixture import PASSWORD_ENV, Fixture
+from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 
 # api_read rotates over the two lists a LangGraph client (Studio, a chat UI) opens first.
 READ_PATHS = ("/threads/search", "/assistants/search")

@@ -17,8 +17,8 @@ from __future__ import annotations
 import time
 
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
-from workloads.dialect import words
-from workloads.fixture import Fixture
+from engine.seam import words
+from fixture import Fixture
 from workloads.langgraph.client import LangGraphClient
 from workloads.setup_client import APIError, APIUnreachable
 

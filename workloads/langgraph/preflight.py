@@ -13,16 +13,12 @@ import sys
 import time
 import uuid
 
+from engine.seam import PreflightError, PreflightResult
+from fixture import Fixture
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
-from workloads.fixture import Fixture
 from workloads.langgraph.client import GRAPH_ID, LangGraphClient
 from workloads.langgraph.dialect import answered
-from workloads.preflight import (
-    PreflightError,
-    PreflightResult,
-    api_failures_refused,
-    preflight_main,
-)
+from workloads.preflight import api_failures_refused, preflight_main
 from workloads.setup_client import APIError, APIUnreachable
 
 # A background run must end within this long, or the run's trigger_fire would only measure

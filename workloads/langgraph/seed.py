@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import sys
 
+from fixture import Fixture
 from workloads.corpus import document_name, document_text
-from workloads.fixture import Fixture
 from workloads.langgraph.client import GRAPH_ID, NAMESPACE, LangGraphClient
 from workloads.seed import SeedError, seed_main, seed_parser, wait_for_api
 from workloads.setup_client import APIError, APIUnreachable

@@ -12,7 +12,7 @@ Good turns honour a stop (a ``stop`` frame, the cancel endpoint) that arrives
 while they stream. The server decides, so a test can compare the failures the
 client recorded with the faults the server says it injected, one for one.
 
-    python -m tests.hostile_chat_server
+    python -m tests.support.hostile_chat_server
 
 prints ``PORT CONTROL_PORT`` once both listen on 127.0.0.1. CONTROL_PORT answers
 any request with the counts as JSON: one per kind of turn begun, ``completed``
@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from itertools import count
 
-from tests.counting_server import serve
+from tests.support.counting_server import serve
 
 # What the dialects sign in with; test values, not secrets.
 PASSWORD = "hostile-password"

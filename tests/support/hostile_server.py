@@ -6,7 +6,7 @@ is not a fault: a client must replace such a socket before writing to it. The
 server decides, so the test can compare the failures the client recorded with
 the faults the server says it injected, one for one.
 
-    python -m tests.hostile_server
+    python -m tests.support.hostile_server
 
 prints ``PORT CONTROL_PORT`` once both listen on 127.0.0.1. Paths on PORT:
 ``/ok`` answers 200; ``/mixed`` cycles through MIXED (answers of every framing and
@@ -23,7 +23,7 @@ import threading
 import time
 from collections import Counter
 
-from tests.counting_server import serve
+from tests.support.counting_server import serve
 
 # Keep-alive connections idle this long are closed by the server (gracefully, with FIN).
 IDLE_CLOSE_S = 1.0
