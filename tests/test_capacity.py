@@ -50,6 +50,7 @@ from tests.support.generator_env import (
 )
 from tests.support.reference import TARGET_HEALTH, stub_server
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.fixture import seeded as agenticos_part
 
 # Users for the mode tests: the fewest at which Locust gives every workload of MIX a user
 # (trigger_fire's 3% gets its first at 16), the count the no-user warning names as the fix.
@@ -74,7 +75,7 @@ def _conversations(plat: Platform) -> int:
     fixture = load_fixture(plat.fixture)
     with AgenticOSClient(plat.target.url) as client:
         client.sign_in(DEFAULT_EMAIL, PASSWORD)
-        client.org_id = fixture.org_id
+        client.org_id = agenticos_part(fixture).org_id
         return sum(1 for _ in client.list_all("/conversations"))
 
 

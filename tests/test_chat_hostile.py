@@ -44,14 +44,18 @@ from workloads.langgraph.dialect import LangGraph
 # The chat timeout: longer than a good turn (~0.8 s), short enough to keep the test short.
 TIMEOUT_S = 3.0
 RATE, SECONDS = 15.0, 3.0
-FIXTURE = Fixture(
-    api_url="http://127.0.0.1",
-    org_id="org",
-    agent_id=AGENT,
-    stub_url="",
-    collection_name="c",
-    documents=0,
-)
+# Each platform's own part of the fixture, as its seed would write it.
+SEEDED = {
+    "agenticos": {
+        "org_id": "org",
+        "agent_id": AGENT,
+        "model_profile_id": "profile",
+        "collection_name": "c",
+        "documents": 0,
+    },
+    "agno": {"agent_id": AGENT, "collection_name": "c", "documents": 0},
+    "langgraph": {"graph_id": AGENT, "namespace": "c", "documents": 0},
+}
 # What each injected fault must read as, by dialect; the same words where the fault is the same.
 SAME = {
     "dropped": CLOSED_BEFORE_STATUS,
@@ -128,7 +132,8 @@ def _run(dialect, http: HttpTransport) -> tuple[list, Mix, int]:
 @pytest.mark.parametrize("name", sorted(DIALECTS))
 def test_every_injected_chat_fault_is_one_failed_sample_named_by_what_happened(server, name):
     http = HttpTransport(server.url)
-    dialect = DIALECTS[name](FIXTURE, server.url, "hostile", http)
+    fixture = Fixture(api_url=server.url, stub_url="", platform=name, seeded=SEEDED[name])
+    dialect = DIALECTS[name](fixture, server.url, "hostile", http)
     dialect.sign_in("loadkit@example.com", PASSWORD)
     samples, mix, offered = _run(dialect, http)
     counts = server.counts()

@@ -33,15 +33,7 @@ from fixture import Fixture
 from scenario import scenario_from_dict
 from tests.support.counting_server import started
 
-FIXTURE = Fixture(
-    api_url="http://127.0.0.1",
-    org_id="org",
-    agent_id="agent",
-    model_profile_id="profile",
-    stub_url="",
-    collection_name="c",
-    documents=0,
-)
+FIXTURE = Fixture(api_url="http://127.0.0.1", stub_url="")
 
 
 @pytest.fixture

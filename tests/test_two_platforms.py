@@ -62,7 +62,7 @@ def runs(tmp_path_factory):
             done[name] = _run(stack, base / "run", SCALE)
             if name == "agno":
                 fixture = json.loads(stack.fixture.read_text())
-                fixture["extra"] = {"whatsapp_prefix": "/no-such-interface"}
+                fixture["seeded"]["whatsapp_prefix"] = "/no-such-interface"
                 elsewhere = base / "no-webhook.json"
                 elsewhere.write_text(json.dumps(fixture))
                 no_webhook = replace(stack, fixture=elsewhere)

@@ -41,6 +41,7 @@ from engine.seam import (
     words,
 )
 from fixture import PASSWORD_ENV, Fixture, webhook_secret
+from workloads.agenticos.fixture import seeded
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 
 API = "/api/v1"
@@ -59,9 +60,10 @@ class AgenticOS(Dialect):
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
         super().__init__(fixture, run_id, http)
+        self.seeded = seeded(fixture)
         self._ws_url = (
             base_url.replace("http", "ws", 1).rstrip("/")
-            + f"{API}/ws/agent?organization_id={fixture.org_id}"
+            + f"{API}/ws/agent?organization_id={self.seeded.org_id}"
         )
         self._token = ""
         self._auth: dict[str, str] = {}
@@ -86,22 +88,22 @@ class AgenticOS(Dialect):
         self._token = token
         self._auth = {
             "Authorization": f"Bearer {self._token}",
-            "X-Organization-Id": self.fixture.org_id,
+            "X-Organization-Id": self.seeded.org_id,
         }
         self._json = {**self._auth, "Content-Type": "application/json"}
         self._reads = tuple(HttpCall("GET", path, b"", self._auth) for path in READ_PATHS)
-        self._webhook_secret = webhook_secret(password, self.fixture.agent_id).encode()
+        self._webhook_secret = webhook_secret(password, self.seeded.agent_id).encode()
 
     def call(self, workload: str, k: int) -> HttpCall:
         if workload == "api_read":
             return self._reads[k % len(self._reads)]
         if workload == "agent_run":
             prompt = run_prompt(k)
-            return self._post(f"{API}/agents/{self.fixture.agent_id}/run", {"prompt": prompt})
+            return self._post(f"{API}/agents/{self.seeded.agent_id}/run", {"prompt": prompt})
         if workload == "rag_query":
             query = {
                 "query": question(k),
-                "collection_name": self.fixture.collection_name,
+                "collection_name": self.seeded.collection_name,
                 "limit": 4,
             }
             return self._post(f"{API}/rag/search", query)
@@ -117,7 +119,7 @@ class AgenticOS(Dialect):
     def _ingest(self, k: int) -> HttpCall:
         name, text = upload_name(self.run_id, k), upload_text(self.run_id, k)
         body, content_type = encode_multipart_formdata({"file": (name, text, "text/plain")})
-        path = f"{API}/rag/collections/{self.fixture.collection_name}/ingest"
+        path = f"{API}/rag/collections/{self.seeded.collection_name}/ingest"
         return HttpCall("POST", path, body, {**self._auth, "Content-Type": content_type})
 
     def _webhook(self, k: int) -> HttpCall:
@@ -128,7 +130,7 @@ class AgenticOS(Dialect):
             "X-Signature-256": f"sha256={signature}",
             "X-Delivery-Id": f"{self.run_id}-{k}",
         }
-        source, trigger = self.fixture.trigger_source, self.fixture.trigger_id
+        source, trigger = self.seeded.trigger_source, self.seeded.trigger_id
         return HttpCall("POST", f"{API}/webhooks/triggers/{source}/{trigger}", body, headers)
 
     def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
@@ -172,7 +174,7 @@ class AgenticOS(Dialect):
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
         message = {
             "message": turn_message(attempt.index),
-            "agent_id": self.fixture.agent_id,
+            "agent_id": self.seeded.agent_id,
             "conversation_id": (attempt.session or {}).get("conversation_id"),
         }
         sent = attempt.sent()

@@ -15,10 +15,11 @@ import argparse
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from fixture import DEFAULT_EMAIL, Fixture, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.fixture import AgenticOSSeeded
 from workloads.corpus import document_name, document_text
 from workloads.seed import DEFAULT_WAIT_S, SeedError, seed_main, seed_parser, wait_for_api
 from workloads.setup_client import APIError
@@ -293,15 +294,19 @@ def seed(options: SeedOptions, password: str) -> Fixture:
         f"({agent_action}); collection {collection!r} ({kb_action}, {len(uploads.ids)} uploaded, "
         f"{vectors} vectors); trigger {trigger_id or 'none'}"
     )
-    return Fixture(
-        api_url=options.api_url.rstrip("/"),
+    own = AgenticOSSeeded(
         org_id=client.org_id,
         agent_id=agent_id,
         model_profile_id=profile_id,
-        stub_url=options.stub_url.rstrip("/"),
         collection_name=collection,
         documents=options.documents,
         trigger_id=trigger_id,
+    )
+    return Fixture(
+        api_url=options.api_url.rstrip("/"),
+        stub_url=options.stub_url.rstrip("/"),
+        platform="agenticos",
+        seeded=asdict(own),
     )
 
 

@@ -45,13 +45,12 @@ from engine.seam import (
     words,
 )
 from fixture import PASSWORD_ENV, Fixture, webhook_secret
+from workloads.agno.fixture import seeded
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 
 # api_read rotates over the two lists the AgentOS console opens first.
 READ_PATHS = ("/agents", "/sessions?type=agent&limit=20")
 
-# Where the WhatsApp interface is mounted unless the fixture's extra says otherwise.
-DEFAULT_WHATSAPP_PREFIX = "/whatsapp"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 # The SSE events that end a turn, and the one that says it was cancelled.
@@ -63,12 +62,13 @@ class Agno(Dialect):
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
         super().__init__(fixture, run_id, http)
+        self.seeded = seeded(fixture)
         del base_url  # the transport holds the address, resolved once
         self._auth: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
         self._webhook_secret = b""
-        self._runs = f"/agents/{fixture.agent_id}/runs"
-        self._whatsapp = fixture.extra.get("whatsapp_prefix", DEFAULT_WHATSAPP_PREFIX)
+        self._runs = f"/agents/{self.seeded.agent_id}/runs"
+        self._whatsapp = self.seeded.whatsapp_prefix
 
     def sign_in(self, email: str, password: str) -> None:
         """AgentOS has no sign-in: the key is checked once here with a list read."""
@@ -86,7 +86,7 @@ class Agno(Dialect):
             )
         self._auth = auth
         self._reads = tuple(HttpCall("GET", path, b"", auth) for path in READ_PATHS)
-        self._webhook_secret = webhook_secret(password, self.fixture.agent_id).encode()
+        self._webhook_secret = webhook_secret(password, self.seeded.agent_id).encode()
 
     def call(self, workload: str, k: int) -> HttpCall:
         if workload == "api_read":
@@ -141,7 +141,7 @@ class Agno(Dialect):
     def _delivery_session(self, k: int) -> str:
         """The session agno keeps delivery k's run in (``wa:<agent>:<sender>``): the webhook's
         ref, by which the follower finds the run."""
-        return f"wa:{self.fixture.agent_id}:{self._sender(k)}"
+        return f"wa:{self.seeded.agent_id}:{self._sender(k)}"
 
     def _sender(self, k: int) -> str:
         """A new WhatsApp sender per delivery, so no session grows with the run."""

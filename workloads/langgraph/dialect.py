@@ -41,6 +41,7 @@ from engine.seam import (
 )
 from fixture import PASSWORD_ENV, Fixture
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
+from workloads.langgraph.fixture import seeded
 
 # api_read rotates over the two lists a LangGraph client (Studio, a chat UI) opens first.
 READ_PATHS = ("/threads/search", "/assistants/search")
@@ -59,11 +60,12 @@ class LangGraph(Dialect):
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
         super().__init__(fixture, run_id, http)
+        self.seeded = seeded(fixture)
         del base_url  # the transport holds the address, resolved once
         self._auth: dict[str, str] = {}
         self._json: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
-        self._namespace = [fixture.collection_name]
+        self._namespace = [self.seeded.namespace]
 
     def sign_in(self, email: str, password: str) -> None:
         """The server has no sign-in: the key is checked once here with an assistants search."""
@@ -233,7 +235,7 @@ class LangGraph(Dialect):
 
     def _run_body(self, prompt: str) -> dict:
         return {
-            "assistant_id": self.fixture.agent_id,
+            "assistant_id": self.seeded.graph_id,
             "input": {"messages": [{"role": "user", "content": prompt}]},
         }
 

@@ -16,8 +16,9 @@ import uuid
 from engine.seam import PreflightError, PreflightResult
 from fixture import Fixture
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
-from workloads.langgraph.client import GRAPH_ID, LangGraphClient
+from workloads.langgraph.client import LangGraphClient
 from workloads.langgraph.dialect import answered
+from workloads.langgraph.fixture import seeded
 from workloads.preflight import api_failures_refused, preflight_main
 from workloads.setup_client import APIError, APIUnreachable
 
@@ -28,6 +29,7 @@ POLL_S = 0.25
 
 
 def _check_api(client: LangGraphClient, fixture: Fixture) -> None:
+    own = seeded(fixture)
     try:
         client.ok()
     except (APIUnreachable, APIError) as exc:
@@ -42,16 +44,17 @@ def _check_api(client: LangGraphClient, fixture: Fixture) -> None:
             f"the Agent Server refused the key (HTTP {exc.status}): export LOAD_PASSWORD with "
             "the server's key (LOADKIT_API_KEY)"
         ) from None
-    if fixture.agent_id not in graphs:
+    if own.graph_id not in graphs:
         raise PreflightError(
-            f"graph {fixture.agent_id} from the fixture is not served here: run "
+            f"graph {own.graph_id} from the fixture is not served here: run "
             "langgraph_platform (make langgraph) and seed it (make seed PLATFORM=langgraph)"
         )
 
 
 def _check_search(client: LangGraphClient, fixture: Fixture) -> int:
+    own = seeded(fixture)
     try:
-        items = client.search(fixture.collection_name, SEARCH_QUERY)
+        items = client.search(own.namespace, SEARCH_QUERY)
     except APIError as exc:
         raise PreflightError(
             f"store search failed (HTTP {exc.status}: {exc.message}): the server cannot embed "
@@ -59,7 +62,7 @@ def _check_search(client: LangGraphClient, fixture: Fixture) -> int:
         ) from None
     if not items:
         raise PreflightError(
-            f"store namespace {fixture.collection_name!r} is empty (search found nothing): run "
+            f"store namespace {own.namespace!r} is empty (search found nothing): run "
             "the seed (make seed PLATFORM=langgraph)"
         )
     if any(item.get("score") is None for item in items):
@@ -107,6 +110,7 @@ def _check_background(client: LangGraphClient) -> float:
 
 def run_preflight(fixture: Fixture, email: str, password: str) -> PreflightResult:
     """Check the server can do every workload; PreflightError (one line) if not."""
+    own = seeded(fixture)
     del email  # the server has no users to sign in as: the key is the credential.
     with LangGraphClient(fixture.api_url, password) as client:
         _check_api(client, fixture)
@@ -116,7 +120,7 @@ def run_preflight(fixture: Fixture, email: str, password: str) -> PreflightResul
             background_seconds = _check_background(client)
     return PreflightResult(
         api_url=fixture.api_url,
-        agent_id=fixture.agent_id or GRAPH_ID,
+        agent_id=own.graph_id,
         agent_state="served",
         search_results=found,
         run_id=run_id,
