@@ -24,7 +24,7 @@ from engine.schedule import Plan
 from engine.seam import Dialect, DialectError
 from engine.serve import CHAT
 from engine.share import Share
-from fixture import Fixture, FixtureError, password_from_env
+from fixture import FixtureError, fixture_from_dict, password_from_env
 from runner.messages import (
     DRAINED,
     PONG,
@@ -89,10 +89,13 @@ class LoadProcess:
             return
         self.stop("superseded by a new run")
         http = HttpTransport(prepare.host)
-        fixture = Fixture(**prepare.fixture)
-        dialect = platform(fixture.platform).dialect(fixture, prepare.host, prepare.run_id, http)
+        fixture = fixture_from_dict(prepare.fixture)
         error = ""
         try:
+            # The dialect reads its platform's part of the fixture: a missing field stops here.
+            dialect = platform(fixture.platform).dialect(
+                fixture, prepare.host, prepare.run_id, http
+            )
             dialect.sign_in(prepare.email, password_from_env())
         except (DialectError, FixtureError) as exc:
             error = str(exc)
