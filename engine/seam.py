@@ -179,6 +179,8 @@ class PreflightResult:
     trigger_skip_reason: str | None
     # How long a probe upload took to be processed, where the preflight makes one.
     upload_seconds: float | None = None
+    # What that probe was, in the summary's words ("an upload", "a background run").
+    upload_kind: str = "an upload"
 
     @property
     def trigger_fire_ready(self) -> bool:
@@ -197,7 +199,7 @@ class PreflightResult:
         upload = (
             ""
             if self.upload_seconds is None
-            else f"an upload completed in {self.upload_seconds:.2f} s; "
+            else f"{self.upload_kind} completed in {self.upload_seconds:.2f} s; "
         )
         trigger = (
             "trigger_fire ready"

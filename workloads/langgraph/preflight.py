@@ -127,6 +127,7 @@ def run_preflight(fixture: Fixture, email: str, password: str) -> PreflightResul
         run_seconds=run_seconds,
         trigger_skip_reason=None,
         upload_seconds=background_seconds,
+        upload_kind="a background run",
     )
 
 
