@@ -21,7 +21,6 @@ import struct
 from urllib.parse import urlencode
 
 import websocket
-from geventhttpclient.response import HTTPParseError
 from urllib3 import encode_multipart_formdata
 
 from engine.http import CLOSED_BEFORE_STATUS, HttpCall, HttpTransport
@@ -77,7 +76,7 @@ class AgenticOS(Dialect):
         try:
             status, answer = self.http.send(HttpCall("POST", f"{API}/auth/login", body, headers))
             token = json.loads(answer)["access_token"] if status == 200 else None
-        except (OSError, HTTPParseError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError) as exc:
             raise DialectError(
                 f"sign-in: no usable answer from the API ({type(exc).__name__}); check --host"
             ) from None
