@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 from collections.abc import Iterator
 
 from fixture import DEFAULT_EMAIL
-from stack.local import LocalStack, StackOptions, child_env, password, seed
+from stack.local import LocalStack, StackOptions, child_env, ensure_venv, password, seed
 from stack.processes import ROOT, free_port, running
 
 # How ``make demo`` names this platform in its first line.
 WHAT = "LangGraph's Agent Server"
 
 LANGGRAPH_PYTHON = ROOT / ".venv-langgraph" / "bin" / "python"
-# A first install downloads langgraph-api, LangChain and their OpenTelemetry; bounded so a dead
-# index is an error.
-INSTALL_TIMEOUT_S = 900
 # The server imports LangChain, OpenTelemetry and gRPC and loads the graph before /ok answers:
 # slower than our servers from a cold disk on a busy machine.
 READY_TIMEOUT_S = 120.0
@@ -33,26 +29,9 @@ READY_TIMEOUT_S = 120.0
 N_JOBS_PER_WORKER = 20
 
 
-class LangGraphUnavailable(RuntimeError):
-    """LangGraph's environment could not be built here; one line saying why."""
-
-
 def ensure_langgraph_venv() -> str:
     """The server's interpreter, building its environment first if needed."""
-    done = subprocess.run(
-        ["make", "--no-print-directory", "langgraph-venv"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-    )
-    if done.returncode != 0 or not LANGGRAPH_PYTHON.exists():
-        lines = (done.stderr or done.stdout).strip().splitlines()
-        raise LangGraphUnavailable(
-            f"make langgraph-venv failed: {lines[-1] if lines else done.returncode}; "
-            "check that PyPI is reachable"
-        )
-    return str(LANGGRAPH_PYTHON)
+    return ensure_venv("langgraph-venv", LANGGRAPH_PYTHON)
 
 
 def _topology(options: StackOptions, stub_url: str) -> str:

@@ -20,8 +20,8 @@ from collections import Counter
 import pytest
 
 from stack.demo import locust_command
-from stack.langgraph import LangGraphUnavailable, ensure_langgraph_venv, start_stack
-from stack.local import StackOptions, child_env
+from stack.langgraph import ensure_langgraph_venv, start_stack
+from stack.local import PlatformUnavailable, StackOptions, child_env
 from stack.processes import ROOT
 
 WORKLOADS = {"api_read", "chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire"}
@@ -39,7 +39,7 @@ def run(tmp_path_factory):
     """One finished run directory against the server, with the Locust result."""
     try:
         ensure_langgraph_venv()
-    except LangGraphUnavailable as exc:
+    except PlatformUnavailable as exc:
         pytest.skip(f"LangGraph's environment cannot install here: {exc}")
     base = tmp_path_factory.mktemp("langgraph")
     options = StackOptions(workdir=base / "stack", documents=6, stub_args=STUB_ARGS)
