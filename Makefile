@@ -18,7 +18,7 @@ LANGGRAPH_VENV := .venv-langgraph
 LANGGRAPH_STAMP := $(LANGGRAPH_VENV)/.installed
 LANGGRAPH_ARGS ?=
 
-.PHONY: venv test lint stub target seed report demo ui load-test load-test-help agno-venv agno \
+.PHONY: venv test test-fast lint stub target seed report demo ui load-test load-test-help agno-venv agno \
 	langgraph-venv langgraph
 
 venv: $(STAMP)
@@ -51,6 +51,11 @@ lint: venv
 
 test: lint
 	$(PY) -m pytest
+
+# The tests that start no process or server (pyproject.toml's markers): a couple of minutes,
+# for the loop between edits; make test stays the whole suite, as CI runs it.
+test-fast: venv
+	$(PY) -m pytest -m "not system and not slow"
 
 stub: venv
 	$(PY) -m stub $(STUB_ARGS)

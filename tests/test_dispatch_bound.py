@@ -12,6 +12,8 @@ import resource
 import subprocess
 import sys
 
+import pytest
+
 from engine.limits import FD_RESERVE
 from stack.processes import ROOT
 from tests.support.generator_env import (
@@ -25,6 +27,8 @@ from tests.support.generator_env import (
     read_samples,
     write_scenario,
 )
+
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 # Open files the generator may hold: its own needs (FD_RESERVE) and room for a few dozen.
 OPEN_FILES = FD_RESERVE + 72

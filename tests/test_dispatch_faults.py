@@ -10,6 +10,8 @@ import sys
 import time
 from collections import Counter
 
+import pytest
+
 from engine.mix import Mix
 from scenario import load_scenario
 from stack.processes import ROOT, stop
@@ -27,6 +29,8 @@ from tests.support.generator_env import (
     run_local,
     write_scenario,
 )
+
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 PHASES = [("ramp", 2.0, 6.0), ("sustain", 3.0, 12.0)]
 # Model-bound workloads only, so that most arrivals meet the fault.

@@ -19,6 +19,8 @@ from tests.support.generator_env import (
     write_scenario,
 )
 
+pytestmark = [pytest.mark.system, pytest.mark.slow]
+
 SLOW_FIRST_TOKEN_MS = 2500
 # Chat turns and agent runs each hold the platform (and a generator slot) this long.
 SLOW_STUB = ("--first-token-ms", str(SLOW_FIRST_TOKEN_MS), "--token-ms", "5", "--tokens", "4")

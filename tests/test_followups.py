@@ -14,6 +14,8 @@ import json
 import signal
 from collections import Counter
 
+import pytest
+
 from engine.seam import words
 from fixture import load_fixture
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
@@ -42,6 +44,8 @@ EMBED_REQUESTS_BEFORE_LOAD = 5
 ERROR_RATE = 0.4
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_path):
     seed = clean_start_seed(first=EMBED_REQUESTS_BEFORE_LOAD, error_rate=ERROR_RATE)
     embed = ("--error-rate", str(ERROR_RATE), "--seed", seed)
@@ -99,6 +103,8 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
     assert "Work accepted with 202" in report and "failed after 202" in report
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_an_interrupted_run_writes_its_accepted_work_not_verifiable(tmp_path):
     """Stopped early, the run follows nothing, and says so for every arrival the platform
     accepted, whatever status it accepted with (agno accepts a webhook with a 200)."""

@@ -31,7 +31,7 @@ SCALE = 0.04
 STUB_ARGS = ("--first-token-ms", "20", "--token-ms", "20", "--tokens", "8")
 # Installing from cold, the load, the drain and the reports, on a busy 2-core machine.
 RUN_TIMEOUT_S = 600
-pytestmark = pytest.mark.timeout(2 * RUN_TIMEOUT_S)
+pytestmark = [pytest.mark.system, pytest.mark.slow, pytest.mark.timeout(2 * RUN_TIMEOUT_S)]
 
 
 @pytest.fixture(scope="module")

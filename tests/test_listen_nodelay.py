@@ -21,6 +21,8 @@ from stack.agno import ensure_agno_venv
 from stack.langgraph import ensure_langgraph_venv
 from stack.processes import ROOT
 
+pytestmark = pytest.mark.system
+
 CHECK = textwrap.dedent(
     """
     import asyncio, socket, sys

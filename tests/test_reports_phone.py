@@ -20,6 +20,8 @@ from scenario import load_scenario
 from tests.support.rundirs import synthetic_probes, synthetic_samples, write_run_dir
 from tests.test_webui import CHROMIUM_FLAGS
 
+pytestmark = [pytest.mark.system, pytest.mark.browser]
+
 SCENARIO = load_scenario().scaled(0.2)
 # (width, height, device pixel ratio, mobile): a laptop, and a 390 px phone.
 SCREENS = {"desktop": (1280, 800, 1, False), "phone": (390, 844, 3, True)}

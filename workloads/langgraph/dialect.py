@@ -18,6 +18,7 @@ import json
 import uuid
 
 from engine.http import (
+    Answer,
     ExchangeError,
     HttpCall,
     HttpTransport,
@@ -36,11 +37,14 @@ from engine.seam import (
     Turn,
     broken_stream,
     error_frame,
+    redirected,
     socket_backstop_s,
     words,
 )
 from fixture import PASSWORD_ENV, Fixture
+from workloads.answers import held
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
+from workloads.langgraph.answers import LIST, RUN, SEARCH_PAGE, VALUES
 from workloads.langgraph.fixture import seeded
 
 # api_read rotates over the two lists a LangGraph client (Studio, a chat UI) opens first.
@@ -72,7 +76,7 @@ class LangGraph(Dialect):
         auth = {"x-api-key": password}
         headers = {**auth, "Content-Type": "application/json"}
         try:
-            status, _ = self.http.send(HttpCall("POST", READ_PATHS[1], READ_BODY, headers))
+            status = self.http.send(HttpCall("POST", READ_PATHS[1], READ_BODY, headers)).status
         except OSError as exc:
             raise DialectError(
                 f"Agent Server: no answer from the API ({failure_detail(exc)}); check --host"
@@ -107,34 +111,34 @@ class LangGraph(Dialect):
 
     def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
         """The server answers 200 to a waited run whose model failed (``__error__``), so each
-        answer is read. A background run (trigger_fire) is work accepted for later: the
-        sample ends with the acceptance and the run is noted for the follower."""
+        answer is held to its shape (answers.py) and read. A background run (trigger_fire)
+        is work accepted for later: the sample ends with the acceptance and the run is noted
+        for the follower (followup.py)."""
         result = status_result(status, body)
         if result.outcome != OK or workload == "ingest":
             return result
-        try:
-            answer = json.loads(body)
-        except ValueError:
-            return Result(status, FAILED, "not JSON", len(body))
         if workload == "api_read":
-            if not isinstance(answer, list):
-                return Result(status, FAILED, "not a list", len(body))
-            return result
-        if not isinstance(answer, dict):
-            return Result(status, FAILED, "not an object", len(body))
+            return _misfit(result, held(body, LIST))
         if workload == "agent_run":
-            error = answer.get("__error__")
-            if error is not None:
-                return Result(status, FAILED, f"run error: {_message(error)}", len(body))
-            if not answered(answer):
-                return Result(status, FAILED, "no answer in the run's values", len(body))
-        if workload == "rag_query" and not answer.get("items"):
-            return Result(status, FAILED, "no results", len(body))
+            values = held(body, VALUES)
+            if isinstance(values, str):
+                return _misfit(result, values)
+            if values.error is not None:
+                why = words(values.error.message or values.error.error or "error")
+                return result._replace(outcome=FAILED, detail=f"run error: {why}")
+            if not values.messages or values.messages[-1].type != "ai":
+                return result._replace(outcome=FAILED, detail="no answer in the run's values")
+            return result
+        if workload == "rag_query":
+            page = held(body, SEARCH_PAGE)
+            if isinstance(page, str):
+                return _misfit(result, page)
+            return result if page.items else result._replace(outcome=FAILED, detail="no results")
         if workload == "trigger_fire":
-            thread_id, run = answer.get("thread_id"), answer.get("run_id")
-            if not (isinstance(thread_id, str) and isinstance(run, str) and thread_id and run):
-                return Result(status, FAILED, "no run id", len(body))
-            self.accept(k, workload, f"{thread_id}/{run}")
+            run = held(body, RUN)
+            if isinstance(run, str):
+                return _misfit(result, run)
+            self.accept(k, workload, f"{run.thread_id}/{run.run_id}")
         return result
 
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
@@ -151,6 +155,8 @@ class LangGraph(Dialect):
         sent = attempt.sent()
         try:
             with self.http.stream(call, socket_backstop_s(timeout_s)) as answer:
+                if 300 <= answer.status < 400:
+                    return redirected(Answer(answer.status, b"", answer.location))
                 if answer.status != 200:
                     return status_result(answer.status, answer.read())
                 return self._read_turn(answer, Turn(attempt, sent, 200), thread_id)
@@ -206,7 +212,7 @@ class LangGraph(Dialect):
         the answer, or the run ended as it says."""
         call = HttpCall("GET", f"/threads/{thread_id}/runs/{run_id}", b"", self._auth)
         try:
-            status, body = self.http.send(call)
+            status, body, _ = self.http.send(call)
             run = json.loads(body) if status == 200 else None
         except Exception as exc:
             # A body that is not JSON too: named as the status read's, not the stream's.
@@ -225,7 +231,7 @@ class LangGraph(Dialect):
             return Result(200, FAILED, "no run_id to cancel")
         call = HttpCall("POST", f"/threads/{thread_id}/runs/{run_id}/cancel", b"", self._auth)
         try:
-            status, body = self.http.send(call)
+            status, body, _ = self.http.send(call)
         except Exception as exc:
             # Named as the cancel's, not mistaken for the stream's own break.
             return Result(0, FAILED, f"cancel: {failure_detail(exc)}")
@@ -250,11 +256,11 @@ def answered(values: object) -> bool:
     return isinstance(last, dict) and last.get("type") == "ai"
 
 
-def _message(error: object) -> str:
-    """The server's words for a run's error: its message, else its class."""
-    if isinstance(error, dict):
-        return words(str(error.get("message") or error.get("error") or "error"))
-    return words(str(error))
+def _misfit(result: Result, held_or_words: object) -> Result:
+    """The answer as judged by its shape: as it was when it fits, else failed in those words."""
+    if isinstance(held_or_words, str):
+        return result._replace(outcome=FAILED, detail=held_or_words)
+    return result
 
 
 def status_result(status: int, body: bytes) -> Result:

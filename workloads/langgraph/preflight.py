@@ -15,6 +15,7 @@ import uuid
 
 from engine.seam import PreflightError, PreflightResult
 from fixture import Fixture
+from scenario import WORKLOADS
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
 from workloads.langgraph.client import LangGraphClient
 from workloads.langgraph.dialect import answered
@@ -22,6 +23,9 @@ from workloads.langgraph.fixture import seeded
 from workloads.preflight import api_failures_refused, preflight_main
 from workloads.setup_client import APIError, APIUnreachable
 
+# Workloads that need the store's semantic search, and those that need a run, to work.
+SEARCHED = frozenset({"rag_query", "ingest"})
+RUN = frozenset({"agent_run", "chat_stream"})
 # A background run must end within this long, or the run's trigger_fire would only measure
 # a queue; polled every POLL_S.
 BACKGROUND_WAIT_S = 60.0
@@ -108,20 +112,28 @@ def _check_background(client: LangGraphClient) -> float:
     return time.monotonic() - began
 
 
-def run_preflight(fixture: Fixture, email: str, password: str) -> PreflightResult:
-    """Check the server can do every workload; PreflightError (one line) if not."""
+def run_preflight(
+    fixture: Fixture, email: str, password: str, offered: frozenset[str] = frozenset(WORKLOADS)
+) -> PreflightResult:
+    """Check the server can do the workloads the run ``offered``; PreflightError (one line)
+    if not. Each probe is made only for a workload that needs it."""
     own = seeded(fixture)
     del email  # the server has no users to sign in as: the key is the credential.
+    found, run_id, run_seconds, background_seconds = None, None, None, None
     with LangGraphClient(fixture.api_url, password) as client:
         _check_api(client, fixture)
         with api_failures_refused("the Agent Server", "run the seed against this server"):
-            found = _check_search(client, fixture)
-            run_id, run_seconds = _check_run(client, fixture)
-            background_seconds = _check_background(client)
+            if offered & SEARCHED:
+                found = _check_search(client, fixture)
+            if offered & RUN:
+                run_id, run_seconds = _check_run(client, fixture)
+            if "trigger_fire" in offered:
+                background_seconds = _check_background(client)
     return PreflightResult(
         api_url=fixture.api_url,
         agent_id=own.graph_id,
         agent_state="served",
+        offered=offered,
         search_results=found,
         run_id=run_id,
         run_seconds=run_seconds,
