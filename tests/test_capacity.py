@@ -251,7 +251,7 @@ def test_users_mode_gives_no_user_to_a_workload_preflight_skipped(plat, mode_sce
     """With trigger_fire skipped at preflight, all 16 users go to the other five workloads
     (none idles as a trigger_fire user), and the report gives preflight's reason."""
     fixture = json.loads(plat.fixture.read_text())
-    fixture["trigger_id"] = None
+    fixture["seeded"]["trigger_id"] = None
     no_trigger = tmp_path / "fixture.json"
     no_trigger.write_text(json.dumps(fixture))
     run_dir = tmp_path / "users-skipped"
