@@ -98,6 +98,15 @@ def test_local_run_offers_exactly_the_schedule_and_records_every_arrival(local_r
     assert result.returncode == 0, invalid_reasons(run_dir, result)
 
 
+def test_the_platform_logs_no_error_for_the_runs_turns_and_cancels(plat, local_run):
+    # Every chat turn, cancelled or not, ends with the client closing on `complete`; a turn
+    # still giving its connection back then was cancelled mid-rollback and logged a traceback.
+    samples = read_samples(local_run[0])
+    assert {"ok", "cancelled"} <= {s["outcome"] for s in samples if s["workload"] == "chat_stream"}
+    errors = [line for line in plat.target.output().splitlines() if " ERROR " in line]
+    assert errors == []
+
+
 def test_local_run_fills_run_json_and_the_side_files(local_run):
     run_dir, _ = local_run
     record = read_run(run_dir)
