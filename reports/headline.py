@@ -218,4 +218,6 @@ def console_text(summary: dict) -> str:
         )
     for name, why in summary.get("unserved", {}).items():
         lines.append(f"  not offered: {name}: {why}")
+    if (summary.get("platform_log") or {}).get("errors"):
+        lines.append("  " + summary["platform_log"]["line"])
     return "\n".join(lines)

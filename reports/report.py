@@ -71,6 +71,8 @@ DUE_NOTE = (
 CLOSED_LOOP_DUE_NOTE = (
     "'p95 from due' equals p95 here: a closed-loop request is due when its user sends it."
 )
+# The system section's id: the first screen's platform-log line links to it.
+SYSTEM = "system"
 # What a closed loop says where open arrival states its schedule and lateness.
 NO_LATENESS = "does not apply: closed loop (a user sends when its last answer is in)"
 
@@ -92,7 +94,7 @@ def report_document(
             f"{_machine(run.meta.get('machine'))}. The full verdict is the last section, "
             "under the numbers it rests on."
         ),
-        glance=_glance(run, stats, verdict),
+        glance=_glance(run, stats, verdict, system),
         sections=(
             _what_was_run(run, stats, system, verdict),
             *phase_sections,
@@ -104,8 +106,9 @@ def report_document(
     )
 
 
-def _glance(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Block, ...]:
-    """The first screen: what to check before anything else, then one verdict line."""
+def _glance(run: Run, stats: RunStats, verdict: Verdict, system: SystemStats) -> tuple[Block, ...]:
+    """The first screen: what to check before anything else, then one verdict line (and the
+    platform's logged errors beside it, which no threshold sees)."""
     late = stats.lateness
     rule = run.scenario.lateness
     kept = (
@@ -135,16 +138,23 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Block, ...]:
         fit=True,
     )
     found = findings(verdict)
+    logged = _logged_errors(system)
     level = {0: "good", 1: "bad", 2: "bad"}[verdict.exit_code]
     return (
         facts,
         Banner(
             verdict_line(verdict),
             level,
-            (*(f.text for f in found), recovery_summary(verdict)),
-            (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}"),
+            (*(f.text for f in found), recovery_summary(verdict), *logged),
+            (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}", *(SYSTEM for _ in logged)),
         ),
     )
+
+
+def _logged_errors(system: SystemStats) -> tuple[str, ...]:
+    """The platform-log line for the first screen, when the platform logged errors."""
+    logged = system.platform_log
+    return (logged.summary_line(),) if logged is not None and logged.errors else ()
 
 
 def _machine(machine: object) -> str:
@@ -682,8 +692,11 @@ def _system_section(run: Run, system: SystemStats, charts: tuple[Chart, ...]) ->
                 "(reasons under What was run)."
             )
         )
+    if system.platform_log is not None:
+        line = system.platform_log.summary_line()
+        blocks.append(Paragraph(line[0].upper() + line[1:] + "."))
     blocks += [Figure(c) for c in charts]
-    return Section("system", "The system under test while it ran", tuple(blocks))
+    return Section(SYSTEM, "The system under test while it ran", tuple(blocks))
 
 
 def _verdict_section(verdict: Verdict) -> Section:
