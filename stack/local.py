@@ -44,6 +44,8 @@ class StackOptions:
     target_env: dict[str, str] = field(default_factory=dict)
     # Which platform to start: the reference target ("agenticos") or agno's AgentOS ("agno").
     platform: str = "agenticos"
+    # How the load is generated, for the topology line (bench/soak.py runs master + workers).
+    generator: str = "Locust in one local process"
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ def _topology(options: StackOptions, stub: Server) -> str:
     return (
         f"one host: reference target (1 uvicorn process, {database}, {', '.join(knobs)}) "
         f"and stub ({stub.url}, {' '.join(stub_knobs) or 'default delays'}) on 127.0.0.1, "
-        "Locust in one local process"
+        f"{options.generator}"
     )
 
 
