@@ -281,12 +281,12 @@ def describe(soak: Soak, args: argparse.Namespace, run_dir: Path) -> list[str]:
         f"soak: {args.minutes:g} min (scale {soak.scale:.3f}), {soak.generator}, RSS every "
         f"{args.interval:g} s; Locust exit {soak.code}",
         f"load average (1, 5, 15 min) before {before}, after {after}; {os.cpu_count()} CPUs",
-        f"RSS in MiB, first, last and max while load ran (t = 0 to {phases[-1]['end_s']:.0f} s);",
         f"verdict: {summary['headline']}",
         f"validity: offered {validity['offered']:,}, recorded {validity['recorded']:,}, "
         f"late {validity['late']:,}: {validity['status']}",
         "",
-        f"MiB/10 min: least squares over {steady} together (each its own intercept), then in each",
+        f"RSS in MiB: first, last and max while load ran (t = 0 to {phases[-1]['end_s']:.0f} s); "
+        f"MiB/10 min: least squares over {steady} together (each its own intercept), then each",
         f"{'process':<13} {'first':>7} {'last':>7} {'max':>7} {'MiB/10 min':>10}"
         + "".join(f" {name:>9}" for name in steady.split(", "))
         + "  readings",
