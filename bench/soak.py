@@ -40,10 +40,11 @@ from pathlib import Path
 import numpy as np
 import psutil
 
-from engine.settings import RUNS_DIR, run_stamp
 from reports.platform_log import count_errors
+from runner.settings import RUNS_DIR, run_stamp
 from scenario import load_scenario
-from stack.local import LOCUST, LocalStack, StackOptions, local_stack
+from stack.local import LOCUST, LocalStack, StackOptions
+from stack.platforms import local_stack
 from stack.processes import ROOT, free_port, stop
 
 # Seconds between RSS readings: 60+ readings per phase in a 20-minute run.

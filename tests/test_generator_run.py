@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from tests.generator_env import (
+from tests.support.generator_env import (
     RUN_TIMEOUT_S,
     expected_counts,
     invalid_reasons,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reports import build_report, compare_runs
-from tests.rundirs import edit_run_json, golden_copy
+from tests.support.rundirs import edit_run_json, golden_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 
