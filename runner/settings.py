@@ -66,6 +66,8 @@ class RunSettings:
     rate: float | None
     probes: ProbeOptions
     connections_note: str = ""
+    # The platform's log, when the kit started the platform and can read what it writes.
+    platform_log: Path | None = None
 
 
 def add_options(parser) -> None:
@@ -126,6 +128,13 @@ def add_options(parser) -> None:
         web=False,
         help="probe the stub's /stats (default: the fixture's stub)",
     )
+    option(
+        "--platform-log",
+        default=None,
+        web=False,
+        help="the platform's log file, when this machine can read it: the report counts "
+        "the ERROR and CRITICAL lines written during the run",
+    )
     _explain_worker_wait(parser)
 
 
@@ -162,6 +171,12 @@ def settings_from(options, host: str | None) -> RunSettings:
     api_pid = options.api_pid
     if api_pid not in (None, ""):
         api_pid = int(_number(api_pid, "--api-pid", int))
+    platform_log = Path(options.platform_log) if options.platform_log else None
+    if platform_log is not None and not platform_log.is_file():
+        raise SettingsError(
+            f"--platform-log: {platform_log} is not a file here; pass the log the platform "
+            "writes (reference_platform --log-file), or leave it out"
+        )
     return RunSettings(
         scenario=scenario,
         scale=scale,
@@ -179,6 +194,7 @@ def settings_from(options, host: str | None) -> RunSettings:
             metrics_url=options.metrics_url or None,
             stub_url=options.stub_url or fixture.stub_url or None,
         ),
+        platform_log=platform_log,
     )
 
 

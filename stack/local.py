@@ -61,7 +61,8 @@ class LocalStack:
         return self.target.url + "/metrics"
 
     def locust_options(self) -> list[str]:
-        """The Locust options that point a run at this stack and take every probe it can."""
+        """The Locust options that point a run at this stack and take every probe it can, the
+        platform's log included (the report counts what it logged at ERROR and above)."""
         return [
             "--host",
             self.target.url,
@@ -74,6 +75,8 @@ class LocalStack:
             *(["--metrics-url", self.metrics_url] if self.metrics else []),
             "--stub-url",
             self.stub.url,
+            "--platform-log",
+            str(self.target.log),
         ]
 
     def locust_env(self) -> dict[str, str]:

@@ -5,6 +5,7 @@ spec is the schedule and the golden-ratio mix (tested alone in
 test_generator_schedule.py): a run must offer exactly what they say, when they say.
 """
 
+import json
 import time
 from collections import Counter
 
@@ -48,7 +49,7 @@ def scenario(tmp_path_factory):
 @pytest.fixture(scope="module")
 def local_run(plat, scenario, tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("runs") / "local"
-    result = run_local(plat, scenario, run_dir)
+    result = run_local(plat, scenario, run_dir, "--platform-log", str(plat.target.log))
     return run_dir, result
 
 
@@ -101,10 +102,16 @@ def test_local_run_offers_exactly_the_schedule_and_records_every_arrival(local_r
 def test_the_platform_logs_no_error_for_the_runs_turns_and_cancels(plat, local_run):
     # Every chat turn, cancelled or not, ends with the client closing on `complete`; a turn
     # still giving its connection back then was cancelled mid-rollback and logged a traceback.
-    samples = read_samples(local_run[0])
+    # The report counts what the platform logged from preflight to the run's end.
+    run_dir = local_run[0]
+    samples = read_samples(run_dir)
     assert {"ok", "cancelled"} <= {s["outcome"] for s in samples if s["workload"] == "chat_stream"}
-    errors = [line for line in plat.target.output().splitlines() if " ERROR " in line]
-    assert errors == []
+    stretch = read_run(run_dir)["platform_log"]
+    assert (run_dir / stretch["path"]).resolve() == plat.target.log.resolve()
+    assert stretch["to_byte"] >= stretch["from_byte"] > 0
+    logged = json.loads((run_dir / "summary.json").read_text())["platform_log"]
+    assert logged["missing"] is None
+    assert logged["errors"] == 0, logged["line"]
 
 
 def test_local_run_fills_run_json_and_the_side_files(local_run):
