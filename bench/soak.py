@@ -6,7 +6,7 @@ shipped scenario's four phases stretched to ``--minutes`` with Locust as a maste
 every process's RSS every ``--interval`` seconds. Then it prints, per process (each
 generator, the master, the platform, the stub): RSS first, last and max, and the slope
 in MiB per 10 minutes over the constant-rate phases; and the ERROR and CRITICAL lines
-the platform logged while Locust ran.
+the platform logged during the run, as the run's report counts them (``--platform-log``).
 
 The slope is a least-squares line through the readings of the phases at the longest
 phase's rate, the first phase left out (sustain and recover in the shipped scenario:
@@ -40,7 +40,6 @@ from pathlib import Path
 import numpy as np
 import psutil
 
-from reports.platform_log import count_errors
 from runner.settings import RUNS_DIR, run_stamp
 from scenario import load_scenario
 from stack.local import LOCUST, LocalStack, StackOptions
@@ -193,16 +192,13 @@ def locust_commands(
 
 @dataclass(frozen=True)
 class Soak:
-    """What one soak run left: Locust's exit code, the readings, the platform's log stretch."""
+    """What one soak run left: Locust's exit code, the readings and the machine's load."""
 
     code: int
     generator: str
     scale: float
     processes: tuple[str, ...]
     readings: list[Reading]
-    log_path: str
-    logged: str
-    logged_bytes: int
     load_before: tuple[float, float, float]
     load_after: tuple[float, float, float]
 
@@ -219,8 +215,6 @@ def run_soak(args: argparse.Namespace, run_dir: Path) -> Soak:
     )
     load_before = os.getloadavg()
     with local_stack(StackOptions(workdir=run_dir / "stack", generator=generator)) as stack:
-        log = stack.target.log
-        log_start = log.stat().st_size
         commands = locust_commands(stack, run_dir, args, scale, stack.topology)
         names = ["generator.0"] if args.workers == 0 else ["master"]
         names += [f"generator.{i}" for i in range(args.workers)]
@@ -246,10 +240,6 @@ def run_soak(args: argparse.Namespace, run_dir: Path) -> Soak:
         finally:
             for proc in procs:
                 stop(proc)
-        log_end = log.stat().st_size
-        with log.open("rb") as f:
-            f.seek(log_start)
-            logged = f.read(log_end - log_start).decode(errors="replace")
     printed = [*sorted(names, key=lambda n: n == "master"), "platform", "stub"]
     return Soak(
         code,
@@ -257,9 +247,6 @@ def run_soak(args: argparse.Namespace, run_dir: Path) -> Soak:
         scale,
         tuple(printed),
         sampler.readings,
-        str(log.relative_to(run_dir)),
-        logged,
-        log_end - log_start,
         load_before,
         os.getloadavg(),
     )
@@ -272,7 +259,6 @@ def describe(soak: Soak, args: argparse.Namespace, run_dir: Path) -> list[str]:
     record = json.loads((run_dir / "run.json").read_text())
     summary = json.loads((run_dir / "summary.json").read_text())
     validity = summary["validity"]
-    errors = count_errors(soak.log_path, soak.logged, soak.logged_bytes)
     start, phases = record["start_epoch"], record["phases"]
     steady = ", ".join(p["name"] for p in steady_phases(phases))
     before, after = (
@@ -300,7 +286,7 @@ def describe(soak: Soak, args: argparse.Namespace, run_dir: Path) -> list[str]:
             + "".join(f" {_signed(v):>9}" for v in m.slope_by_phase.values())
             + f"  {m.slope_readings:>8}"
         )
-    return [*lines, "", f"platform log: {errors.summary_line()}"]
+    return [*lines, "", f"platform log (the report's count): {summary['platform_log']['line']}"]
 
 
 def _signed(value: float | None) -> str:
