@@ -162,6 +162,10 @@ def test_master_and_two_workers_offer_the_same_arrivals(plat, scenario, local_ru
     assert start["lead_s"] >= 1.0 + 4 * max(start["round_trip_ms"].values()) / 1000 - 1e-3
     for process in start["processes"].values():
         assert process["plan_ahead_ms"] > 0 and process["connections_opened"] >= 1, start
+        # What it spent before it was ready: its warm-up is the connecting and the settling.
+        assert process["sign_in_ms"] > 0, start
+        parts = process["connect_ms"] + process["settle_ms"]
+        assert parts <= process["warm_up_ms"] + 0.2, start
     # Locust's own statistics got every worker's last report too.
     stats = (run_dir / "locust_stats.csv").read_text().splitlines()
     aggregated = next(line for line in stats if ",Aggregated," in line)
