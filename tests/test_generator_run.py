@@ -25,6 +25,8 @@ from tests.support.generator_env import (
     write_scenario,
 )
 
+pytestmark = [pytest.mark.system, pytest.mark.slow]
+
 # Two phases at rates that make every workload appear within seconds.
 PHASES = [("ramp", 2.0, 8.0), ("sustain", 3.0, 16.0)]
 # Scheduling jitter of a busy shared 2-core machine; a dispatch this late is a bug.
