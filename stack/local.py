@@ -44,6 +44,8 @@ class StackOptions:
     target_env: dict[str, str] = field(default_factory=dict)
     # Which platform to start, by its name in the registry (workloads/platforms.py).
     platform: str = "agenticos"
+    # How the load is generated, for the topology line (bench/soak.py runs master + workers).
+    generator: str = "Locust in one local process"
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,8 @@ class LocalStack:
         return self.target.url + "/metrics"
 
     def locust_options(self) -> list[str]:
-        """The Locust options that point a run at this stack and take every probe it can."""
+        """The Locust options that point a run at this stack and take every probe it can, the
+        platform's log included (the report counts what it logged at ERROR and above)."""
         return [
             "--host",
             self.target.url,
@@ -75,6 +78,8 @@ class LocalStack:
             *(["--metrics-url", self.metrics_url] if self.metrics else []),
             "--stub-url",
             self.stub.url,
+            "--platform-log",
+            str(self.target.log),
         ]
 
     def locust_env(self) -> dict[str, str]:
