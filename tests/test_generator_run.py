@@ -52,7 +52,7 @@ def scenario(tmp_path_factory):
 @pytest.fixture(scope="module")
 def local_run(plat, scenario, tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("runs") / "local"
-    result = run_local(plat, scenario, run_dir)
+    result = run_local(plat, scenario, run_dir, "--platform-log", str(plat.target.log))
     return run_dir, result
 
 
@@ -137,6 +137,21 @@ def test_the_console_ends_with_each_workloads_figures_then_the_verdict_once(loca
     assert lines[-1].startswith("  report: ")
 
 
+def test_the_platform_logs_no_error_for_the_runs_turns_and_cancels(plat, local_run):
+    # Every chat turn, cancelled or not, ends with the client closing on `complete`; a turn
+    # still giving its connection back then was cancelled mid-rollback and logged a traceback.
+    # The report counts what the platform logged from preflight to the run's end.
+    run_dir = local_run[0]
+    samples = read_samples(run_dir)
+    assert {"ok", "cancelled"} <= {s["outcome"] for s in samples if s["workload"] == "chat_stream"}
+    stretch = read_run(run_dir)["platform_log"]
+    assert (run_dir / stretch["path"]).resolve() == plat.target.log.resolve()
+    assert stretch["to_byte"] >= stretch["from_byte"] > 0
+    logged = json.loads((run_dir / "summary.json").read_text())["platform_log"]
+    assert logged["missing"] is None
+    assert logged["errors"] == 0, logged["line"]
+
+
 def test_local_run_fills_run_json_and_the_side_files(local_run):
     run_dir, _ = local_run
     record = read_run(run_dir)
@@ -187,6 +202,10 @@ def test_master_and_two_workers_offer_the_same_arrivals(plat, scenario, local_ru
     assert start["lead_s"] >= 1.0 + 4 * max(start["round_trip_ms"].values()) / 1000 - 1e-3
     for process in start["processes"].values():
         assert process["plan_ahead_ms"] > 0 and process["connections_opened"] >= 1, start
+        # What it spent before it was ready: its warm-up is the connecting and the settling.
+        assert process["sign_in_ms"] > 0, start
+        parts = process["connect_ms"] + process["settle_ms"]
+        assert parts <= process["warm_up_ms"] + 0.2, start
     # Locust's own statistics got every worker's last report too: one request per offered
     # arrival (a chat turn's first token is not a second request).
     stats = (run_dir / "locust_stats.csv").read_text().splitlines()
