@@ -34,6 +34,7 @@ from runner.messages import (
     Prepare,
     drained_from_wire,
 )
+from runner.progress import quiet_locust_tables
 from runner.settings import (
     BAD_INPUT,
     add_options,
@@ -52,8 +53,6 @@ log = logging.getLogger(__name__)
 BAD_INPUT_EXIT = 2
 # How often the headless master looks whether its expected workers have connected.
 WORKER_POLL_S = 0.5
-# The logger Locust prints its request, percentile and error tables through (locust.stats).
-LOCUST_TABLES_LOGGER = "locust.stats_logger"
 
 _conductor: Conductor | None = None
 _process: LoadProcess | None = None
@@ -97,7 +96,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         runner.register_message(PLAN, lambda msg, **_: _process.on_plan(PlanUpdate(**msg.data)))
         runner.register_message(STOP, lambda msg, **_: _process.stop("interrupted"))
     if not isinstance(runner, WorkerRunner):
-        _quiet_locust_tables(options)
+        quiet_locust_tables(options)
         _handle_signals_before_load(runner)
         if isinstance(runner, MasterRunner) and options.headless:
             _bound_the_wait_for_workers(runner, options)
@@ -112,17 +111,6 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
             add_rate_page(web_ui, lambda: environment.shape_class)
             add_verdict_tab(web_ui, _conductor.progress)
             chart_in_flight(web_ui, _conductor.in_flight)
-
-
-def _quiet_locust_tables(options) -> None:
-    """Locust's request tables (every 2 s headless, and at the end) off unless asked for
-    (--locust-tables, or Locust's --print-stats): the kit prints one progress line while a
-    run lasts and its own figures and verdict at the end, from every sample. Locust prints
-    them through this one logger, and checks only_summary after init."""
-    if options.locust_tables or options.print_stats:
-        return
-    options.only_summary = True
-    logging.getLogger(LOCUST_TABLES_LOGGER).setLevel(logging.WARNING)
 
 
 def _handle_signals_before_load(runner) -> None:

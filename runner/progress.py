@@ -1,10 +1,11 @@
 """Where a headless run is, on one line: phase, time, offered against recorded, in flight, late.
 
 An operator watching a run wants to see it fall behind while it happens, not a
-table of Locust's every few seconds. On a terminal the line is rewritten in place
-every tick (and cleared before any log line, so nothing prints over it); in a log
-(CI, a pipe) the same text is one log line per phase change and every
-``EVERY_S``, because a carriage return is noise in a file.
+table of Locust's every few seconds: Locust's tables are off unless asked for. On
+a terminal the line is rewritten in place every tick (and cleared before any log
+line, so nothing prints over it); in a log (CI, a pipe) the same text is one log
+line per phase change and every ``EVERY_S``, because a carriage return is noise
+in a file.
 """
 
 from __future__ import annotations
@@ -20,6 +21,19 @@ log = logging.getLogger(__name__)
 EVERY_S = 10.0
 # Erase the terminal's current line and return to its start.
 CLEAR = "\r\x1b[2K"
+# The logger Locust prints its request, percentile and error tables through (locust.stats).
+LOCUST_TABLES_LOGGER = "locust.stats_logger"
+
+
+def quiet_locust_tables(options) -> None:
+    """Locust's request tables (every 2 s headless, and at the end) off unless asked for
+    (--locust-tables, or Locust's --print-stats): the kit prints this line while a run
+    lasts and its own figures and verdict at the end, from every sample. Locust prints
+    them through one logger, and reads only_summary after its init event."""
+    if options.locust_tables or options.print_stats:
+        return
+    options.only_summary = True
+    logging.getLogger(LOCUST_TABLES_LOGGER).setLevel(logging.WARNING)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,14 @@ import sys
 
 import pytest
 
-from locust_hooks import LOCUST_TABLES_LOGGER, _quiet_locust_tables
-from runner.progress import CLEAR, EVERY_S, Progress, ProgressLine
+from runner.progress import (
+    CLEAR,
+    EVERY_S,
+    LOCUST_TABLES_LOGGER,
+    Progress,
+    ProgressLine,
+    quiet_locust_tables,
+)
 
 
 def _at(now_s: float, phase: str = "sustain", recorded: int = 990) -> Progress:
@@ -81,10 +87,10 @@ def test_locust_tables_are_off_unless_asked_for():
     before = logger.level
     try:
         asked = argparse.Namespace(locust_tables=True, print_stats=False, only_summary=False)
-        _quiet_locust_tables(asked)
+        quiet_locust_tables(asked)
         assert not asked.only_summary and logger.level == before
         quiet = argparse.Namespace(locust_tables=False, print_stats=False, only_summary=False)
-        _quiet_locust_tables(quiet)
+        quiet_locust_tables(quiet)
         assert quiet.only_summary and logger.level == logging.WARNING
     finally:
         logger.setLevel(before)
