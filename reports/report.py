@@ -70,8 +70,8 @@ NOTES = (
     "How to read the tables below: percentiles are nearest-rank over successful requests "
     "(a stream's whole-turn latency over completed turns only), measured from send; "
     "'timed (n)' is the count they are taken over. {due} Error rate counts failed, "
-    "timed-out and abandoned requests, work accepted with 202 and then lost{shed} over calls "
-    "(see 'Work accepted with 202'). The 'all workloads' row has no "
+    "timed-out and abandoned requests, work accepted for later and then lost{shed} over calls "
+    "(see 'Work accepted for later'). The 'all workloads' row has no "
     "percentiles: one latency over a mix of different requests describes none of them."
 )
 DUE_NOTE = (
@@ -99,7 +99,7 @@ def report_document(
     request_charts, system_charts = charts
     phase_sections = tuple(_phase_section(p, stats, verdict, run) for p in stats.phases)
     return Document(
-        title=f"Load test: {run.scenario.name}, run {run.run_id}",
+        title=_title(run),
         subtitle=(
             f"Started {run.meta.get('started_at') or 'at an unrecorded time'} on "
             f"{_machine(run.meta.get('machine'))}. The full verdict is the last section, "
@@ -401,6 +401,14 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
         else Paragraph("Every probe the run asked for was taken."),
     ]
     return Section("what-was-run", "What was run", tuple(blocks))
+
+
+def _title(run: Run) -> str:
+    """'Load test of agno: scenario default, run ...': the platform first, when recorded, since
+    a report read on its own must say what it measured."""
+    name = (run.meta.get("platform") or {}).get("name")
+    of = f" of {name}" if name else ""
+    return f"Load test{of}: scenario {run.scenario.name}, run {run.run_id}"
 
 
 def _platform(run: Run) -> str:
@@ -754,8 +762,9 @@ def _whole_run(run: Run, stats: RunStats) -> Section:
 
 
 def _accepted_section(stats: RunStats) -> tuple[Section, ...]:
-    """What became of the work the platform accepted with 202, per workload, whole run
-    (no section when nothing was accepted for later)."""
+    """What became of the work the platform accepted for later (a 202, or a 200 that only
+    accepts, as agno's WhatsApp delivery), per workload, whole run (no section when nothing
+    was accepted for later). followups.csv's states keep their names ("failed after 202")."""
     accepted = [w for w in stats.whole.workloads if w.counts.after.accepted]
     if not accepted:
         return ()
@@ -772,9 +781,10 @@ def _accepted_section(stats: RunStats) -> tuple[Section, ...]:
     )
     blocks: list[Block] = [
         Paragraph(
-            "A 202 says the platform took the work, not that it did it. After the run each "
-            "accepted arrival was followed on the platform (followups.csv) for up to the "
-            "slowest timeout. Failed after 202 and not finished in grace are lost work: they "
+            "An answer that accepts work for later (a 202, or a 200 that only accepts it) says "
+            "the platform took the work, not that it did it. After the run each accepted "
+            "arrival was followed on the platform (followups.csv) for up to the slowest "
+            "timeout. Failed after accepting and not finished in grace are lost work: they "
             "count against the workload's error rate, and 'Failures by reason' gives the "
             "platform's words."
         ),
@@ -783,7 +793,7 @@ def _accepted_section(stats: RunStats) -> tuple[Section, ...]:
                 "workload",
                 "accepted",
                 "processed",
-                "failed after 202",
+                "failed after accepting",
                 "not finished in grace",
                 "not verifiable",
             ),
@@ -805,7 +815,7 @@ def _accepted_section(stats: RunStats) -> tuple[Section, ...]:
                 ),
             )
         )
-    return (Section("accepted-work", "Work accepted with 202", tuple(blocks)),)
+    return (Section("accepted-work", "Work accepted for later", tuple(blocks)),)
 
 
 def _system_section(run: Run, system: SystemStats, charts: tuple[Chart, ...]) -> Section:
