@@ -90,10 +90,8 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         if generates_load:
             password_from_env()
         if isinstance(runner, WorkerRunner) and options.prometheus:
-            raise SettingsError(
-                "--prometheus: only the master serves metrics (it holds every sample); "
-                "give it to the master's command, not the worker's"
-            )
+            # Locust's config files and the k8s operator give both roles the same options.
+            log.info("--prometheus: the master serves the metrics (it holds every sample)")
         if not isinstance(runner, WorkerRunner):
             refuse_users_options(options)
             settings_from(options, environment.host)
