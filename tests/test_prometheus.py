@@ -6,7 +6,9 @@ generator tests' short one, master + 2 workers, with ``--prometheus``. Through
 Prometheus's HTTP query API, at its last successful scrape of the master, the
 Grafana dashboard's own queries (read from deploy/grafana/loadkit.json, so the two
 cannot drift) must say what the run directory says: samples.csv's rows, run.json's
-offered, the report's late count, nothing in flight.
+offered, the report's late count, nothing in flight. Around it: the linger serves the
+final values and a signal cuts it short keeping the run's exit code, a port in use is
+one line and exit 2, and a web-UI run the operator stopped is served to its last sample.
 """
 
 import json
@@ -34,6 +36,7 @@ from tests.support.generator_env import (
     platform,
     read_run,
     run_distributed,
+    wait_for_rows,
     write_scenario,
 )
 
@@ -247,3 +250,48 @@ def test_a_port_in_use_is_one_line_and_exit_2_before_any_load(plat, scenario, tm
     assert proc.returncode == 2
     assert len(ours) == 1 and ours[0].startswith("agent-loadkit: --prometheus: "), err[-1500:]
     assert not (tmp_path / "run").exists()
+
+
+def _scraped(url: str) -> dict[str, float]:
+    """Each loadkit_* sample name summed over its labels, from one scrape."""
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        text = resp.read().decode()
+    sums: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            sums[sample.name] = sums.get(sample.name, 0.0) + sample.value
+    return sums
+
+
+def test_a_web_ui_run_stopped_by_the_operator_is_served_to_its_last_sample(
+    plat, scenario, tmp_path
+):
+    web, metrics = free_port(), free_port()
+    run_dir = tmp_path / "run"
+    command = [sys.executable, *locust_args(plat, scenario, run_dir)]
+    command += ["--web-host", "127.0.0.1", "--web-port", str(web), "--prometheus", str(metrics)]
+    proc = subprocess.Popen(
+        command, cwd=ROOT, env=load_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    base = f"http://127.0.0.1:{web}"
+    try:
+        wait_ready(base + "/arrival-rate", proc)
+        before = _scraped(f"http://127.0.0.1:{metrics}/metrics")
+        assert "loadkit_samples_total" not in before  # no run yet, no series
+        form = urllib.parse.urlencode({"rate": "10", "host": plat.target.url}).encode()
+        urllib.request.urlopen(urllib.request.Request(base + "/swarm", data=form), timeout=30)
+        wait_for_rows(run_dir, 20, proc)
+        urllib.request.urlopen(urllib.request.Request(base + "/stop", data=b""), timeout=30)
+        # The report is written after the metrics take run.json's offered.
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while not (run_dir / "summary.json").exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        served = _scraped(f"http://127.0.0.1:{metrics}/metrics")
+    finally:
+        stop(proc)
+    record = read_run(run_dir)
+    assert record["stopped"] == "interrupted"
+    assert served["loadkit_samples_total"] == len(pd.read_csv(run_dir / "samples.csv"))
+    assert served["loadkit_offered_total"] == record["offered"]
+    assert served["loadkit_in_flight"] == 0
