@@ -14,6 +14,8 @@ every reason, and each check is skipped.
 
 from __future__ import annotations
 
+import io
+
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from reports import formatting as fmt
@@ -39,8 +41,15 @@ JUNIT_FILE = "junit.xml"
 INVALID_RUN = "not judged: the run is invalid"
 
 
-def junit_report(run: Run, lateness: LatenessStats, verdict: Verdict) -> JUnitXml:
-    """The run's validity and checks as one JUnit test suite (write it with ``.write``)."""
+def junit_xml(run: Run, lateness: LatenessStats, verdict: Verdict) -> str:
+    """junit.xml's text: the run's validity and checks as one JUnit test suite."""
+    out = io.BytesIO()
+    _report(run, lateness, verdict).write(out, pretty=True)
+    return out.getvalue().decode("utf-8")
+
+
+def _report(run: Run, lateness: LatenessStats, verdict: Verdict) -> JUnitXml:
+    """The run's validity and checks as one JUnit test suite, as junitparser holds it."""
     suite = TestSuite(f"agent-loadkit {run.scenario.name}")
     suite.timestamp = str(run.meta.get("started_at") or "")
     for name, value in (
