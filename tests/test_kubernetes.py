@@ -159,7 +159,10 @@ def test_the_master_is_a_job_that_runs_once_and_writes_the_run_volume():
     mounts = {m["mountPath"]: m["name"] for m in MASTER["volumeMounts"]}
     config = volumes[mounts[str(scenario.parent)]]["configMap"]["name"]
     data = _object("ConfigMap", config)["data"][scenario.name]
-    assert data == (ROOT / "scenario.yaml").read_text()
+    assert data == (ROOT / "scenario.yaml").read_text(), (
+        "deploy/kubernetes/scenario-configmap.yaml is not scenario.yaml: put scenario.yaml, "
+        "indented four spaces, under its data.scenario.yaml"
+    )
 
 
 def test_one_worker_count_and_one_master_port():
