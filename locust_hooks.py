@@ -18,7 +18,9 @@ from locust import events
 from locust.runners import MasterRunner, WorkerRunner
 
 from fixture import password_from_env
+from runner import live_metrics
 from runner.conductor import Conductor
+from runner.live_metrics import RunMetrics
 from runner.load_process import LoadProcess
 from runner.messages import (
     DRAINED,
@@ -37,7 +39,10 @@ from runner.messages import (
 from runner.progress import quiet_locust_tables
 from runner.settings import (
     BAD_INPUT,
+    SettingsError,
     add_options,
+    prometheus_address,
+    prometheus_linger_s,
     refuse_users_options,
     settings_from,
 )
@@ -56,6 +61,8 @@ WORKER_POLL_S = 0.5
 
 _conductor: Conductor | None = None
 _process: LoadProcess | None = None
+_metrics: RunMetrics | None = None
+_linger_s = 0.0
 
 
 def install() -> None:
@@ -84,9 +91,13 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
     try:
         if generates_load:
             password_from_env()
+        if isinstance(runner, WorkerRunner) and options.prometheus:
+            # Locust's config files and the k8s operator give both roles the same options.
+            log.info("--prometheus: the master serves the metrics (it holds every sample)")
         if not isinstance(runner, WorkerRunner):
             refuse_users_options(options)
             settings_from(options, environment.host)
+            _serve_metrics(prometheus_address(options), prometheus_linger_s(options))
     except BAD_INPUT as exc:
         _refuse_at_start(str(exc))
     if generates_load:
@@ -100,7 +111,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         _handle_signals_before_load(runner)
         if isinstance(runner, MasterRunner) and options.headless:
             _bound_the_wait_for_workers(runner, options)
-        _conductor = Conductor(environment, _process)
+        _conductor = Conductor(environment, _process, _metrics)
         runner.register_message(READY, lambda msg, **_: _conductor.on_ready(msg.data))
         runner.register_message(PONG, lambda msg, **_: _conductor.on_pong(msg.data))
         runner.register_message(
@@ -111,6 +122,23 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
             add_rate_page(web_ui, lambda: environment.shape_class)
             add_verdict_tab(web_ui, _conductor.progress)
             chart_in_flight(web_ui, _conductor.in_flight)
+
+
+def _serve_metrics(address: tuple[str, int] | None, linger_s: float) -> None:
+    """Start the metrics server the master's runs count into (--prometheus), or nothing."""
+    global _metrics, _linger_s
+    if address is None:
+        return
+    metrics = RunMetrics()
+    try:
+        live_metrics.serve(address, metrics)
+    except OSError as exc:
+        host, port = address
+        raise SettingsError(
+            f"--prometheus: cannot serve on {host}:{port} ({exc.strerror or exc}); "
+            "give a free port, or an address of this host"
+        ) from None
+    _metrics, _linger_s = metrics, linger_s
 
 
 def _handle_signals_before_load(runner) -> None:
@@ -180,13 +208,6 @@ def _on_test_stopping(environment, **_) -> None:
         _process.stop("interrupted")
 
 
-def _on_quit(**_) -> None:
-    """The very end: a headless run's figures and verdict are the last thing it prints,
-    after Locust's own exit lines."""
-    if _conductor is not None and _conductor.closing_text:
-        print(_conductor.closing_text, flush=True)
-
-
 def _on_test_stop(environment, **_) -> None:
     if _conductor is not None:
         _conductor.close()
@@ -214,8 +235,14 @@ def _on_quitting(environment, **_) -> None:
         _process.stop("interrupted")
 
 
-def _on_quit(**_) -> None:
-    """The very end: a headless run's figures and verdict are the last thing it prints,
-    after Locust's own exit lines."""
+def _on_quit(exit_code, **_) -> None:
+    """The very end: a headless run's figures and verdict are the last thing it prints, after
+    Locust's own exit lines; then the final metrics are served one scrape more (once: a
+    signal that cuts the wait short runs Locust's shutdown, and so this, again)."""
+    global _metrics
     if _conductor is not None and _conductor.closing_text:
         print(_conductor.closing_text, flush=True)
+        _conductor.closing_text = ""
+    metrics, _metrics = _metrics, None
+    if metrics is not None and metrics.has_runs:
+        live_metrics.linger(_linger_s)

@@ -1,4 +1,5 @@
-"""`build`: one run directory in, report.md, report.html and summary.json out, an exit code back.
+"""`build`: one run directory in, report.md, report.html, summary.json and junit.xml out, an exit
+code back.
 
 The generator calls ``write_report`` when a run ends and exits with its code, so a
 run's process status is its verdict: 2 the run is invalid, else 1 a check failed
@@ -16,6 +17,7 @@ from pathlib import Path
 from reports import render
 from reports.charts import report_charts
 from reports.headline import console_text
+from reports.junit import JUNIT_FILE, junit_xml
 from reports.report import report_document
 from reports.rundir import RunDirError, load_run
 from reports.stats import run_stats
@@ -53,5 +55,6 @@ def write_report(run_dir: str | Path) -> tuple[int, str]:
     (run.path / "report.html").write_text(render.html(document))
     facts = summary(run, stats, system, verdict)
     (run.path / "summary.json").write_text(json.dumps(facts, indent=2) + "\n")
-    where = f"  report: {run.path / 'report.md'}, report.html, summary.json"
+    (run.path / JUNIT_FILE).write_text(junit_xml(run, stats.lateness, verdict), encoding="utf-8")
+    where = f"  report: {run.path / 'report.md'}, report.html, summary.json, {JUNIT_FILE}"
     return verdict.exit_code, f"{console_text(facts)}\n{where}"
