@@ -519,9 +519,9 @@ def _num(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m reports.sweep") -> int:
     """Build the sweep report of a run directory; 0 written, 2 when the run cannot be read."""
-    parser = argparse.ArgumentParser(prog="python -m reports.sweep", description=__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("run_dir", help="a run directory written by a sweep (or a users run)")
     args = parser.parse_args(argv)
     try:

@@ -26,27 +26,36 @@ REST = "rest"
 # Users mode: a step is judged this long after it ended (its last requests are in, and one
 # worker report interval has brought them to the master).
 JUDGE_AFTER_S = 4.0
+# The heading the sweeps' options appear under in ``--help``.
+SWEEP_TITLE = "agent-loadkit sweeps (README 'Capacity')"
 
 log = logging.getLogger(__name__)
 
 
 def add_sweep_options(parser) -> None:
-    """The sweeps' options on Locust's parser (so they also show in the web UI)."""
-    parser.add_argument(
+    """The sweeps' options on Locust's parser, under their own heading (Locust's --help prints
+    a custom option only under a group), and in the web UI's start form."""
+    group = parser.add_argument_group(SWEEP_TITLE)
+
+    def option(*names, **kwargs):
+        # A group's add_argument is argparse's; Locust's web UI reads these attributes.
+        action = group.add_argument(*names, **kwargs)
+        action.include_in_web_ui, action.is_secret = True, False
+        action.is_required, action.is_multiple = False, False
+
+    option(
         "--sweep-users",
         default=None,
         help="concurrency sweep (users mode): N for 1, 2, 4, ... N, or a list like 1,4,16",
     )
-    parser.add_argument(
+    option(
         "--sweep-rates",
         default=None,
         help="arrival-rate sweep (open arrival): a list of rates per second, like 2,4,8,16",
     )
-    parser.add_argument("--step-s", default=DEFAULT_STEP_S, help="seconds each sweep step is held")
-    parser.add_argument(
-        "--rest-s", default=0, help="seconds of no load after a sweep (is memory given back?)"
-    )
-    parser.add_argument(
+    option("--step-s", default=DEFAULT_STEP_S, help="seconds each sweep step is held")
+    option("--rest-s", default=0, help="seconds of no load after a sweep (is memory given back?)")
+    option(
         "--sweep-stop",
         action="store_true",
         default=False,

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 from collections.abc import Iterator
 
 from stack.local import LocalStack, StackOptions, child_env, password, seed
-from stack.processes import ROOT, free_port, running
+from stack.processes import ROOT, free_port, run_captured, running
 from workloads.fixture import DEFAULT_EMAIL
 
 AGNO_PYTHON = ROOT / ".venv-agno" / "bin" / "python"
@@ -31,12 +30,8 @@ class AgnoUnavailable(RuntimeError):
 
 def ensure_agno_venv() -> str:
     """The agno interpreter, building its environment first if needed (``make agno-venv``)."""
-    done = subprocess.run(
-        ["make", "--no-print-directory", "agno-venv"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
+    done = run_captured(
+        ["make", "--no-print-directory", "agno-venv"], dict(os.environ), INSTALL_TIMEOUT_S
     )
     if done.returncode != 0 or not AGNO_PYTHON.exists():
         lines = (done.stderr or done.stdout).strip().splitlines()

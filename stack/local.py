@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.settings import DATABASE_URL_ENV
-from stack.processes import ROOT, Server, free_port, running
+from stack.processes import Server, free_port, run_captured, running
 from workloads.fixture import DEFAULT_EMAIL, PASSWORD_ENV
 
 # The reference target's documented default admin password (reference_platform/README.md);
@@ -168,9 +167,7 @@ def seed(
         "--fixture",
         str(fixture),
     ]
-    done = subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=SEED_TIMEOUT_S
-    )
+    done = run_captured(command, env, SEED_TIMEOUT_S)
     if done.returncode != 0:
         lines = (done.stderr or done.stdout).strip().splitlines()
         raise RuntimeError(f"seeding failed: {lines[-1] if lines else done.returncode}")

@@ -169,7 +169,7 @@ def test_the_makefile_never_puts_the_database_password_in_argv():
         text=True,
         timeout=60,
     )
-    assert "locust -f locustfile.py" in result.stdout, result.stderr
+    assert "loadkit run" in result.stdout, result.stderr
     assert "s3cret-pw" not in result.stdout
 
 

@@ -330,13 +330,14 @@ def seed(options: SeedOptions, password: str) -> Fixture:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m workloads.agenticos.seed") -> argparse.ArgumentParser:
     """The command line; the defaults seed `make target` + `make stub` on this machine."""
     parser = seed_parser(
-        "python -m workloads.agenticos.seed",
+        prog,
         "Create the load run's fixture through the platform's API (password from LOAD_PASSWORD).",
         api_url=DEFAULT_API_URL,
         stub_help="the stub as the platform reaches it",
+        platform="agenticos",
     )
     parser.add_argument("--email", default=DEFAULT_EMAIL, help=f"default {DEFAULT_EMAIL}")
     parser.add_argument(
@@ -349,9 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], prog: str = "python -m workloads.agenticos.seed") -> int:
     """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     options = SeedOptions(
         args.api_url, args.stub_url, args.email, args.documents, args.fixture, args.wait
     )
