@@ -99,10 +99,10 @@ def seed_main(seed: Callable[[str], Fixture], fixture_path: str) -> int:
     """
     try:
         fixture = seed(password_from_env())
+        fixture.save(fixture_path)
     except (SeedError, FixtureError, APIUnreachable, APIError) as exc:
         print(f"seed: {exc}", file=sys.stderr)
         return 1
-    fixture.save(fixture_path)
     print(f"seed: wrote {fixture_path}")
     return 0
 

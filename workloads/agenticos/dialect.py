@@ -41,7 +41,7 @@ from workloads.dialect import (
     socket_backstop_s,
     words,
 )
-from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
+from workloads.fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
 
 API = "/api/v1"
 
@@ -61,7 +61,7 @@ class AgenticOS(Dialect):
         super().__init__(fixture, run_id, http)
         self._ws_url = (
             base_url.replace("http", "ws", 1).rstrip("/")
-            + f"{API}/ws/agent?organization_id={fixture.org_id}"
+            + f"{API}/ws/agent?{urlencode({'organization_id': fixture.org_id})}"
         )
         self._token = ""
         self._auth: dict[str, str] = {}
@@ -83,6 +83,12 @@ class AgenticOS(Dialect):
             raise DialectError(
                 f"sign-in as {email}: HTTP {status}; check --email and {PASSWORD_ENV}"
             )
+        if not isinstance(token, str) or not token.isprintable():
+            # It goes into every request's Authorization header, where a CR or LF ends it.
+            raise DialectError(
+                "sign-in: the API answered an access_token that is not one line of printable "
+                "text; no request is sent with it"
+            )
         self._token = token
         self._auth = {
             "Authorization": f"Bearer {self._token}",
@@ -97,7 +103,8 @@ class AgenticOS(Dialect):
             return self._reads[k % len(self._reads)]
         if workload == "agent_run":
             prompt = run_prompt(k)
-            return self._post(f"{API}/agents/{self.fixture.agent_id}/run", {"prompt": prompt})
+            path = f"{API}/agents/{in_path(self.fixture.agent_id)}/run"
+            return self._post(path, {"prompt": prompt})
         if workload == "rag_query":
             query = {
                 "query": question(k),
@@ -117,7 +124,7 @@ class AgenticOS(Dialect):
     def _ingest(self, k: int) -> HttpCall:
         name, text = upload_name(self.run_id, k), upload_text(self.run_id, k)
         body, content_type = encode_multipart_formdata({"file": (name, text, "text/plain")})
-        path = f"{API}/rag/collections/{self.fixture.collection_name}/ingest"
+        path = f"{API}/rag/collections/{in_path(self.fixture.collection_name)}/ingest"
         return HttpCall("POST", path, body, {**self._auth, "Content-Type": content_type})
 
     def _webhook(self, k: int) -> HttpCall:
@@ -128,7 +135,7 @@ class AgenticOS(Dialect):
             "X-Signature-256": f"sha256={signature}",
             "X-Delivery-Id": f"{self.run_id}-{k}",
         }
-        source, trigger = self.fixture.trigger_source, self.fixture.trigger_id
+        source, trigger = in_path(self.fixture.trigger_source), in_path(self.fixture.trigger_id)
         return HttpCall("POST", f"{API}/webhooks/triggers/{source}/{trigger}", body, headers)
 
     def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:

@@ -22,7 +22,7 @@ import uuid
 
 from workloads.agenticos.client import AgenticOSClient
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
-from workloads.fixture import Fixture, webhook_secret
+from workloads.fixture import Fixture, in_path, webhook_secret
 from workloads.preflight import (
     PreflightError,
     PreflightResult,
@@ -73,7 +73,7 @@ def _check_agent(client: AgenticOSClient, fixture: Fixture) -> None:
         )
     client.org_id = fixture.org_id
     try:
-        agent = client.get(f"/agents/{fixture.agent_id}")
+        agent = client.get(f"/agents/{in_path(fixture.agent_id)}")
     except APIError as exc:
         if exc.status == 404:
             raise PreflightError(
@@ -172,7 +172,9 @@ def _trigger_state(client: AgenticOSClient, fixture: Fixture, password: str) -> 
     """None when a signed delivery is accepted, else why trigger_fire will be skipped."""
     if not fixture.trigger_id:
         return "the fixture has no trigger (seeding could not create one); run make seed"
-    triggers = {t.get("id") for t in client.list_all(f"/agents/{fixture.agent_id}/triggers")}
+    triggers = {
+        t.get("id") for t in client.list_all(f"/agents/{in_path(fixture.agent_id)}/triggers")
+    }
     if fixture.trigger_id not in triggers:
         return f"trigger {fixture.trigger_id} no longer exists; run make seed to recreate it"
     body = json.dumps({"event": "agent-loadkit.preflight", "id": str(uuid.uuid4())}).encode()

@@ -47,7 +47,7 @@ from workloads.dialect import (
     socket_backstop_s,
     words,
 )
-from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
+from workloads.fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
 
 # api_read rotates over the two lists the AgentOS console opens first.
 READ_PATHS = ("/agents", "/sessions?type=agent&limit=20")
@@ -71,7 +71,7 @@ class Agno(Dialect):
         self._auth: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
         self._webhook_secret = b""
-        self._runs = f"/agents/{fixture.agent_id}/runs"
+        self._runs = f"/agents/{in_path(fixture.agent_id)}/runs"
         self._whatsapp = fixture.extra.get("whatsapp_prefix", DEFAULT_WHATSAPP_PREFIX)
 
     def sign_in(self, email: str, password: str) -> None:
@@ -254,7 +254,7 @@ class Agno(Dialect):
             return Result(200, FAILED, "no run_id to cancel")
         try:
             status, body = self.http.send(
-                HttpCall("POST", f"{self._runs}/{run_id}/cancel", b"", self._auth)
+                HttpCall("POST", f"{self._runs}/{in_path(run_id)}/cancel", b"", self._auth)
             )
         except Exception as exc:
             # Named as the cancel's, not mistaken for the stream's own break.
