@@ -137,7 +137,7 @@ def _read_run_json(file: Path) -> tuple[dict, Scenario, tuple[PhaseWindow, ...]]
     try:
         scenario = scenario_from_dict(meta["scenario"], as_run=True)
     except ScenarioError as exc:
-        raise RunDirError(f"{file}: scenario.{exc}") from None
+        raise RunDirError("\n".join(f"{file}: scenario.{line}" for line in exc.problems)) from None
     if not isinstance(meta["offered"], int) or isinstance(meta["offered"], bool):
         raise RunDirError(f"{file}: offered is {meta['offered']!r}; expected a whole number")
     if not isinstance(meta["duration_s"], int | float) or isinstance(meta["duration_s"], bool):
