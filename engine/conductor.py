@@ -43,7 +43,7 @@ from engine.messages import (
     to_wire,
 )
 from engine.mix import Mix
-from engine.run_end import finish
+from engine.run_end import NO_VERDICT, finish
 from engine.run_files import RunFiles, machine
 from engine.samples import SAMPLES_FILE
 from engine.schedule import Plan
@@ -157,6 +157,7 @@ class Conductor:
         self._all_ponged = gevent.event.Event()
         self._starting = False
         self._early_change = None
+        self._signal: str | None = None
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -181,6 +182,11 @@ class Conductor:
     def has_run(self) -> bool:
         """Whether a run exists (load was started, or is about to be)."""
         return self._run is not None
+
+    def signalled(self, name: str) -> None:
+        """A stop signal (``name``) ends this process: the run ends interrupted and recorded,
+        and its report is left to ``loadkit report`` so the process is gone in moments."""
+        self._signal = name
 
     def refuse(self, line: str) -> None:
         """Refuse the test with one line (stderr, or the web UI's log); the next tick ends it."""
@@ -510,6 +516,13 @@ class Conductor:
             run.files.recorded,
             f" -- {shortfall} missing, the run is unusable" if shortfall else "",
         )
+        if self._signal is not None:
+            sys.stderr.write(
+                f"agent-loadkit: {self._signal}: run {run.run_id} interrupted and recorded "
+                f"(run.json); no report built, `loadkit report {run.files.dir}` builds it\n"
+            )
+            self.exit_code = NO_VERDICT
+            return
         self.exit_code = finish(run.files.dir)
 
     def _follow_up(self, run: _ActiveRun) -> None:

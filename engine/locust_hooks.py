@@ -109,19 +109,22 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
 
 
 def _handle_signals_before_load(runner) -> None:
-    """SIGTERM and SIGINT: once a run exists they end it interrupted and reported (Ctrl-C's
-    path; a headless shape run blocks Locust's main before it installs its own SIGTERM
-    handler); before that, while anything is still waited for, one line and exit 2."""
+    """SIGTERM, SIGINT and SIGHUP: once a run exists they end it at once, interrupted and
+    recorded in run.json, without building its report (which may take longer than a CI
+    timeout's grace; ``loadkit report`` builds it), exit 2 (Ctrl-C's path; a headless shape
+    run blocks Locust's main before it installs its own SIGTERM handler); before that, while
+    anything is still waited for, one line and exit 2."""
     main = greenlet.getcurrent()
 
     def on_signal(signum, frame):
-        if _conductor is not None and _conductor.has_run():
-            raise KeyboardInterrupt
         name = signal.Signals(signum).name
+        if _conductor is not None and _conductor.has_run():
+            _conductor.signalled(name)
+            raise KeyboardInterrupt
         gevent.spawn(_exit_before_load, runner, main, f"{name} before load started; no run made")
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, on_signal)
 
 
 def _exit_before_load(runner, main, line: str) -> None:

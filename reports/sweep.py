@@ -30,6 +30,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import ScalarFormatter
 
+import nofollow
 from reports.rundir import Run, RunDirError, load_run
 from reports.stats import percentiles_by, run_stats, timed_successes
 from reports.verdict import FAIL, PASS, judge_thresholds
@@ -495,15 +496,17 @@ def write(sweep: Sweep, out: Path) -> list[Path]:
     fig = chart(sweep)
     svg = io.StringIO()
     fig.savefig(svg, format="svg", metadata={"Date": None})
-    fig.savefig(out / "sweep.png", dpi=90, metadata={"Software": None})
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=90, metadata={"Software": None})
+    nofollow.replace(out / "sweep.png", png.getvalue())
     body = svg.getvalue()
     page = (
         "<!doctype html><meta charset='utf-8'><title>sweep</title>"
         f"<pre style='white-space:pre-wrap'>{html.escape(md)}</pre>{body[body.index('<svg') :]}"
     )
-    (out / "sweep.md").write_text(md)
-    (out / "sweep.html").write_text(page)
-    (out / "sweep.json").write_text(json.dumps(asdict(sweep), indent=1, default=str) + "\n")
+    nofollow.replace(out / "sweep.md", md)
+    nofollow.replace(out / "sweep.html", page)
+    nofollow.replace(out / "sweep.json", json.dumps(asdict(sweep), indent=1, default=str) + "\n")
     return [out / n for n in ("sweep.md", "sweep.html", "sweep.json", "sweep.png")]
 
 
