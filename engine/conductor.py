@@ -43,7 +43,7 @@ from engine.messages import (
     to_wire,
 )
 from engine.mix import Mix
-from engine.run_end import NO_VERDICT, finish
+from engine.run_end import INTERRUPTED, NO_VERDICT, OPERATOR_STOP, finish
 from engine.run_files import RunFiles, machine
 from engine.samples import SAMPLES_FILE
 from engine.schedule import Plan
@@ -200,7 +200,8 @@ class Conductor:
 
     def _begin(self) -> None:
         environment = self.environment
-        settings = settings_from(environment.parsed_options, environment.host)
+        used = frozenset(self._used_run_dirs)
+        settings = settings_from(environment.parsed_options, environment.host, used)
         shape = environment.shape_class
         if not hasattr(shape, "initial_plan"):
             raise SettingsError(
@@ -482,12 +483,14 @@ class Conductor:
     # -- ending -----------------------------------------------------------------------------
 
     def interrupt(self) -> None:
-        """test_stopping before the plan ended: stop every process now and collect what it has."""
+        """test_stopping before the plan ended: stop every process now and collect what it has.
+        From the web UI without a signal it is the operator's Stop (run.json says so)."""
         run = self._run
         if run is None or run.stopped is not None:
             return
         run.end_s = run.clock.now()
-        run.stopped = "interrupted"
+        by_operator = self._signal is None and self.environment.web_ui is not None
+        run.stopped = OPERATOR_STOP if by_operator else INTERRUPTED
         self.environment.runner.send_message(STOP, {"run_id": run.run_id})
         run.all_drained.wait(STOP_WAIT_S)
 

@@ -171,8 +171,13 @@ def _explain_worker_wait(parser) -> None:
             )
 
 
-def settings_from(options, host: str | None) -> RunSettings:
-    """Validated settings from parsed options (and the host Locust or the web UI holds)."""
+def settings_from(
+    options, host: str | None, used_run_dirs: frozenset[Path] = frozenset()
+) -> RunSettings:
+    """Validated settings from parsed options (and the host Locust or the web UI holds).
+
+    A ``--run-dir`` in ``used_run_dirs`` (an earlier test of this web-UI session wrote it) is
+    not checked: the next test gets a directory of its own beside it (Conductor._run_dir)."""
     scale = _number(options.scale, "--scale", float, MAX_SCALE)
     scenario = load_scenario(options.scenario).scaled(scale)
     rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float, MAX_RATE)
@@ -185,7 +190,8 @@ def settings_from(options, host: str | None) -> RunSettings:
     fixture = load_fixture(options.fixture)
     password_from_env()
     run_dir = Path(options.run_dir) if options.run_dir else None
-    check_new_run_dir(run_dir or RUNS_DIR)
+    if run_dir not in used_run_dirs:
+        check_new_run_dir(run_dir or RUNS_DIR)
     api_pid = options.api_pid
     if api_pid not in (None, ""):
         api_pid = int(_number(api_pid, "--api-pid", int, PID_MAX_LIMIT))

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.run_end import OPERATOR_STOP
 from engine.samples import COLUMNS as SAMPLE_COLUMNS
 from engine.samples import OUTCOMES, SAMPLES_FILE
 from engine.samples import SUCCESSFUL as OK_OUTCOMES
@@ -91,6 +92,12 @@ class Run:
     @property
     def end_s(self) -> float:
         return max(p.end_s for p in self.phases)
+
+    @property
+    def stopped_by_operator(self) -> bool:
+        """The operator stopped the run (the web UI's Stop): what it cut off was abandoned by
+        choice, not failed by the platform."""
+        return self.meta.get("stopped") == OPERATOR_STOP
 
     @property
     def closed_loop(self) -> bool:

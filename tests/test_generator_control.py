@@ -18,6 +18,7 @@ from collections import Counter
 
 import pytest
 
+from engine.run_end import OPERATOR_STOP
 from reports import build_report
 from stack.processes import ROOT, free_port, stop, wait_ready
 from tests.generator_env import (
@@ -265,11 +266,25 @@ def test_the_web_ui_sets_the_arrival_rate_and_changes_it_while_it_runs(
         wait_for_rows(run_dir, 40, proc)
         _post(base + "/stop", None)
         record = _wait_for_end(run_dir, proc)
+        # A second test of the same session gets a run directory of its own, beside the first.
+        wait_for_report(run_dir, proc)
+        urllib.request.urlopen(urllib.request.Request(base + "/swarm", data=form))
+        second_dir = run_dir.with_name(run_dir.name + "-2")
+        wait_for_rows(second_dir, 5, proc)
+        _post(base + "/stop", None)
+        assert _wait_for_end(second_dir, proc)["stopped"] == OPERATOR_STOP
     finally:
         proc.send_signal(signal.SIGTERM)
         stop(proc)
     samples = read_samples(run_dir)
-    assert record["stopped"] == "interrupted" and record["offered"] == len(samples)
+    assert record["stopped"] == OPERATOR_STOP and record["offered"] == len(samples)
+    # The Stop is the operator's choice: the verdict says so, at when, and blames nothing else.
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["exit_code"] == 2 and summary["findings"] == []
+    at = f"t = {record['duration_s']:.1f} s"
+    assert summary["invalid_reasons"] == [
+        f"stopped by the operator at {at}; a partial run is not a result"
+    ]
     first, second = record["phases"]
     assert (first["rate"], second["rate"]) == (5.0, 20.0)
     assert first["end_s"] == second["start_s"]
@@ -287,6 +302,14 @@ def _post(url: str, payload: dict | None) -> dict:
     body = json.dumps(payload).encode() if payload is not None else b""
     request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
     return json.loads(urllib.request.urlopen(request).read())
+
+
+def wait_for_report(run_dir, proc) -> None:
+    """Until the run's report is written (the web UI's session goes on after a test)."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while not (run_dir / "summary.json").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "no report was written"
+        time.sleep(0.05)
 
 
 def _wait_for_end(run_dir, proc) -> dict:
