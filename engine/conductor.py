@@ -158,6 +158,7 @@ class Conductor:
         self._starting = False
         self._early_change = None
         self._signal: str | None = None
+        self._stop_pressed = False
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -165,6 +166,7 @@ class Conductor:
         """test_start: everything before load; on a refusal the shape ends the test."""
         self._refused = False
         self.exit_code = None
+        self._stop_pressed = False
         self._starting, self._early_change = True, None
         try:
             self._begin()
@@ -182,6 +184,10 @@ class Conductor:
     def has_run(self) -> bool:
         """Whether a run exists (load was started, or is about to be)."""
         return self._run is not None
+
+    def stop_pressed(self) -> None:
+        """The operator pressed the web UI's Stop: the run ends as their choice, not a failure."""
+        self._stop_pressed = True
 
     def signalled(self, name: str) -> None:
         """A stop signal (``name``) ends this process: the run ends interrupted and recorded,
@@ -484,13 +490,12 @@ class Conductor:
 
     def interrupt(self) -> None:
         """test_stopping before the plan ended: stop every process now and collect what it has.
-        From the web UI without a signal it is the operator's Stop (run.json says so)."""
+        After the web UI's Stop it is the operator's choice (run.json says so)."""
         run = self._run
         if run is None or run.stopped is not None:
             return
         run.end_s = run.clock.now()
-        by_operator = self._signal is None and self.environment.web_ui is not None
-        run.stopped = OPERATOR_STOP if by_operator else INTERRUPTED
+        run.stopped = OPERATOR_STOP if self._stop_pressed else INTERRUPTED
         self.environment.runner.send_message(STOP, {"run_id": run.run_id})
         run.all_drained.wait(STOP_WAIT_S)
 
@@ -519,10 +524,13 @@ class Conductor:
             run.files.recorded,
             f" -- {shortfall} missing, the run is unusable" if shortfall else "",
         )
-        if self._signal is not None:
+        if run.stopped == INTERRUPTED:
+            # The process is being ended (a signal, a quit): it must be gone in moments, and a
+            # report can take longer than a CI timeout's grace on a busy machine.
             sys.stderr.write(
-                f"agent-loadkit: {self._signal}: run {run.run_id} interrupted and recorded "
-                f"(run.json); no report built, `loadkit report {run.files.dir}` builds it\n"
+                f"agent-loadkit: {self._signal or 'quit'}: run {run.run_id} interrupted and "
+                f"recorded (run.json); no report built, `loadkit report {run.files.dir}` "
+                "builds it\n"
             )
             self.exit_code = NO_VERDICT
             return

@@ -42,6 +42,7 @@ from engine.settings import (
 from shapes.choose import choose_shape
 from shapes.sweep import add_sweep_options
 from webui.rate_page import add_rate_page
+from webui.stop_button import on_stop_button
 from webui.verdict_tab import add_verdict_tab
 from workloads.fixture import password_from_env
 
@@ -106,6 +107,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         if web_ui is not None:
             add_rate_page(web_ui, lambda: environment.shape_class)
             add_verdict_tab(web_ui, _conductor.progress)
+            on_stop_button(web_ui, _conductor.stop_pressed)
 
 
 def _handle_signals_before_load(runner) -> None:
