@@ -17,8 +17,8 @@ from pathlib import Path
 import locust.main  # before the kit's modules: importing Locust monkey-patches gevent
 from locust.argument_parser import get_parser
 
-from engine.run_end import NO_VERDICT, verdict_exit_code
-from engine.settings import RUNS_DIR, add_options, run_stamp
+from runner.run_end import NO_VERDICT, verdict_exit_code
+from runner.settings import RUNS_DIR, add_options, run_stamp
 from shapes.sweep import add_sweep_options
 
 LOCUSTFILE = Path(__file__).resolve().parent.parent / "locustfile.py"

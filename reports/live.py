@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.run_end import OPERATOR_STOP
+from engine.samples import OPERATOR_STOP
 from reports.rundir import load_run
 from reports.stats import run_stats
 from reports.verdict import ThresholdResult, judge_threshold

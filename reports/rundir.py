@@ -14,9 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine.run_end import OPERATOR_STOP
 from engine.samples import COLUMNS as SAMPLE_COLUMNS
-from engine.samples import OUTCOMES, SAMPLES_FILE
+from engine.samples import OPERATOR_STOP, OUTCOMES, SAMPLES_FILE
 from engine.samples import SUCCESSFUL as OK_OUTCOMES
 from reports.followups import FollowUpsError, attach
 from scenario import Scenario, ScenarioError, scenario_from_dict

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from bad_input import shown
 from engine.schedule import Plan, Segment
-from engine.settings import RunSettings, SettingsError
+from runner.settings import RunSettings, SettingsError
 from scenario import MAX_PHASE_S, MAX_RATE
 from shapes.kit_shape import KitShape
 from shapes.users import SteppedUsersShape, UsersShape

@@ -18,10 +18,11 @@ import sys
 import time
 from pathlib import Path
 
-from engine.run_end import NO_VERDICT, verdict_exit_code
-from engine.settings import RUNS_DIR, run_stamp
 from reports.headline import console_text
-from stack.local import LOCUST, LocalStack, StackOptions, local_stack
+from runner.run_end import NO_VERDICT, verdict_exit_code
+from runner.settings import RUNS_DIR, run_stamp
+from stack.local import LOCUST, LocalStack, StackOptions
+from stack.platforms import local_stack, platform_stack
 from stack.processes import ROOT, Interrupted, run_load, stopped_by_signals
 from workloads.platforms import PLATFORMS
 
@@ -94,7 +95,7 @@ def main(argv: list[str], prog: str = "loadkit demo") -> int:
         target_env=pool,
         platform=args.platform,
     )
-    what = "agno's AgentOS" if args.platform == "agno" else "reference target"
+    what = platform_stack(args.platform).WHAT
     print(f"demo: starting stub and {what}, seeding ({run_dir / 'stack'})", flush=True)
     started = time.time()
     try:

@@ -16,8 +16,9 @@ import socket
 import sys
 from pathlib import Path
 
-from engine.settings import RUNS_DIR, run_stamp
-from stack.local import LOCUST, LocalStack, StackOptions, local_stack
+from runner.settings import RUNS_DIR, run_stamp
+from stack.local import LOCUST, LocalStack, StackOptions
+from stack.platforms import local_stack
 from stack.processes import ROOT, Interrupted, run_load, stopped_by_signals
 
 DEFAULT_WEB_PORT = 8089

@@ -20,13 +20,14 @@ from collections import Counter
 
 import pytest
 
+from fixture import PASSWORD_ENV
 from stack.agno import AgnoUnavailable, ensure_agno_venv
-from stack.local import LOCUST, StackOptions, local_stack
+from stack.local import LOCUST, StackOptions
+from stack.platforms import local_stack
 from stack.processes import ROOT, free_port, running
 from tests.embed_fault_proxy import FAULTS_PATH
 from tests.generator_env import LOST_WORK_THRESHOLDS, read_samples, write_scenario
 from workloads.agno.client import AgnoClient
-from workloads.fixture import PASSWORD_ENV
 
 PASSWORD = "agno-followup-tests-password"
 # The embedder in front of the stub, failing the uploads whose arrival index is a multiple

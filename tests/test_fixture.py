@@ -14,10 +14,10 @@ from dataclasses import asdict, replace
 import pytest
 
 from engine.http import HttpCall, HttpTransport
+from fixture import Fixture, FixtureError, load_fixture, password_from_env
 from stack.processes import ROOT, free_port
 from workloads.agenticos.dialect import AgenticOS
 from workloads.agno.dialect import Agno
-from workloads.fixture import Fixture, FixtureError, load_fixture, password_from_env
 
 GOOD = Fixture(
     api_url="http://127.0.0.1:8000",
@@ -57,7 +57,7 @@ def test_a_seeded_fixture_loads_as_written(tmp_path):
         ({"org_id": "o#"}, "fixture.org_id"),
         ({"documents": "40"}, "fixture.documents"),
         ({"documents": 10**12}, "fixture.documents"),
-        ({"platform": "opencode"}, "fixture.platform"),
+        ({"platform": "open code"}, "fixture.platform"),
         ({"extra": {"whatsapp_prefix": "/wa\nX: 1"}}, "fixture.extra.whatsapp_prefix"),
         ({"token": "x"}, "fixture.token"),
     ],
@@ -148,4 +148,7 @@ def test_python_m_workloads_seed_and_preflight_are_never_silent(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({**asdict(GOOD), "api_url": 8000}))
     bad = run("workloads.preflight", "--fixture", str(tmp_path / "bad.json"))
     assert bad.returncode == 1 and "fixture.api_url: 8000 is not a URL" in bad.stderr
+    (tmp_path / "other.json").write_text(json.dumps({**asdict(GOOD), "platform": "opencode"}))
+    other = run("workloads.preflight", "--fixture", str(tmp_path / "other.json"))
+    assert other.returncode == 1 and "'opencode' is not one this kit speaks" in other.stderr
     assert "Traceback" not in missing.stderr + bad.stderr + unknown.stderr

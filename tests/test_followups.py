@@ -14,6 +14,8 @@ import json
 import signal
 from collections import Counter
 
+from engine.seam import words
+from fixture import load_fixture
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
 from reports.followups import AFTER, attach
@@ -32,8 +34,6 @@ from tests.generator_env import (
 )
 from tests.rundirs import golden_copy
 from workloads.agenticos.client import AgenticOSClient
-from workloads.dialect import words
-from workloads.fixture import load_fixture
 
 # Embedder requests before load: the collection's width probe, three seeded documents,
 # preflight's search. They must pass; the run's uploads then meet the faults.

@@ -18,7 +18,7 @@ from collections import Counter
 
 import pytest
 
-from engine.run_end import OPERATOR_STOP
+from engine.samples import OPERATOR_STOP
 from reports import build_report
 from stack.processes import ROOT, free_port, stop, wait_ready
 from tests.generator_env import (
@@ -177,7 +177,7 @@ def test_the_makefile_never_puts_the_database_password_in_argv():
 
 def test_the_kits_options_are_listed_with_locusts():
     result = subprocess.run(
-        [sys.executable, "-m", "engine", "--help"],
+        [sys.executable, "-m", "runner", "--help"],
         cwd=ROOT,
         capture_output=True,
         text=True,

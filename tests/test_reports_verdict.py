@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from engine.run_end import OPERATOR_STOP
+from engine.samples import OPERATOR_STOP
 from reports import build_report
 from reports.live import STOPPED, final_verdict
 from reports.rundir import load_run

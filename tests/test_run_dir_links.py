@@ -7,9 +7,9 @@ load (one line), and never write through such a link even if it appears meanwhil
 
 import pytest
 
-from engine.run_files import RunFiles
-from engine.settings import SettingsError, check_new_run_dir
 from reports import build_report
+from runner.run_files import RunFiles
+from runner.settings import SettingsError, check_new_run_dir
 from tests.rundirs import golden_copy
 
 PRECIOUS = "the operator's own file\n"

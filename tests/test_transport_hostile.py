@@ -27,11 +27,11 @@ from engine.http import (
 )
 from engine.mix import Mix
 from engine.schedule import Plan
+from engine.seam import Attempt, Dialect
 from engine.share import Share
+from fixture import Fixture
 from scenario import scenario_from_dict
 from tests.counting_server import started
-from workloads.dialect import Attempt, Dialect
-from workloads.fixture import Fixture
 
 FIXTURE = Fixture(
     api_url="http://127.0.0.1",

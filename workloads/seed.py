@@ -16,8 +16,8 @@ from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
 
+from fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.corpus import DEFAULT_DOCUMENTS
-from workloads.fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS
 from workloads.setup_client import APIError, APIUnreachable
 

@@ -8,28 +8,27 @@ starts. The password is never an option: ``ps`` would show it.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import resource
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import psutil
-
 from bad_input import shown
+from engine.limits import process_connection_limit, raise_open_files_limit
 from engine.samples import SAMPLES_FILE
-from probes import ProbeOptions
-from scenario import MAX_RATE, Scenario, ScenarioError, load_scenario
-from workloads.fixture import (
+from fixture import (
     DEFAULT_EMAIL,
     Fixture,
     FixtureError,
     load_fixture,
     password_from_env,
+    url_problem,
 )
+from probes import ProbeOptions
+from scenario import MAX_RATE, Scenario, ScenarioError, load_scenario
+from workloads.platforms import PLATFORMS
 
 RUNS_DIR = Path("runs")
 # The files a run creates in its directory (samples.csv is checked on its own: a finished run).
@@ -50,11 +49,6 @@ DEFAULT_WORKER_WAIT_S = 120.0
 # The heading the kit's options appear under in ``locust --help``.
 OPTIONS_TITLE = "agent-loadkit (open arrival; README 'Generator')"
 
-# File descriptors a load process keeps for everything but its connections (Python,
-# Locust's own sockets, logs, the run's files, /proc reads of its probes).
-FD_RESERVE = 128
-# Memory one concurrent arrival may cost, generously: two sockets' kernel buffers and a greenlet.
-ARRIVAL_BYTES = 256 * 1024
 # Bounds of the numeric options (the scenario's own numbers are bounded in scenario.py):
 # --scale stretches a phase at most this much (the scaled phase is bounded again there),
 MAX_SCALE = 1000.0
@@ -188,6 +182,13 @@ def settings_from(
     else:
         connections = int(_number(options.connections, "--connections", int, MAX_CONNECTIONS))
     fixture = load_fixture(options.fixture)
+    if fixture.platform not in PLATFORMS:
+        raise SettingsError(
+            f"fixture.platform: {shown(fixture.platform)} is not one this kit speaks; use one of "
+            f"{', '.join(PLATFORMS)} (seed again)"
+        )
+    if host and (problem := url_problem(host)):
+        raise SettingsError(f"--host: {problem}")
     password_from_env()
     run_dir = Path(options.run_dir) if options.run_dir else None
     if run_dir not in used_run_dirs:
@@ -213,33 +214,6 @@ def settings_from(
             stub_url=options.stub_url or fixture.stub_url or None,
         ),
     )
-
-
-def raise_open_files_limit() -> int:
-    """Raise this process's open-files limit to its hard maximum; the limit now in force.
-
-    Every concurrent arrival holds a socket, and the soft limit (often 1024) is a
-    default, not a decision: running into it turns a lagging server into the
-    generator's own ``OSError: Too many open files``.
-    """
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or soft < hard:
-        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-
-def process_connection_limit() -> int:
-    """The most concurrent arrivals this process can hold without running out of files or memory.
-
-    An arrival in flight holds at most one socket and the transport keeps at most as
-    many idle keep-alive ones, so half the descriptors left after FD_RESERVE; and no
-    more than the available memory pays for at ARRIVAL_BYTES each.
-    """
-    by_files = (raise_open_files_limit() - FD_RESERVE) // 2
-    by_memory = psutil.virtual_memory().available // ARRIVAL_BYTES
-    return max(1, min(by_files, by_memory))
 
 
 def bound_connections(settings: RunSettings, processes: int) -> RunSettings:
@@ -313,7 +287,7 @@ def probe_database_url(options) -> str | None:
 
 
 def refuse_users_options(options) -> None:
-    """-u/--users starts users mode (engine/users.py); without it, -r/--spawn-rate means
+    """-u/--users starts users mode (runner/users.py); without it, -r/--spawn-rate means
     nothing, nor --run-time to the four phases: refuse them with the reason instead of
     ignoring them."""
     users = getattr(options, "num_users", None) is not None

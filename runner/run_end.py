@@ -14,11 +14,6 @@ from pathlib import Path
 
 # What a run that left no verdict exits with: it was refused, or ended before its report.
 NO_VERDICT = 2
-# How run.json's ``stopped`` says a run ended early: a signal (Ctrl-C, SIGTERM, SIGHUP) or a
-# lost connection to the run, and an operator's Stop in the web UI, which reports read as a
-# choice, not a failure: what it cut off is no error of the platform's.
-INTERRUPTED = "interrupted"
-OPERATOR_STOP = "stopped by the operator"
 
 
 def finish(run_dir: Path) -> int:
