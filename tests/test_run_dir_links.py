@@ -7,8 +7,10 @@ load (one line), and never write through such a link even if it appears meanwhil
 
 import pytest
 
+import nofollow
+from engine.followups import write_followups
+from probes.readings import ProbeCsv
 from reports import build_report
-from runner.run_files import RunFiles
 from runner.settings import SettingsError, check_new_run_dir
 from tests.rundirs import golden_copy
 
@@ -42,19 +44,26 @@ def test_a_dangling_link_is_refused_too(tmp_path):
 
 
 def test_a_link_that_appears_after_the_check_is_never_written_through(tmp_path, precious):
+    """Every file of a run is made by nofollow.create (samples.csv, probes.csv, followups.csv,
+    Locust's tables) or nofollow.replace (run.json, the reports): a link planted after the
+    check makes the first refuse and the second replace the link, never write through it."""
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     check_new_run_dir(run_dir)
-    (run_dir / "samples.csv").symlink_to(precious)
+    for name in ("samples.csv", "probes.csv", "followups.csv"):
+        (run_dir / name).symlink_to(precious)
     with pytest.raises(FileExistsError):
-        RunFiles(run_dir, "run")
-    (run_dir / "samples.csv").unlink()
-    files = RunFiles(run_dir, "run")
+        nofollow.create(run_dir / "samples.csv")
+    with pytest.raises(FileExistsError):
+        ProbeCsv(run_dir / "probes.csv")
+    with pytest.raises(FileExistsError):
+        write_followups(run_dir, [])
     (run_dir / "run.json.partial").symlink_to(precious)
-    files.write_run_json({"run_id": "run"})
-    files.close()
+    (run_dir / "run.json").symlink_to(precious)
+    nofollow.replace(run_dir / "run.json", '{"run_id": "run"}\n')
     assert precious.read_text() == PRECIOUS
     assert not (run_dir / "run.json").is_symlink()
+    assert (run_dir / "run.json").read_text() == '{"run_id": "run"}\n'
 
 
 def test_a_report_replaces_a_planted_link_instead_of_writing_through_it(tmp_path, precious):
