@@ -33,7 +33,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from stack.local import StackOptions, local_stack
+from stack.local import StackOptions
+from stack.platforms import local_stack
 from stack.processes import ROOT, free_port, stop
 from tests.generator_env import write_scenario
 
