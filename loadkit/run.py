@@ -39,6 +39,7 @@ def help_parser(prog: str):
     add_options(parser)
     add_sweep_options(parser)
     parser.prog, parser.description = prog, DESCRIPTION
+    parser.usage = f"{prog} [OPTIONS] [UserClass ...]"
     return parser
 
 
