@@ -70,8 +70,9 @@ def install() -> None:
     events.quitting.add_listener(_on_quitting)
 
 
-def _refuse_at_start(line: str) -> None:
-    sys.stderr.write(f"agent-loadkit: {line}\n")
+def _refuse_at_start(problems: str) -> None:
+    """One line per problem (a scenario or fixture may have several), then exit 2."""
+    sys.stderr.writelines(f"agent-loadkit: {line}\n" for line in problems.splitlines())
     sys.exit(BAD_INPUT_EXIT)
 
 

@@ -194,13 +194,15 @@ class Conductor:
         and its report is left to ``loadkit report`` so the process is gone in moments."""
         self._signal = name
 
-    def refuse(self, line: str) -> None:
-        """Refuse the test with one line (stderr, or the web UI's log); the next tick ends it."""
-        if self.environment.web_ui is not None:
-            log.error("refused: %s", line)
-        else:
-            sys.stderr.write(f"agent-loadkit: {line}\n")
-            sys.stderr.flush()
+    def refuse(self, problems: str) -> None:
+        """Refuse the test with one line per problem (stderr, or the web UI's log); the next
+        tick ends it."""
+        for line in problems.splitlines():
+            if self.environment.web_ui is not None:
+                log.error("refused: %s", line)
+            else:
+                sys.stderr.write(f"agent-loadkit: {line}\n")
+        sys.stderr.flush()
         self._refused = True
         self.exit_code = REFUSED_EXIT
 

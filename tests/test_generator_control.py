@@ -371,3 +371,21 @@ def test_a_constant_rate_with_a_run_time_ends_and_drains_by_itself(plat, long_sc
     # and the process exits with their verdict.
     summary = json.loads((run_dir / "summary.json").read_text())
     assert result.returncode == summary["exit_code"]
+
+
+def test_every_scenario_problem_is_its_own_line_before_any_load(plat, tmp_path):
+    """Scenario validation reports every problem at once, one line each, then exit 2."""
+    scenario = write_scenario(tmp_path, [("sustain", float("inf"), 1e12)], chat_cancel_share=2)
+    result = subprocess.run(
+        [sys.executable, *locust_args(plat, scenario, tmp_path / "run", "--headless")],
+        cwd=ROOT,
+        env=load_env(),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    ours = [line for line in result.stderr.splitlines() if line.startswith("agent-loadkit: ")]
+    fields = [line.removeprefix("agent-loadkit: ").split(":")[0] for line in ours]
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert fields == ["phases.sustain.duration_s", "phases.sustain.rate", "chat_cancel_share"]
+    assert not (tmp_path / "run").exists()

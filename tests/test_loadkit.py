@@ -6,6 +6,7 @@ these tests run it as CI would, from outside the checkout too.
 """
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -157,3 +158,17 @@ def test_bad_input_and_locusts_own_refusals_exit_2_in_one_line(plat, tmp_path, a
     assert result.returncode == 2, result.stderr[-2000:]
     assert line in result.stderr and "Traceback" not in result.stderr
     assert not (run_dir / "summary.json").exists()
+
+
+def test_a_web_port_in_use_is_one_line_and_exit_2_before_anything_starts(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = loadkit("ui", "--web-port", str(port), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"ui: --web-port {port}: 127.0.0.1:{port} is taken (Address already in use); "
+        "pass another --web-port (or WEB_PORT)"
+    ]
+    assert "starting stub" not in result.stdout
