@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from stack.processes import ROOT
-from tests.generator_env import PASSWORD, platform, write_scenario
+from tests.support.generator_env import PASSWORD, platform, write_scenario
 
 LOADKIT = Path(sys.executable).with_name("loadkit")
 TIMEOUT_S = 300

@@ -12,7 +12,7 @@ from engine.followups import write_followups
 from probes.readings import ProbeCsv
 from reports import build_report
 from runner.settings import SettingsError, check_new_run_dir
-from tests.rundirs import golden_copy
+from tests.support.rundirs import golden_copy
 
 PRECIOUS = "the operator's own file\n"
 

@@ -36,7 +36,7 @@ import pytest
 from stack.local import StackOptions
 from stack.platforms import local_stack
 from stack.processes import ROOT, free_port, stop
-from tests.generator_env import write_scenario
+from tests.support.generator_env import write_scenario
 
 # The promise: every process a wrapper started is gone this long after the signal.
 GONE_WITHIN_S = 5.0
