@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from tests.reference import FAST_STUB, RELAXED_LIMITS, stub_server, target_server
 
 from engine.mix import Mix
 from engine.schedule import Plan
