@@ -50,6 +50,8 @@ MAX_TIMEOUT_S = 3_600.0
 MAX_LATE_MS = 60_000.0
 # Shares are relative, so any finite size works; this only keeps sums finite.
 MAX_SHARE = 1e9
+# The largest answer body a sample may read, in MiB: a gigabyte is past any API's answer.
+MAX_BODY_MIB = 1024.0
 
 DEFAULT_PATH = Path(__file__).with_name("scenario.yaml")
 
@@ -263,6 +265,9 @@ def scenario_from_dict(raw: object, *, as_run: bool = False) -> Scenario:
     chat_cancel_share = _fraction(raw.get("chat_cancel_share", 0.2), "chat_cancel_share", problems)
     timeouts = _timeouts(raw.get("timeouts", {}), problems)
     lateness = _lateness(raw.get("lateness", {}), problems)
+    max_body_mib = _positive(
+        raw.get("max_body_mib", 8.0), "max_body_mib", problems, most=MAX_BODY_MIB
+    )
     _check_plan_size(phases, problems)
     problems.raise_as(ScenarioError)
     return Scenario(
@@ -275,7 +280,7 @@ def scenario_from_dict(raw: object, *, as_run: bool = False) -> Scenario:
         lateness=lateness,
         shed_counts_as_error=bool(raw.get("shed_counts_as_error", True)),
         judging=judging,
-        max_body_mib=_positive(raw.get("max_body_mib", 8.0), "max_body_mib"),
+        max_body_mib=max_body_mib,
     )
 
 
