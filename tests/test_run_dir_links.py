@@ -12,7 +12,7 @@ from engine.followups import write_followups
 from probes.readings import ProbeCsv
 from reports import build_report
 from runner.settings import SettingsError, check_new_run_dir
-from tests.support.rundirs import golden_copy
+from tests.support.rundirs import write_run_dir
 
 PRECIOUS = "the operator's own file\n"
 
@@ -67,7 +67,7 @@ def test_a_link_that_appears_after_the_check_is_never_written_through(tmp_path, 
 
 
 def test_a_report_replaces_a_planted_link_instead_of_writing_through_it(tmp_path, precious):
-    run_dir = golden_copy(tmp_path / "run")
+    run_dir = write_run_dir(tmp_path / "run")
     (run_dir / "report.md").symlink_to(precious)
     (run_dir / "summary.json.partial").symlink_to(precious)
     build_report(run_dir)
