@@ -126,6 +126,7 @@ def test_the_transport_refuses_a_line_break_in_any_request_head_before_connectin
     assert http.stats.opened == 0
 
 
+@pytest.mark.system
 def test_python_m_workloads_seed_and_preflight_are_never_silent(tmp_path):
     """Both dispatch to the fixture's (or the named) platform, or say what to run."""
 

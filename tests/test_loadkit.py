@@ -16,6 +16,8 @@ import pytest
 from stack.processes import ROOT
 from tests.support.generator_env import PASSWORD, platform, write_scenario
 
+pytestmark = pytest.mark.system
+
 LOADKIT = Path(sys.executable).with_name("loadkit")
 TIMEOUT_S = 300
 

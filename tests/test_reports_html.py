@@ -11,7 +11,8 @@ from html.parser import HTMLParser
 import pytest
 
 from reports import build_report
-from tests.rundirs import golden_copy
+from scenario import load_scenario
+from tests.support.rundirs import golden_copy, synthetic_samples, write_run_dir
 
 SECTIONS = [
     "what-was-run",
@@ -126,9 +127,6 @@ def test_a_chart_without_data_says_so(tmp_path):
 def test_the_platforms_words_are_text_in_both_reports_never_markup(tmp_path):
     """An error message holding HTML (a hostile or broken platform's) is escaped in report.html
     as entities and in report.md with backslashes, so no viewer runs or renders it."""
-    from scenario import load_scenario
-    from tests.rundirs import synthetic_samples, write_run_dir
-
     scenario = load_scenario().scaled(0.05)
     samples = synthetic_samples(scenario, error_rates={("sustain", "api_read"): 0.5})
     words = "HTTP 500 boom: <script>alert(1)</script> & <img src=x onerror=alert(2)>"

@@ -38,6 +38,8 @@ from stack.platforms import local_stack
 from stack.processes import ROOT, free_port, stop
 from tests.support.generator_env import write_scenario
 
+pytestmark = [pytest.mark.system, pytest.mark.slow]
+
 # The promise: every process a wrapper started is gone this long after the signal.
 GONE_WITHIN_S = 5.0
 # Arrivals may still reach the platform after the signal for this long at the phase's rate:

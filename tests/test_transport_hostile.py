@@ -1,6 +1,6 @@
 """The transport never lies: against a server that misbehaves on purpose, failures equal faults.
 
-The server (tests/hostile_server.py, a real process) counts what it injects:
+The server (tests/support/hostile_server.py, a real process) counts what it injects:
 resets mid-request, connections closed before the status line, bad status lines;
 and for the real AgenticOS dialect's list reads, 2xx bodies of the wrong shape,
 answers of 50 MB however framed, one announcing 10 TB, a redirect. Every injected
@@ -38,6 +38,8 @@ from scenario import scenario_from_dict
 from tests.support.counting_server import started
 from tests.support.hostile_server import HUGE, OVERSIZED, SIGN_IN
 from workloads.agenticos.dialect import AgenticOS
+
+pytestmark = pytest.mark.system
 
 FIXTURE = Fixture(
     api_url="http://127.0.0.1",
