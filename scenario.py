@@ -31,6 +31,11 @@ METRICS = (
     "error_rate",
 )
 
+# The phase every other phase is held against, and the one whose numbers must come back to
+# it: the verdict judges recovery between them, and a plan must offer enough of both.
+BASELINE_PHASE = "sustain"
+RECOVERY_PHASE = "recover"
+
 # Phases shorter than this cannot hold a meaningful arrival schedule, even scaled.
 MIN_PHASE_S = 2.0
 
@@ -54,6 +59,14 @@ MAX_SHARE = 1e9
 MAX_BODY_MIB = 1024.0
 
 DEFAULT_PATH = Path(__file__).with_name("scenario.yaml")
+
+
+def metric_name(metric: str) -> str:
+    """A threshold metric in words: ``p95_ttft_ms`` is "p95 first token", ``p95_ms`` "p95"."""
+    if metric == "error_rate":
+        return "error rate"
+    percentile, _, rest = metric.partition("_")
+    return f"{percentile} first token" if rest == "ttft_ms" else percentile
 
 
 class ScenarioError(BadInput):
@@ -83,6 +96,27 @@ RECOVERY_MODES = ("required", "informational")
 
 
 @dataclass(frozen=True)
+class MinCounts:
+    """The fewest observations each kind of check is judged on; scenario.yaml argues each.
+
+    A latency percentile counts the arrivals that would be timed if they succeeded,
+    an error rate the arrivals offered, recovery the arrivals of each of sustain and
+    recover. A plan that offers fewer cannot judge the check: the run is inconclusive.
+    """
+
+    p50: int = 2
+    p95: int = 20
+    p99: int = 100
+    max: int = 1
+    error_rate: int = 20
+    recovery: int = 20
+
+    def for_metric(self, metric: str) -> int:
+        """The default minimum of a threshold on ``metric`` (p95_ttft_ms reads as p95)."""
+        return getattr(self, metric if metric == "error_rate" else metric.split("_")[0])
+
+
+@dataclass(frozen=True)
 class Threshold:
     """A limit on one workload's metric, judged separately in each phase it names."""
 
@@ -91,6 +125,8 @@ class Threshold:
     limit: float
     why: str = ""
     phases: tuple[str, ...] = ("sustain",)
+    # The fewest observations it is judged on (judging.min_counts unless the threshold says).
+    min_count: int = 1
 
 
 @dataclass(frozen=True)
@@ -105,6 +141,7 @@ class Judging:
     error_rate_phases: tuple[str, ...] = ("sustain", "burst", "recover")
     latency_phases: tuple[str, ...] = ("sustain",)
     recovery: str = "required"
+    min_counts: MinCounts = field(default_factory=MinCounts)
 
     def default_phases(self, metric: str) -> tuple[str, ...]:
         """The phases a threshold on ``metric`` is judged in when it does not say."""
@@ -173,9 +210,23 @@ class Scenario:
         return sum(p.duration_s for p in self.phases)
 
     @property
-    def default_connections(self) -> int:
-        """Concurrency an open run can need: peak rate times the slowest timeout."""
-        return math.ceil(self.peak_rate * self.timeouts.slowest_s)
+    def offered(self) -> tuple[str, ...]:
+        """The workloads this scenario offers: those with a share above 0."""
+        return tuple(w.name for w in self.workloads if w.share > 0)
+
+    def connections_needed(self, rate: float | None = None) -> int:
+        """Concurrency an open run can need: at the peak rate (or ``rate``, if higher), every
+        request of every offered workload in flight for its own whole timeout.
+
+        Requests of workload w in flight at any moment are at most its arrivals over its
+        last timeout, peak x share x timeout: the mix's low-discrepancy sequence keeps each
+        workload's count within a few arrivals of its share over any stretch. A workload
+        the scenario does not offer needs nothing, whatever its timeout.
+        """
+        peak = max(self.peak_rate, rate or 0.0)
+        mix = self.mix
+        need = sum(peak * mix[name] * self.timeouts.for_workload(name) for name in self.offered)
+        return math.ceil(round(need, 9))
 
     def scaled(self, scale: float) -> Scenario:
         """The same experiment with shorter phases: durations scale, rates never do; a scale
@@ -209,6 +260,7 @@ class Scenario:
             "error_rate_phases": [p for p in self.judging.error_rate_phases if p in names],
             "latency_phases": [p for p in self.judging.latency_phases if p in names],
             "recovery": self.judging.recovery,
+            "min_counts": asdict(self.judging.min_counts),
         }
         data["workloads"] = {
             w.name: {"share": self.mix[w.name], "description": w.description}
@@ -422,11 +474,23 @@ def _thresholds(
         fix = f"give the limit in {unit}"
         limit = _number(spec.get("limit"), f"{where}.limit", fix, problems, most=math.inf)
         judged_in = _threshold_phases(spec, where, metric, phases, judging, problems)
-        if ok and limit is not None and judged_in is not None:
-            thresholds.append(
-                Threshold(str(workload), metric, limit, str(spec.get("why", "")), judged_in)
-            )
+        need = judging.min_counts.for_metric(metric)
+        if "min_count" in spec:
+            need = _count(spec["min_count"], f"{where}.min_count", problems)
+        if ok and limit is not None and judged_in is not None and need is not None:
+            why = str(spec.get("why", ""))
+            thresholds.append(Threshold(str(workload), metric, limit, why, judged_in, need))
     return tuple(thresholds)
+
+
+def _count(value: object, where: str, problems: Problems) -> int | None:
+    """A minimum count: a whole number from 1 to MAX_ARRIVALS (None, and one problem, if not)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ARRIVALS:
+        problems.add(
+            f"{where}: {shown(value)} is not a whole number from 1 to {MAX_ARRIVALS:.0e}; e.g. 20"
+        )
+        return None
+    return value
 
 
 def _threshold_phases(
@@ -508,7 +572,27 @@ def _judging(raw: object, phases: tuple[str, ...], problems: Problems) -> Judgin
             lists[key] = ()
         else:
             lists[key] = _phase_list(raw[key], f"judging.{key}", phases, problems) or ()
-    return Judging(recovery=recovery, **lists)
+    min_counts = _min_counts(raw.get("min_counts", {}), problems)
+    return Judging(recovery=recovery, min_counts=min_counts, **lists)
+
+
+def _min_counts(raw: object, problems: Problems) -> MinCounts:
+    if not isinstance(raw, dict):
+        problems.add(
+            f"judging.min_counts: expected a mapping of {tuple(MinCounts.__dataclass_fields__)} "
+            "to whole numbers"
+        )
+        return MinCounts()
+    known = MinCounts.__dataclass_fields__
+    counts = {}
+    for key, value in raw.items():
+        if key not in known:
+            problems.add(f"judging.min_counts.{label(key)}: unknown; use one of {tuple(known)}")
+            continue
+        count = _count(value, f"judging.min_counts.{key}", problems)
+        if count is not None:
+            counts[key] = count
+    return MinCounts(**counts)
 
 
 def _timeouts(raw: object, problems: Problems) -> Timeouts:

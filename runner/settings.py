@@ -87,6 +87,10 @@ class RunSettings:
     rate: float | None
     probes: ProbeOptions
     connections_note: str = ""
+    # The scenario before --scale, which the fix for a plan too small to judge is scaled from.
+    unscaled: Scenario | None = None
+    # Whether --connections was given; if not, it follows the scenario the run offers.
+    connections_given: bool = False
 
 
 def add_options(parser) -> None:
@@ -119,8 +123,8 @@ def add_options(parser) -> None:
     option(
         "--connections",
         default=None,
-        help="bound on concurrent requests, all processes together "
-        "(default: peak rate x slowest timeout)",
+        help="bound on concurrent requests, all processes together (default: at the peak "
+        "rate, every offered workload's requests in flight for their own timeout)",
     )
     option("--run-dir", default=None, help="run directory (default: runs/<UTC timestamp>)")
     option("--fixture", default="fixture.json", help="fixture written by the seed")
@@ -173,14 +177,16 @@ def settings_from(
     A ``--run-dir`` in ``used_run_dirs`` (an earlier test of this web-UI session wrote it) is
     not checked: the next test gets a directory of its own beside it (Conductor._run_dir)."""
     scale = _number(options.scale, "--scale", float, MAX_SCALE)
-    scenario = load_scenario(options.scenario).scaled(scale)
+    unscaled = load_scenario(options.scenario)
+    scenario = unscaled.scaled(scale)
     rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float, MAX_RATE)
-    peak = max(scenario.peak_rate, rate or 0.0)
-    needed = math.ceil(peak * scenario.timeouts.slowest_s)
-    if options.connections in (None, ""):
-        connections = needed
-    else:
-        connections = int(_number(options.connections, "--connections", int, MAX_CONNECTIONS))
+    needed = scenario.connections_needed(rate)
+    given = options.connections not in (None, "")
+    connections = (
+        int(_number(options.connections, "--connections", int, MAX_CONNECTIONS))
+        if given
+        else needed
+    )
     fixture = load_fixture(options.fixture)
     if fixture.platform not in PLATFORMS:
         raise SettingsError(
@@ -213,7 +219,17 @@ def settings_from(
             metrics_url=options.metrics_url or None,
             stub_url=options.stub_url or fixture.stub_url or None,
         ),
+        unscaled=unscaled,
+        connections_given=given,
     )
+
+
+def offering(settings: RunSettings, scenario: Scenario) -> RunSettings:
+    """The settings for the scenario the run offers after preflight (a workload it skipped
+    is at share 0): the connection bound re-sized to it unless --connections was given."""
+    needed = scenario.connections_needed(settings.rate)
+    connections = settings.connections if settings.connections_given else needed
+    return replace(settings, scenario=scenario, connections=connections, connections_needed=needed)
 
 
 def bound_connections(settings: RunSettings, processes: int) -> RunSettings:

@@ -5,8 +5,9 @@ runs the four phases headless
 (short by default: SCALE=0.1), builds the reports, stops what it started (also on
 Ctrl-C, SIGTERM, SIGHUP or failure, and when this process is killed: stack/processes.py),
 prints the verdict's short list and where the reports are, and exits with the report's
-code: 0 pass, 1 a threshold failed, 2 the run was invalid, could not be judged, or never
-ran. The code is the one the run's summary.json holds, never Locust's own status.
+code: 0 pass, 1 a check failed, 2 the run was invalid, could not judge a check (the
+default SCALE offers too few uploads and webhooks; it says so before load), or never ran.
+The code is the one the run's summary.json holds, never Locust's own status.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ seeded documents, a run completes, and whether trigger_fire can run), so the
 engine reads one result (``engine.seam.PreflightResult``) and the operator sees
 one summary line. The command line is the same too: ``python -m
 workloads.<platform>.preflight`` (or ``python -m workloads.preflight``, ``loadkit
-preflight``: the fixture's platform) exits 0 with that line, or 1 with the one-line
-refusal.
+preflight``: the fixture's platform) checks for every workload and exits 0 with that
+line, or 1 with the one-line refusal; a run checks only the workloads its scenario
+offers (a workload with share 0 is never preflighted).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from fixture import (
     load_fixture,
     password_from_env,
 )
+from scenario import WORKLOADS
 from workloads.setup_client import APIError, APIUnreachable
 
 
@@ -65,7 +67,8 @@ def preflight_main(
     try:
         fixture = load_fixture(args.fixture)
         run_preflight = run_preflight or _platform_preflight(fixture.platform)
-        result = run_preflight(fixture, getattr(args, "email", DEFAULT_EMAIL), password_from_env())
+        who = getattr(args, "email", DEFAULT_EMAIL)
+        result = run_preflight(fixture, who, password_from_env(), frozenset(WORKLOADS))
     except (PreflightError, FixtureError) as exc:
         print(f"preflight: {exc}", file=sys.stderr)
         return 1
