@@ -49,6 +49,9 @@ class Settings:
     # the platform's own account of when it was asked, which a test compares with when the
     # load was told to stop. None: no log (AgenticOS has none).
     request_log: str | None = None
+    # A file the log is also written to (stderr always has it): how a load run in another
+    # container reads what the platform logged. Empty: stderr only.
+    log_file: str = ""
 
     def __repr__(self) -> str:
         """Never show the admin password, not even in a traceback."""
@@ -88,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--embedding-url",
         help=f"Ollama-style embedding endpoint (default {DEFAULT_EMBEDDING_URL}, "
         "env EMBEDDING_URL)",
+    )
+    parser.add_argument(
+        "--log-file",
+        help="also append the log to this file, its folder made if missing "
+        "(default none: stderr only, env TARGET_LOG_FILE)",
     )
     return parser
 
@@ -176,4 +184,5 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str] = os.environ) 
             1,
         ),
         request_log=env("TARGET_REQUEST_LOG") or None,
+        log_file=pick(args.log_file, "TARGET_LOG_FILE", defaults.log_file),
     )

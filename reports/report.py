@@ -74,6 +74,8 @@ CLOSED_LOOP_DUE_NOTE = (
 )
 # Why a workload with share 0 has no rows, no thresholds and no recovery anywhere below.
 NOT_OFFERED = "Not offered by the scenario: its share is 0"
+# The system section's id: the first screen's platform-log line links to it.
+SYSTEM = "system"
 # What a closed loop says where open arrival states its schedule and lateness.
 NO_LATENESS = "does not apply: closed loop (a user sends when its last answer is in)"
 
@@ -95,7 +97,7 @@ def report_document(
             f"{_machine(run.meta.get('machine'))}. The full verdict is the last section, "
             "under the numbers it rests on."
         ),
-        glance=_glance(run, stats, verdict),
+        glance=_glance(run, stats, verdict, system),
         sections=(
             _what_was_run(run, stats, system, verdict),
             *phase_sections,
@@ -107,8 +109,9 @@ def report_document(
     )
 
 
-def _glance(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Block, ...]:
-    """The first screen: what to check before anything else, then one verdict line."""
+def _glance(run: Run, stats: RunStats, verdict: Verdict, system: SystemStats) -> tuple[Block, ...]:
+    """The first screen: what to check before anything else, then one verdict line (and the
+    platform's logged errors beside it, which no threshold sees)."""
     late = stats.lateness
     rule = run.scenario.lateness
     kept = (
@@ -138,13 +141,14 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Block, ...]:
         fit=True,
     )
     found = findings(verdict)
+    logged = _logged_errors(system)
     return (
         facts,
         Banner(
             verdict_line(verdict),
             verdict_level(verdict),
-            (*(f.text for f in found), recovery_summary(verdict)),
-            (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}"),
+            (*(f.text for f in found), recovery_summary(verdict), *logged),
+            (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}", *(SYSTEM for _ in logged)),
         ),
     )
 
@@ -156,6 +160,12 @@ def verdict_level(verdict: Verdict) -> str:
     if verdict.exit_code == 0:
         return "good"
     return "warn" if verdict.word == INCONCLUSIVE else "bad"
+
+
+def _logged_errors(system: SystemStats) -> tuple[str, ...]:
+    """The platform-log line for the first screen, when the platform logged errors."""
+    logged = system.platform_log
+    return (logged.summary_line(),) if logged is not None and logged.errors else ()
 
 
 def _machine(machine: object) -> str:
@@ -716,8 +726,11 @@ def _system_section(run: Run, system: SystemStats, charts: tuple[Chart, ...]) ->
                 "(reasons under What was run)."
             )
         )
+    if system.platform_log is not None:
+        line = system.platform_log.summary_line()
+        blocks.append(Paragraph(line[0].upper() + line[1:] + "."))
     blocks += [Figure(c) for c in charts]
-    return Section("system", "The system under test while it ran", tuple(blocks))
+    return Section(SYSTEM, "The system under test while it ran", tuple(blocks))
 
 
 def _verdict_section(verdict: Verdict) -> Section:

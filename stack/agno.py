@@ -53,7 +53,7 @@ def _topology(options: StackOptions, stub_url: str) -> str:
     return (
         "one host: agno AgentOS 3.1.10 (agno_platform/, 1 uvicorn process, SQLite sessions, "
         f"LanceDB knowledge) and stub ({stub_url}, {' '.join(stub_knobs) or 'default delays'}) "
-        "on 127.0.0.1, Locust in one local process"
+        f"on 127.0.0.1, {options.generator}"
     )
 
 

@@ -40,6 +40,8 @@ class StackOptions:
     target_env: dict[str, str] = field(default_factory=dict)
     # Which platform to start: the reference target ("agenticos") or agno's AgentOS ("agno").
     platform: str = "agenticos"
+    # How the load is generated, for the topology line (bench/soak.py runs master + workers).
+    generator: str = "Locust in one local process"
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,8 @@ class LocalStack:
         return self.target.url + "/metrics"
 
     def locust_options(self) -> list[str]:
-        """The Locust options that point a run at this stack and take every probe it can."""
+        """The Locust options that point a run at this stack and take every probe it can, the
+        platform's log included (the report counts what it logged at ERROR and above)."""
         return [
             "--host",
             self.target.url,
@@ -71,6 +74,8 @@ class LocalStack:
             *(["--metrics-url", self.metrics_url] if self.metrics else []),
             "--stub-url",
             self.stub.url,
+            "--platform-log",
+            str(self.target.log),
         ]
 
     def locust_env(self) -> dict[str, str]:
