@@ -1,4 +1,4 @@
-"""The run's fixture: which agent, collection and trigger on which deployment.
+"""The run's fixture: which deployment, which platform, and what that platform's seed made there.
 
 Seeding writes it once and every run reads it. It holds ids and URLs only: the
 run signs in for itself, and the webhook secret is derived from the password
@@ -6,6 +6,14 @@ rather than stored, so nothing in the file grants access to anything. Every
 field is checked on the way in and out (type, id characters, URLs), all problems
 at once, one line each: its ids go into request lines and headers, where a CR or
 LF would split a request in two, and its URLs decide where load goes.
+
+What every platform has is a field here (where the API is, where the stub is,
+which platform it is); what one platform's seed made or found (AgenticOS's
+organisation, agent, collection and trigger; agno's agent, knowledge base and
+WhatsApp path; LangGraph's graph and store namespace) is that platform's own
+part, ``seeded``, read and checked by its package into a record of its own
+(``workloads/<platform>/fixture.py``, through ``read_seeded``). Files written
+before the split, with those fields at the top level, read the same.
 
 It sits at the top level beside ``scenario.py``, not under ``workloads/``: like the
 scenario it is an input record the core reads (every Dialect is built on one), and the
@@ -15,13 +23,15 @@ platforms that seed it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 from bad_input import BadInput, Problems, label, shown
@@ -31,8 +41,10 @@ DEFAULT_PATH = Path("fixture.json")
 # The seeded defaults: the reference target's first admin (see reference_platform/README.md).
 DEFAULT_EMAIL = "admin@loadkit.local"
 PASSWORD_ENV = "LOAD_PASSWORD"
-
-
+# The platform a fixture without one was seeded for: the only one there was.
+DEFAULT_PLATFORM = "agenticos"
+# The fields every platform's fixture has; everything else is the platform's own.
+COMMON = ("api_url", "stub_url", "platform")
 # An id goes into URL paths and headers: RFC 3986's unreserved characters, which every
 # server reads as the id itself (and percent-encoding leaves as they are), and no more than
 # any platform's ids need.
@@ -41,34 +53,28 @@ ID_CHARS = re.compile(r"[A-Za-z0-9._~-]{1,200}")
 PATH_CHARS = re.compile(r"(/[A-Za-z0-9._~-]{1,200}){1,20}")
 # Longer URLs are refused by common servers (8 KB request lines) long before any use here.
 MAX_URL_CHARS = 2000
-# A knowledge base larger than this is not something the seed builds.
-MAX_DOCUMENTS = 1_000_000
-# The fields every platform's fixture has; the others have defaults (agno has no organisation).
-REQUIRED = ("api_url", "agent_id", "stub_url", "collection_name", "documents")
+# The largest count a seed writes (documents in a knowledge base).
+MAX_COUNT = 1_000_000
+
+Record = TypeVar("Record")
 
 
 class FixtureError(BadInput):
-    """The fixture file is missing or does not describe a deployment; says how to seed."""
+    """The fixture file is missing or does not describe a deployment; one line per problem,
+    each naming the field and how to seed."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class Fixture:
-    """A seeded deployment. Fields a platform has no use for keep their defaults (agno has no
-    organisation, model profile or trigger id); what only one platform needs goes in ``extra``."""
+    """A seeded deployment: where its API and the stub are, which platform it is, and the
+    platform's own part (ids, names, counts and paths; never a secret)."""
 
     api_url: str
-    agent_id: str
     stub_url: str
-    collection_name: str
-    documents: int
-    org_id: str = ""
-    model_profile_id: str = ""
-    trigger_id: str | None = None
-    trigger_source: str = "webhook"
     # Which dialect speaks to this deployment (workloads/platforms.py).
-    platform: str = "agenticos"
-    # Platform-specific names (ids and paths only, never a secret), read by that platform's package.
-    extra: dict[str, str] = field(default_factory=dict)
+    platform: str = DEFAULT_PLATFORM
+    # What the platform's seed made or found there, read by that platform's package alone.
+    seeded: dict[str, Any] = field(default_factory=dict)
 
     def save(self, path: str | Path = DEFAULT_PATH) -> None:
         """Write the fixture readable by its owner only, once every field is checked (a
@@ -80,58 +86,61 @@ class Fixture:
         os.chmod(path, 0o600)
 
 
-def load_fixture(path: str | Path = DEFAULT_PATH) -> Fixture:
-    """The fixture in ``path``, or FixtureError naming every bad field (or telling the
-    operator to seed)."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise FixtureError(
-            f"fixture: {shown(str(path))} does not exist; run `make seed` first"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FixtureError(
-            f"fixture: cannot read {shown(str(path))} ({type(exc).__name__}); pass --fixture"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise FixtureError(
-            f"fixture: {shown(str(path))} is not JSON ({exc.msg} at line {exc.lineno}); "
-            "run `make seed`"
-        ) from None
-    return fixture_from_dict(data, shown(str(path)))
-
-
-def fixture_from_dict(data: object, source: str) -> Fixture:
-    """The fixture ``data`` describes, every field checked: FixtureError with one line per
-    problem, each naming the field (``fixture.agent_id: ...``) and the fix."""
+def fixture_from_dict(data: object, source: str = "the fixture") -> Fixture:
+    """The fixture a decoded file (or a run's message) describes, every field checked:
+    FixtureError with one line per problem, each naming the field and the fix. A file from
+    before the split keeps the platform's fields at the top level (and some in ``extra``):
+    they are its ``seeded`` part."""
     if not isinstance(data, dict):
         raise FixtureError(f"fixture: {source} is not a JSON object; run `make seed`")
     problems = Problems()
-    known = {f.name for f in fields(Fixture)}
-    for key in data:
-        if key not in known:
-            problems.add(f"fixture.{label(key)}: unknown field; use only {sorted(known)}")
-    for key in REQUIRED:
+    common = {k: data[k] for k in COMMON if k in data}
+    if "seeded" in data:
+        for key in data:
+            if key not in (*COMMON, "seeded"):
+                problems.add(f"fixture.{label(key)}: unknown field; use {(*COMMON, 'seeded')}")
+        seeded = data["seeded"] if isinstance(data["seeded"], dict) else {}
+        if not isinstance(data["seeded"], dict):
+            problems.add(f"fixture.seeded: {shown(data['seeded'])} is not an object")
+        seeded = dict(seeded)
+    else:
+        seeded = {k: v for k, v in data.items() if k not in COMMON and k != "extra"}
+        extra = data.get("extra") or {}
+        if isinstance(extra, dict):
+            seeded.update(extra)
+        else:
+            problems.add(f"fixture.extra: {shown(extra)} is not an object; run `make seed`")
+    for key in ("api_url", "stub_url"):
         if key not in data:
             problems.add(f"fixture.{key}: missing; run `make seed` to write a whole fixture")
-    for key in ("api_url", "stub_url"):
-        if key in data and (problem := url_problem(data[key])):
+        elif problem := url_problem(data[key]):
             problems.add(f"fixture.{key}: {problem}")
-    for key in ("agent_id", "collection_name", "trigger_source", "platform"):
-        if key in data:
-            _id(data[key], f"fixture.{key}", problems)
-    for key in ("org_id", "model_profile_id", "trigger_id"):
-        if data.get(key) not in (None, ""):
-            _id(data[key], f"fixture.{key}", problems)
-    documents = data.get("documents", 0)
-    if isinstance(documents, bool) or not isinstance(documents, int):
-        problems.add(f"fixture.documents: {shown(documents)} is not a whole number; run make seed")
-    elif not 0 <= documents <= MAX_DOCUMENTS:
-        problems.add(f"fixture.documents: {documents} is outside 0 to {MAX_DOCUMENTS}")
-    _extra(data.get("extra", {}), problems)
+    platform = data.get("platform", DEFAULT_PLATFORM)
+    if not (isinstance(platform, str) and ID_CHARS.fullmatch(platform)):
+        problems.add(f"fixture.platform: {shown(platform)} is not a platform's name")
+    for key, value in seeded.items():
+        where = f"fixture.seeded.{label(key)}"
+        if not (isinstance(key, str) and ID_CHARS.fullmatch(key)):
+            problems.add(f"{where}: the name is not an id (A-Z a-z 0-9 . _ ~ -)")
+        elif problem := _seeded_problem(value):
+            problems.add(f"{where}: {problem}; run `make seed` again")
     problems.raise_as(FixtureError)
-    return Fixture(**data)
+    return Fixture(**common, seeded=seeded)
+
+
+def _seeded_problem(value: object) -> str | None:
+    """What keeps a platform's seeded value from going safely into a request (None: nothing):
+    it is None or empty (nothing there), a count from 0 to MAX_COUNT, an id, or a mount path
+    of ids."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return f"{shown(value)} is not an id, a path or a count"
+    if isinstance(value, int):
+        return None if 0 <= value <= MAX_COUNT else f"{value} is outside 0 to {MAX_COUNT}"
+    if ID_CHARS.fullmatch(value) or PATH_CHARS.fullmatch(value):
+        return None
+    return f"{shown(value)} is not an id (1 to 200 of A-Z a-z 0-9 . _ ~ -) nor a path of them"
 
 
 def url_problem(value: object) -> str | None:
@@ -160,29 +169,55 @@ def in_path(value: str) -> str:
     return quote(str(value), safe="")
 
 
-def _id(value: object, where: str, problems: Problems) -> None:
-    if not isinstance(value, str):
-        problems.add(f"{where}: {shown(value)} is not a string; run `make seed`")
-    elif not ID_CHARS.fullmatch(value):
-        problems.add(
-            f"{where}: {shown(value)} is not an id (1 to 200 of A-Z a-z 0-9 . _ ~ -); "
+def load_fixture(path: str | Path = DEFAULT_PATH) -> Fixture:
+    """The fixture in ``path``, or FixtureError naming every bad field (or telling the
+    operator to seed)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FixtureError(
+            f"fixture: {shown(str(path))} does not exist; run `make seed` first"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FixtureError(
+            f"fixture: cannot read {shown(str(path))} ({type(exc).__name__}); pass --fixture"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise FixtureError(
+            f"fixture: {shown(str(path))} is not JSON ({exc.msg} at line {exc.lineno}); "
             "run `make seed`"
+        ) from None
+    return fixture_from_dict(data, shown(str(path)))
+
+
+def read_seeded(record: type[Record], fixture: Fixture) -> Record:
+    """The fixture's platform part as ``record`` (a dataclass of the platform's), each field
+    checked against its declared type (str, int, str | None); FixtureError naming every field
+    missing or wrong, and the seed that writes it. Fields the record does not declare are left
+    alone (an old file's unused ones)."""
+    values: dict[str, Any] = {}
+    problems = Problems()
+    reseed = f"run `make seed PLATFORM={fixture.platform}` against this deployment"
+    for spec in dataclasses.fields(record):  # type: ignore[arg-type]
+        name = spec.name
+        has_default = spec.default is not dataclasses.MISSING
+        if name not in fixture.seeded:
+            if not has_default:
+                problems.add(f"fixture.seeded.{name}: missing for {fixture.platform}; {reseed}")
+            continue
+        value = fixture.seeded[name]
+        wanted = str(spec.type)
+        ok = (
+            (value is None and "None" in wanted)
+            or (not isinstance(value, bool) and isinstance(value, int) and "int" in wanted)
+            or (isinstance(value, str) and "str" in wanted)
         )
-
-
-def _extra(extra: object, problems: Problems) -> None:
-    """``extra``: names to ids or mount paths, each one of those."""
-    if not isinstance(extra, dict):
-        problems.add(f"fixture.extra: {shown(extra)} is not an object of names to ids or paths")
-        return
-    for key, value in extra.items():
-        where = f"fixture.extra.{label(key)}"
-        if not isinstance(key, str) or not ID_CHARS.fullmatch(key):
-            problems.add(f"{where}: the name is not an id (A-Z a-z 0-9 . _ ~ -)")
-        elif not isinstance(value, str) or not (
-            ID_CHARS.fullmatch(value) or PATH_CHARS.fullmatch(value)
-        ):
-            problems.add(f"{where}: {shown(value)} is neither an id nor a path like /whatsapp")
+        if not ok:
+            problems.add(f"fixture.seeded.{name}: {shown(value)} is not a {wanted}; {reseed}")
+        values[name] = value
+    problems.raise_as(FixtureError)
+    return record(**values)
 
 
 def webhook_secret(password: str, agent_id: str) -> str:

@@ -36,9 +36,9 @@ def _count(text: str) -> int:
 
 
 BUILD_DESCRIPTION = (
-    "Write report.md, report.html and summary.json into RUN_DIR. Exit 2 when the run is "
-    "invalid (offered != recorded, late dispatches beyond tolerance, or a malformed "
-    "file); else 1 when a check fails or is not measured; else 2 when a check is "
+    "Write report.md, report.html, summary.json and junit.xml into RUN_DIR. Exit 2 when "
+    "the run is invalid (offered != recorded, late dispatches beyond tolerance, or a "
+    "malformed file); else 1 when a check fails or is not measured; else 2 when a check is "
     "inconclusive (its plan offered fewer arrivals than its minimum); else 0."
 )
 COMPARE_DESCRIPTION = (
@@ -99,7 +99,7 @@ def parser() -> argparse.ArgumentParser:
     add_build_arguments(
         commands.add_parser(
             "build",
-            help="write report.md, report.html and summary.json into a run directory",
+            help="write report.md, report.html, summary.json and junit.xml into a run directory",
             description=BUILD_DESCRIPTION,
         )
     )

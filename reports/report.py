@@ -227,6 +227,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
             ("what", "as recorded in run.json"),
             (
                 ("scenario", run.scenario.name),
+                ("platform", _platform(run)),
                 ("mode", _mode(run)),
                 ("started", _meta(run, "started_at")),
                 ("ended", _meta(run, "ended_at")),
@@ -300,10 +301,21 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
     return Section("what-was-run", "What was run", tuple(blocks))
 
 
+def _platform(run: Run) -> str:
+    """The platform the run spoke to, as its fixture named it (runs before it was recorded
+    say so)."""
+    name = (run.meta.get("platform") or {}).get("name")
+    return str(name) if name else "not recorded"
+
+
 def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
     """A workload preflight left out, that no user ran (users mode), or that the scenario gives
     no share reads "not offered" with the reason, never a 0% share. This row is the one place
-    a workload the scenario does not offer appears."""
+    a workload the scenario does not offer appears. What the workload became on the platform
+    that ran follows the scenario's words, where the run recorded it."""
+    request = ((run.meta.get("platform") or {}).get("requests") or {}).get(name)
+    if request:
+        description = f"{description}: {request}" if description else request
     lead = f"{description}. " if description else ""
     if name in run.not_offered:
         return (name, "not offered", f"{lead}{NOT_OFFERED}.")

@@ -24,7 +24,7 @@ from engine.schedule import Plan
 from engine.seam import Dialect, DialectError
 from engine.serve import CHAT
 from engine.share import Share
-from fixture import Fixture, FixtureError, password_from_env
+from fixture import FixtureError, fixture_from_dict, password_from_env
 from runner.messages import (
     DRAINED,
     PONG,
@@ -100,11 +100,14 @@ class LoadProcess:
         self.stop("superseded by a new run")
         scenario = scenario_from_dict(prepare.scenario)
         http = HttpTransport(prepare.host, max_body=scenario.max_body_bytes)
-        fixture = Fixture(**prepare.fixture)
-        dialect = platform(fixture.platform).dialect(fixture, prepare.host, prepare.run_id, http)
+        fixture = fixture_from_dict(prepare.fixture)
         error = ""
         began = time.monotonic()
         try:
+            # The dialect reads its platform's part of the fixture: a missing field stops here.
+            dialect = platform(fixture.platform).dialect(
+                fixture, prepare.host, prepare.run_id, http
+            )
             dialect.sign_in(prepare.email, password_from_env())
         except (DialectError, FixtureError) as exc:
             error = str(exc)
@@ -205,12 +208,9 @@ class LoadProcess:
         self._run = None
         if run.probe is not None:
             run.probe.stop()
-        offered = []
-        if run.dispatcher is not None:
-            offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
-        else:
+        if run.dispatcher is None:
             run.http.close()
-        drained = Drained(self._batch(run), offered, reason, run.start)
+        drained = Drained(self._batch(run), reason, run.start)
         self._send(DRAINED, to_wire(drained))
 
     def take_batch(self) -> dict | None:
@@ -224,7 +224,10 @@ class LoadProcess:
         samples, run.samples = run.samples, []
         readings = run.probe.take() if run.probe is not None else []
         accepted = run.dialect.take_accepted()
-        return Batch(run.prepare.run_id, run.slot, samples, readings, accepted)
+        offered = []
+        if run.dispatcher is not None:
+            offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
+        return Batch(run.prepare.run_id, run.slot, samples, readings, accepted, offered)
 
     def _on_sample(self, run: _Run, sample: Sample) -> None:
         run.samples.append(sample)

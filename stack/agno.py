@@ -13,36 +13,21 @@ import os
 from collections.abc import Iterator
 
 from fixture import DEFAULT_EMAIL
-from stack.local import LocalStack, StackOptions, child_env, password, seed
-from stack.processes import ROOT, free_port, run_captured, running
+from stack.local import LocalStack, StackOptions, child_env, ensure_venv, password, seed
+from stack.processes import ROOT, free_port, running
 
 # How ``make demo`` names this platform in its first line.
 WHAT = "agno's AgentOS"
 
 AGNO_PYTHON = ROOT / ".venv-agno" / "bin" / "python"
-# A first install downloads agno, LanceDB and pyarrow; bounded so a dead index is an error.
-INSTALL_TIMEOUT_S = 900
 # agno imports LanceDB, pyarrow and the OpenAI SDK before it listens: slower than our servers
 # from a cold disk on a busy machine.
 READY_TIMEOUT_S = 120.0
 
 
-class AgnoUnavailable(RuntimeError):
-    """agno's environment could not be built here; one line saying why."""
-
-
 def ensure_agno_venv() -> str:
     """The agno interpreter, building its environment first if needed (``make agno-venv``)."""
-    done = run_captured(
-        ["make", "--no-print-directory", "agno-venv"], dict(os.environ), INSTALL_TIMEOUT_S
-    )
-    if done.returncode != 0 or not AGNO_PYTHON.exists():
-        lines = (done.stderr or done.stdout).strip().splitlines()
-        raise AgnoUnavailable(
-            f"make agno-venv failed: {lines[-1] if lines else done.returncode}; "
-            "check that PyPI is reachable"
-        )
-    return str(AGNO_PYTHON)
+    return ensure_venv("agno-venv", AGNO_PYTHON)
 
 
 def _topology(options: StackOptions, stub_url: str) -> str:

@@ -1,10 +1,18 @@
-"""The fixture is checked field by field before any load, every problem at once, one line each;
-ids are percent-encoded wherever they go into a URL path, and no request head carries a CR or LF.
+"""A fixture carries what each platform needs, read by that platform, old files included;
+every field is checked before any load, ids are percent-encoded in URL paths, and no request
+head carries a CR or LF.
 
-A fixture's ids end up in request lines and headers: ``collection_name: "x\\r\\nX-Evil: 1"`` once
-went onto the request line as it was. Here the loader refuses it, the dialects encode what a
-platform answered, and the transport refuses a line break in any head it is asked to send.
+The common part (API, stub, platform) is the fixture's; the rest is the
+platform's own, checked by its package (workloads/<platform>/fixture.py): a
+missing or wrong field is one line naming it and the seed that writes it,
+before any load. Files written before the split read as they always did. A
+fixture's ids end up in request lines and headers: ``collection_name: "x\\r\\nX-Evil: 1"``
+once went onto the request line as it was. Here the loader refuses it, the dialects encode
+what a platform answered, and the transport refuses a line break in any head it is asked to
+send.
 """
+
+from __future__ import annotations
 
 import json
 import subprocess
@@ -17,23 +25,111 @@ from engine.http import HttpCall, HttpTransport
 from fixture import Fixture, FixtureError, load_fixture, password_from_env
 from stack.processes import ROOT, free_port
 from workloads.agenticos.dialect import AgenticOS
+from workloads.agenticos.fixture import AgenticOSSeeded
+from workloads.agenticos.fixture import seeded as agenticos_part
 from workloads.agno.dialect import Agno
+from workloads.agno.fixture import seeded as agno_part
+from workloads.langgraph.fixture import LangGraphSeeded
+from workloads.langgraph.fixture import seeded as langgraph_part
+
+# Files as the seeds wrote them before the platform part was the platform's own.
+OLD_AGENTICOS = {
+    "api_url": "http://127.0.0.1:8000",
+    "agent_id": "a1",
+    "stub_url": "http://127.0.0.1:4020",
+    "collection_name": "loadkit-docs",
+    "documents": 40,
+    "org_id": "o1",
+    "model_profile_id": "p1",
+    "trigger_id": "t1",
+    "trigger_source": "webhook",
+    "platform": "agenticos",
+    "extra": {},
+}
+OLD_AGNO = {
+    **OLD_AGENTICOS,
+    "agent_id": "loadkit-agent",
+    "org_id": "",
+    "model_profile_id": "",
+    "trigger_id": None,
+    "trigger_source": "whatsapp",
+    "platform": "agno",
+    "extra": {"whatsapp_prefix": "/wa"},
+}
+
+
+def _written(tmp_path, data) -> Fixture:
+    path = tmp_path / "fixture.json"
+    path.write_text(json.dumps(data))
+    return load_fixture(path)
+
+
+def test_old_files_read_as_each_platform_needs(tmp_path):
+    assert agenticos_part(_written(tmp_path, OLD_AGENTICOS)) == AgenticOSSeeded(
+        org_id="o1",
+        agent_id="a1",
+        model_profile_id="p1",
+        collection_name="loadkit-docs",
+        documents=40,
+        trigger_id="t1",
+        trigger_source="webhook",
+    )
+    agno = agno_part(_written(tmp_path, OLD_AGNO))
+    assert (agno.agent_id, agno.collection_name, agno.whatsapp_prefix) == (
+        "loadkit-agent",
+        "loadkit-docs",
+        "/wa",
+    )
+
+
+def test_a_saved_fixture_reads_back_with_only_its_platform_part(tmp_path):
+    part = LangGraphSeeded("loadkit-agent", "loadkit-docs", 6)
+    fixture = Fixture(
+        api_url="http://a", stub_url="http://s", platform="langgraph", seeded=vars(part)
+    )
+    fixture.save(tmp_path / "f.json")
+    saved = json.loads((tmp_path / "f.json").read_text())
+    assert set(saved) == {"api_url", "stub_url", "platform", "seeded"}
+    assert langgraph_part(load_fixture(tmp_path / "f.json")) == part
+
+
+@pytest.mark.parametrize(
+    ("seeded", "words"),
+    [
+        ({"namespace": "n", "documents": 1}, "fixture.seeded.graph_id: missing for langgraph"),
+        ({"graph_id": "g", "namespace": "n", "documents": "6"}, "seeded.documents: '6' is not"),
+        ({"graph_id": 7, "namespace": "n", "documents": 6}, "fixture.seeded.graph_id: 7 is not"),
+    ],
+)
+def test_a_platform_names_the_field_it_cannot_use_and_the_seed_that_writes_it(seeded, words):
+    fixture = Fixture(api_url="http://a", stub_url="", platform="langgraph", seeded=seeded)
+    with pytest.raises(FixtureError) as refused:
+        langgraph_part(fixture)
+    assert words in str(refused.value)
+    assert "make seed PLATFORM=langgraph" in str(refused.value)
+
 
 GOOD = Fixture(
     api_url="http://127.0.0.1:8000",
-    agent_id="10576d93-55a1-4b9a-9c84-4bd9f30d7196",
     stub_url="http://127.0.0.1:4020",
-    collection_name="loadkit_docs",
-    documents=40,
-    org_id="731b2392-92e9-49fe-b900-53c43e4e1067",
-    model_profile_id="8fba611c-3406-433a-8a97-bcdbd7e77fbe",
-    trigger_id="7298e2ca-1b79-4ff2-8c19-b6fa0a6a4c5d",
+    platform="agenticos",
+    seeded={
+        "org_id": "731b2392-92e9-49fe-b900-53c43e4e1067",
+        "agent_id": "10576d93-55a1-4b9a-9c84-4bd9f30d7196",
+        "model_profile_id": "8fba611c-3406-433a-8a97-bcdbd7e77fbe",
+        "collection_name": "loadkit_docs",
+        "documents": 40,
+        "trigger_id": "7298e2ca-1b79-4ff2-8c19-b6fa0a6a4c5d",
+        "trigger_source": "webhook",
+    },
 )
 
 
-def _load(tmp_path, **changes):
+def _load(tmp_path, seeded=None, **changes):
+    data = {**asdict(GOOD), **changes}
+    data["seeded"] = {**GOOD.seeded, **(seeded or {})}
     path = tmp_path / "fixture.json"
-    path.write_text(json.dumps({**asdict(GOOD), **changes}))
+    path.write_text(json.dumps(data))
     return load_fixture(path)
 
 
@@ -43,46 +139,50 @@ def test_a_seeded_fixture_loads_as_written(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("changes", "field"),
+    ("changes", "seeded", "field"),
     [
-        ({"api_url": 8000}, "fixture.api_url"),
-        ({"api_url": "ftp://127.0.0.1"}, "fixture.api_url"),
-        ({"api_url": "http://127.0.0.1:8000\r\nX-Evil: 1"}, "fixture.api_url"),
-        ({"api_url": "http://127.0.0.1:99999"}, "fixture.api_url"),
-        ({"stub_url": None}, "fixture.stub_url"),
-        ({"collection_name": "x\r\nX-Evil: 1"}, "fixture.collection_name"),
-        ({"agent_id": 42}, "fixture.agent_id"),
-        ({"agent_id": "../../admin"}, "fixture.agent_id"),
-        ({"trigger_id": "t?x=1"}, "fixture.trigger_id"),
-        ({"org_id": "o#"}, "fixture.org_id"),
-        ({"documents": "40"}, "fixture.documents"),
-        ({"documents": 10**12}, "fixture.documents"),
-        ({"platform": "open code"}, "fixture.platform"),
-        ({"extra": {"whatsapp_prefix": "/wa\nX: 1"}}, "fixture.extra.whatsapp_prefix"),
-        ({"token": "x"}, "fixture.token"),
+        ({"api_url": 8000}, {}, "fixture.api_url"),
+        ({"api_url": "ftp://127.0.0.1"}, {}, "fixture.api_url"),
+        ({"api_url": "http://127.0.0.1:8000\r\nX-Evil: 1"}, {}, "fixture.api_url"),
+        ({"api_url": "http://127.0.0.1:99999"}, {}, "fixture.api_url"),
+        ({"stub_url": None}, {}, "fixture.stub_url"),
+        ({"platform": "open code"}, {}, "fixture.platform"),
+        ({"token": "x"}, {}, "fixture.token"),
+        ({}, {"collection_name": "x\r\nX-Evil: 1"}, "fixture.seeded.collection_name"),
+        ({}, {"agent_id": "../../admin"}, "fixture.seeded.agent_id"),
+        ({}, {"trigger_id": "t?x=1"}, "fixture.seeded.trigger_id"),
+        ({}, {"org_id": "o#"}, "fixture.seeded.org_id"),
+        ({}, {"documents": 10**12}, "fixture.seeded.documents"),
+        ({}, {"agent_id": [1]}, "fixture.seeded.agent_id"),
+        ({}, {"whatsapp_prefix": "/wa\nX: 1"}, "fixture.seeded.whatsapp_prefix"),
     ],
 )
-def test_each_bad_field_is_one_line_naming_it(tmp_path, changes, field):
+def test_each_bad_field_is_one_line_naming_it(tmp_path, changes, seeded, field):
     with pytest.raises(FixtureError) as err:
-        _load(tmp_path, **changes)
+        _load(tmp_path, seeded, **changes)
     assert err.value.problems == [str(err.value)], str(err.value)
     assert str(err.value).startswith(field + ": ")
 
 
 def test_every_problem_is_reported_at_once_and_long_values_are_cut(tmp_path):
+    bad = {"agent_id": "a" * 1_000_000, "collection_name": "x\r\nX-Evil: 1"}
     with pytest.raises(FixtureError) as err:
-        _load(tmp_path, api_url=8000, agent_id="a" * 1_000_000, collection_name="x\r\nX-Evil: 1")
+        _load(tmp_path, bad, api_url=8000)
     fields = [line.split(":")[0] for line in err.value.problems]
-    assert fields == ["fixture.api_url", "fixture.agent_id", "fixture.collection_name"]
+    assert fields == [
+        "fixture.api_url",
+        "fixture.seeded.agent_id",
+        "fixture.seeded.collection_name",
+    ]
     assert all(len(line) < 300 for line in err.value.problems)
     assert "1000002 characters" in str(err.value)
 
 
 def test_a_missing_field_and_a_file_that_is_not_an_object_are_named(tmp_path):
     data = asdict(GOOD)
-    del data["agent_id"]
+    del data["api_url"]
     (tmp_path / "a.json").write_text(json.dumps(data))
-    with pytest.raises(FixtureError, match=r"^fixture\.agent_id: missing"):
+    with pytest.raises(FixtureError, match=r"^fixture\.api_url: missing"):
         load_fixture(tmp_path / "a.json")
     (tmp_path / "b.json").write_text("[1, 2]")
     with pytest.raises(FixtureError, match="is not a JSON object"):
@@ -90,8 +190,9 @@ def test_a_missing_field_and_a_file_that_is_not_an_object_are_named(tmp_path):
 
 
 def test_a_seed_never_writes_an_id_a_platform_answered_with_a_line_break(tmp_path):
-    with pytest.raises(FixtureError, match=r"^fixture\.agent_id: "):
-        replace(GOOD, agent_id="a\r\nX-Evil: 1").save(tmp_path / "fixture.json")
+    bad = replace(GOOD, seeded={**GOOD.seeded, "agent_id": "a\r\nX-Evil: 1"})
+    with pytest.raises(FixtureError, match=r"^fixture\.seeded\.agent_id: "):
+        bad.save(tmp_path / "fixture.json")
     assert not (tmp_path / "fixture.json").exists()
 
 
@@ -104,12 +205,17 @@ def test_a_password_with_a_line_break_is_refused(monkeypatch):
 def test_ids_in_url_paths_are_percent_encoded():
     """Whatever an id holds (the fixture's are checked; a platform's answers are not), it
     stays one path segment: a slash, a question mark or a line break is encoded."""
-    odd = replace(GOOD, agent_id="a/b?c", collection_name="d e", trigger_id="f\r\ng")
-    agenticos = AgenticOS(odd, "http://127.0.0.1:8000", "run", None)
+    odd = {"agent_id": "a/b?c", "collection_name": "d e", "trigger_id": "f\r\ng"}
+    agenticos = AgenticOS(
+        replace(GOOD, seeded={**GOOD.seeded, **odd}), "http://127.0.0.1:8000", "run", None
+    )
     assert agenticos.call("agent_run", 0).path == "/api/v1/agents/a%2Fb%3Fc/run"
     assert agenticos.call("ingest", 0).path == "/api/v1/rag/collections/d%20e/ingest"
     assert agenticos.call("trigger_fire", 0).path.endswith("/webhook/f%0D%0Ag")
-    agno = Agno(replace(odd, platform="agno"), "http://127.0.0.1:7777", "run", None)
+    agno_part = {"agent_id": "a/b?c", "collection_name": "d", "documents": 1}
+    agno = Agno(
+        replace(GOOD, platform="agno", seeded=agno_part), "http://127.0.0.1:7777", "r", None
+    )
     assert agno.call("agent_run", 0).path.startswith("/agents/a%2Fb%3Fc/runs")
 
 
