@@ -179,13 +179,14 @@ def test_a_web_port_in_use_is_one_line_and_exit_2_before_anything_starts(tmp_pat
 def test_a_bad_fixture_and_a_planted_link_are_refused_in_one_line_each_with_exit_2(plat, tmp_path):
     fixture = json.loads(plat.fixture.read_text())
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({**fixture, "api_url": 8000, "collection_name": "x\r\nX-Evil: 1"}))
+    seeded = {**fixture["seeded"], "collection_name": "x\r\nX-Evil: 1"}
+    bad.write_text(json.dumps({**fixture, "api_url": 8000, "seeded": seeded}))
     result, _ = _run(plat, tmp_path, "--fixture", str(bad))
     ours = [line for line in result.stderr.splitlines() if line.startswith("agent-loadkit: ")]
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert [line.split(":")[1].strip() for line in ours] == [
         "fixture.api_url",
-        "fixture.collection_name",
+        "fixture.seeded.collection_name",
     ]
     linked = tmp_path / "linked"
     linked.mkdir()
