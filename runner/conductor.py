@@ -103,6 +103,9 @@ REPORT_WAIT_S = WORKER_REPORT_INTERVAL + 0.5
 # costs ~2.4 us and blocks the dispatch loop sharing the process: a second's worth at
 # 5000/s stalled it 12 ms (late arrivals); a quarter second's stays near 3 ms.
 LOCAL_FLUSH_S = 0.25
+# Locust averages its current RPS over whole seconds from 12 to 2 before its last request
+# (locust.stats current_rps): the offered rate shown beside it is taken over the same.
+LOCUST_RPS_WINDOW_S = (12.0, 2.0)
 # What the progress line says once the plan has ended and in-flight work is awaited.
 DRAINING = "draining"
 # Exit code for a run refused before any load (bad input, preflight, sign-in).
@@ -435,16 +438,20 @@ class Conductor:
             return run.files.dir, run.files.recorded
         return run.files.dir, run.plan.due_before(run.clock.now())
 
-    def in_flight(self) -> int | None:
-        """Arrivals due by now that have left no sample yet (None before a run, after it, and
-        in users mode, whose users Locust counts itself): the open-arrival counterpart of
-        users, which Locust's Users chart shows instead of a flat 0."""
+    def offered_rate(self) -> float | None:
+        """Arrivals offered per second over the seconds Locust's RPS is averaged over (None
+        before a run, after it, and in users mode, whose users Locust counts itself): what
+        Locust's Users chart shows in open arrival, beside its RPS, the completed rate."""
         run = self._run
         if run is None or run.clock is None or run.stopped is not None:
             return None
         if mode_of(self.environment.shape_class) == USERS:
             return None
-        return max(run.plan.due_before(run.clock.now()) - run.files.recorded, 0)
+        end = run.clock.now() - LOCUST_RPS_WINDOW_S[1]
+        start = max(run.clock.now() - LOCUST_RPS_WINDOW_S[0], 0.0)
+        if end <= start:
+            return 0.0
+        return (run.plan.due_before(end) - run.plan.due_before(start)) / (end - start)
 
     def now(self) -> float | None:
         """Seconds since the current run started (None before one starts): a shape's clock."""

@@ -3,8 +3,8 @@
 Start a run from Locust's form at an arrival rate, change the rate while it runs,
 and read the "Verdict so far" tab: the workloads, from our samples, with their
 thresholds and validity, then the report's verdict once the run is stopped.
-Locust's own view tells the truth too: its Users chart shows the arrivals in flight
-(not a flat 0), and its request count is the offered count.
+Locust's own view tells the truth too: its Users chart shows the offered rate (not a
+flat 0) beside its RPS, the completed rate, and its request count is the offered count.
 Chromium and its driver come from Debian (.ci/run installs them).
 """
 
@@ -125,8 +125,11 @@ def test_operator_sets_a_rate_changes_it_and_reads_the_verdict_tab(tmp_path, bro
             WebDriverWait(browser, WAIT_S).until(
                 lambda _: samples.exists() and samples.read_text().count("\n") > 1
             )
-            # Locust's Users chart: the arrivals due and not yet recorded (it has no users here).
-            WebDriverWait(browser, WAIT_S).until(lambda _: locust_stats(ui.url)["user_count"] > 0)
+            # Locust's Users chart: the offered rate over its RPS's seconds (no users here): the
+            # form's 6/s, once ten seconds of it are behind the run.
+            WebDriverWait(browser, WAIT_S).until(
+                lambda _: locust_stats(ui.url)["user_count"] == pytest.approx(6, abs=0.15)
+            )
 
             # The operator changes the rate in a second tab, leaving the run's page open.
             run_page = browser.current_window_handle

@@ -1,12 +1,11 @@
-"""Locust's own charts, true in open arrival: its Users chart shows the arrivals in flight.
+"""Locust's own charts, true in open arrival: its Users chart shows the offered rate.
 
 Locust charts users, and in open arrival there are none: its Users chart sat flat at
-0 while hundreds of requests were outstanding. What a user count means in a closed
-loop (requests outstanding at once) is, in open arrival, the arrivals due so far that
-have no sample yet, so that is what the chart and the header's "Users" show while a
-run lasts (the "Verdict so far" tab says so). The request rate needs no change: each
-arrival is one Locust request when its sample is taken, so Locust's RPS is the
-completed rate and its request count the offered count.
+0 while the schedule ramped, held and burst. Each arrival is one Locust request when
+its sample is taken, so Locust's RPS is the completed rate; the chart under it, and
+the header's "Users", show the arrivals offered per second over the same seconds, so
+the two read against each other (completed falling behind offered is a platform
+falling behind). The "Verdict so far" tab says so, since the label cannot.
 """
 
 from __future__ import annotations
@@ -20,17 +19,17 @@ from flask import request
 STATS_PATH = "/stats/requests"
 
 
-def chart_in_flight(web_ui, in_flight: Callable[[], int | None]) -> None:
-    """Answer Locust's poll with ``in_flight()`` as its user count while it is not None."""
+def chart_offered_rate(web_ui, offered_rate: Callable[[], float | None]) -> None:
+    """Answer Locust's poll with ``offered_rate()`` as its user count while it is not None."""
 
     @web_ui.app.after_request
-    def users_are_in_flight(response):
+    def users_are_the_offered_rate(response):
         if request.path != STATS_PATH or response.status_code != 200:
             return response
-        count = in_flight()
-        if count is None:
+        rate = offered_rate()
+        if rate is None:
             return response
         payload = response.get_json()
-        payload["user_count"] = count
+        payload["user_count"] = round(rate, 1)
         response.set_data(json.dumps(payload))
         return response

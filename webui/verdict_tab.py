@@ -124,8 +124,9 @@ def verdict_rows(run_dir: Path, offered: int | None) -> list[dict]:
     if offered is not None and not verdict.validity.closed_loop:
         in_flight = max(verdict.offered - verdict.recorded, 0)
         counted += (
-            f", in flight {fmt.count(in_flight)} (Locust's Users chart shows the arrivals in "
-            "flight: open arrival has no users; its RPS is the completed rate)"
+            f", in flight {fmt.count(in_flight)}. Locust's charts: RPS is the completed rate "
+            "(one request per arrival), and Users shows the offered arrivals per second "
+            "(open arrival has no users)"
         )
     rows.append({"workload": counted})
     return rows
