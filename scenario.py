@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from trace_file import read_trace
+
 WORKLOADS = ("api_read", "chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire")
 
 # Metrics a threshold may name; latency ones are over successful samples only.
@@ -32,6 +34,16 @@ METRICS = (
 # Phases shorter than this cannot hold a meaningful arrival schedule, even scaled.
 MIN_PHASE_S = 2.0
 
+# How a phase's arrivals may be spaced in time. engine/arrivals.py draws each kind (its
+# registry holds the same names; a test holds the two to each other): uniform unless a
+# phase says otherwise, because two uniform runs offer the same instants and compare cleanly.
+ARRIVAL_KINDS = ("uniform", "poisson", "trace")
+UNIFORM = "uniform"
+TRACE = "trace"
+# Seeds are whole numbers from 0 to this: any 32-bit seed; the generator spreads it (with
+# the phase's name) over its whole state, so a larger one would add nothing.
+MAX_SEED = 2**32 - 1
+
 DEFAULT_PATH = Path(__file__).with_name("scenario.yaml")
 
 
@@ -47,11 +59,39 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class Arrivals:
+    """How a phase's arrivals are spaced (engine/arrivals.py draws them): ``kind`` is one of
+    ARRIVAL_KINDS. A trace also keeps the file it was read from and its arrivals, already
+    spread over the phase (trace_file.py), so a run's record replays without the file."""
+
+    kind: str = UNIFORM
+    trace: str = ""
+    offsets: tuple[float, ...] = ()
+    workloads: tuple[str, ...] = ()
+
+    def within(self, duration_s: float) -> Arrivals:
+        """The arrivals a phase shortened to ``duration_s`` keeps: a trace's beginning."""
+        kept = sum(1 for offset in self.offsets if offset < duration_s)
+        return replace(self, offsets=self.offsets[:kept], workloads=self.workloads[:kept])
+
+    def to_dict(self) -> str | dict:
+        """As a scenario file says it; a trace with its arrivals, which a record replays."""
+        if self.kind != TRACE:
+            return self.kind
+        return {
+            "trace": self.trace,
+            "offsets": list(self.offsets),
+            "workloads": list(self.workloads),
+        }
+
+
+@dataclass(frozen=True)
 class Phase:
     name: str
     duration_s: float
     rate: float
     reason: str
+    arrivals: Arrivals = field(default_factory=Arrivals)
 
 
 # A threshold's phase list may say this instead of naming phases: every phase of the scenario.
@@ -129,6 +169,8 @@ class Scenario:
     lateness: Lateness = field(default_factory=Lateness)
     shed_counts_as_error: bool = True
     judging: Judging = field(default_factory=Judging)
+    # Seeds the Poisson phases' gaps (engine/arrivals.py): the same seed, the same instants.
+    seed: int = 0
 
     @property
     def mix(self) -> dict[str, float]:
@@ -153,15 +195,16 @@ class Scenario:
         """The same experiment with shorter phases: durations scale, rates never do."""
         if not scale > 0:
             raise ScenarioError(f"--scale: {scale} is not positive; use e.g. 0.1 or 1")
-        phases = tuple(
-            replace(p, duration_s=max(MIN_PHASE_S, p.duration_s * scale)) for p in self.phases
-        )
-        return replace(self, phases=phases)
+        phases = []
+        for p in self.phases:
+            duration = max(MIN_PHASE_S, p.duration_s * scale)
+            phases.append(replace(p, duration_s=duration, arrivals=p.arrivals.within(duration)))
+        return replace(self, phases=tuple(phases))
 
     def to_dict(self) -> dict:
         """The scenario as run, with shares already normalised."""
         data = asdict(self)
-        data["phases"] = [asdict(p) for p in self.phases]
+        data["phases"] = [{**asdict(p), "arrivals": p.arrivals.to_dict()} for p in self.phases]
         data["thresholds"] = [{**asdict(t), "phases": list(t.phases)} for t in self.thresholds]
         # Only this scenario's phases: a constant-rate run renames them (Plan.scenario_as_run).
         names = {p.name for p in self.phases}
@@ -178,7 +221,8 @@ class Scenario:
 
 
 def load_scenario(path: str | Path = DEFAULT_PATH) -> Scenario:
-    """The validated scenario in a YAML file, or ScenarioError naming the bad field."""
+    """The validated scenario in a YAML file, or ScenarioError naming the bad field; a trace
+    it names is read relative to the file's folder."""
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text())
@@ -188,14 +232,15 @@ def load_scenario(path: str | Path = DEFAULT_PATH) -> Scenario:
         ) from None
     except yaml.YAMLError as exc:
         raise ScenarioError(f"scenario: {path} is not valid YAML ({exc}); fix the syntax") from None
-    return scenario_from_dict(raw)
+    return scenario_from_dict(raw, base=path.parent)
 
 
-def scenario_from_dict(raw: object, *, as_run: bool = False) -> Scenario:
+def scenario_from_dict(raw: object, *, as_run: bool = False, base: Path | None = None) -> Scenario:
     """Validate a scenario given as plain data (YAML, or run.json's ``scenario``).
 
     ``as_run`` reads a run's record, where a phase may have rate 0: a users-mode step
     (closed loop, no arrivals on a schedule) or a sweep's rest. A scenario file may not.
+    A trace file a phase names is read relative to ``base`` (the working folder if None).
     """
     if not isinstance(raw, dict):
         raise ScenarioError("scenario: expected a mapping with workloads, phases and thresholds")
@@ -205,8 +250,8 @@ def scenario_from_dict(raw: object, *, as_run: bool = False) -> Scenario:
                 f"{key}: unknown scenario field; use one of {tuple(Scenario.__dataclass_fields__)}"
             )
     workloads = _workloads(raw.get("workloads"))
-    phases = _phases(raw.get("phases"), as_run)
     names = {w.name for w in workloads}
+    phases = _phases(raw.get("phases"), as_run, names, base)
     phase_names = tuple(p.name for p in phases)
     judging = _judging(raw.get("judging", {}), phase_names)
     return Scenario(
@@ -219,6 +264,7 @@ def scenario_from_dict(raw: object, *, as_run: bool = False) -> Scenario:
         lateness=_lateness(raw.get("lateness", {})),
         shed_counts_as_error=bool(raw.get("shed_counts_as_error", True)),
         judging=judging,
+        seed=_seed(raw.get("seed", 0)),
     )
 
 
@@ -266,7 +312,13 @@ def _workloads(raw: object) -> tuple[Workload, ...]:
     return tuple(workloads)
 
 
-def _phases(raw: object, as_run: bool = False) -> tuple[Phase, ...]:
+def _seed(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        raise ScenarioError(f"seed: {value!r} is not a whole number from 0 to {MAX_SEED}")
+    return value
+
+
+def _phases(raw: object, as_run: bool, workloads: set[str], base: Path | None) -> tuple[Phase, ...]:
     if not isinstance(raw, list) or not raw:
         raise ScenarioError("phases: expected a list of {name, duration_s, rate, reason}")
     phases, seen = [], set()
@@ -277,15 +329,72 @@ def _phases(raw: object, as_run: bool = False) -> tuple[Phase, ...]:
         if name in seen:
             raise ScenarioError(f"phases[{i}].name: {name!r} appears twice; names must be unique")
         seen.add(name)
-        phases.append(
-            Phase(
-                name=name,
-                duration_s=_positive(spec.get("duration_s"), f"phases.{name}.duration_s"),
-                rate=_rate(spec.get("rate"), f"phases.{name}.rate", as_run),
-                reason=str(spec.get("reason", "")),
-            )
-        )
+        where = f"phases.{name}"
+        duration = _positive(spec.get("duration_s"), f"{where}.duration_s")
+        given = spec.get("arrivals", UNIFORM)
+        arrivals = _arrivals(given, f"{where}.arrivals", duration, workloads, base)
+        recorded = isinstance(given, dict) and "offsets" in given
+        if arrivals.kind == TRACE and not recorded:
+            rate = _trace_rate(spec, where, arrivals, duration)
+        else:
+            rate = _rate(spec.get("rate"), f"{where}.rate", as_run)
+        phases.append(Phase(name, duration, rate, str(spec.get("reason", "")), arrivals))
     return tuple(phases)
+
+
+def _arrivals(
+    raw: object, where: str, duration_s: float, workloads: set[str], base: Path | None
+) -> Arrivals:
+    """A phase's arrival process: a kind's name, or ``{trace: FILE}`` (read and spread over
+    the phase), or a recorded trace ``{trace, offsets, workloads}`` taken as it is."""
+    if isinstance(raw, str) and raw in ARRIVAL_KINDS and raw != TRACE:
+        return Arrivals(raw)
+    if not isinstance(raw, dict) or not isinstance(raw.get("trace"), str) or not raw["trace"]:
+        kinds = ", ".join(k for k in ARRIVAL_KINDS if k != TRACE)
+        raise ScenarioError(
+            f"{where}: {raw!r} is not an arrival process; use {kinds} or {{trace: FILE}} "
+            "(a CSV of offsets in seconds)"
+        )
+    unknown = set(raw) - {"trace", "offsets", "workloads"}
+    if unknown:
+        raise ScenarioError(f"{where}: {sorted(unknown)} unknown; give only trace: FILE")
+    if "offsets" in raw:
+        return _recorded_trace(raw, where, workloads)
+    path = Path(raw["trace"])
+    trace, problems = read_trace(
+        path if base is None else base / path, f"{where}.trace", duration_s, workloads
+    )
+    if problems:
+        raise ScenarioError("\n".join(problems))
+    return Arrivals(TRACE, raw["trace"], trace.offsets, trace.workloads)
+
+
+def _recorded_trace(raw: dict, where: str, workloads: set[str]) -> Arrivals:
+    """A trace as run.json records it: offsets already spread over the phase, sorted."""
+    offsets, named = raw["offsets"], raw.get("workloads") or []
+    numbers = isinstance(offsets, list) and all(
+        isinstance(o, int | float) and not isinstance(o, bool) and math.isfinite(o) and o >= 0
+        for o in offsets
+    )
+    if not numbers or offsets != sorted(offsets):
+        raise ScenarioError(f"{where}.offsets: expected sorted offsets in seconds, 0 or more")
+    if named and (len(named) != len(offsets) or not set(named) <= workloads):
+        raise ScenarioError(
+            f"{where}.workloads: expected one workload of the mix per offset, or none"
+        )
+    return Arrivals(TRACE, raw["trace"], tuple(map(float, offsets)), tuple(map(str, named)))
+
+
+def _trace_rate(spec: dict, where: str, arrivals: Arrivals, duration_s: float) -> float:
+    """A trace phase's rate: its arrivals over its length, which a written rate must not
+    contradict (the trace, not the rate, says how many arrivals there are)."""
+    rate = len(arrivals.offsets) / duration_s
+    if "rate" in spec:
+        raise ScenarioError(
+            f"{where}.rate: a trace phase's rate is its trace's ({len(arrivals.offsets)} "
+            f"arrivals over {duration_s:g} s, {rate:g}/s); drop rate"
+        )
+    return rate
 
 
 def _thresholds(

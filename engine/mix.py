@@ -4,7 +4,9 @@ A die would make two runs at the same rate issue different numbers of uploads, s
 the difference between them would be partly luck. An additive low-discrepancy
 sequence gives every run the same workloads at the same indexes, spread as evenly
 as any finite sequence can be, and lets each worker compute its own share without
-talking to the others.
+talking to the others. A phase replaying a trace that names its workloads offers
+those instead (engine/arrivals.py argues why); ``pick_in`` is the one answer to
+"which workload is this arrival" for every phase.
 """
 
 from __future__ import annotations
@@ -14,8 +16,12 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from scenario import Scenario
+
+if TYPE_CHECKING:
+    from engine.schedule import Segment
 
 # The golden ratio's fractional part: the additive step whose multiples fill
 # [0, 1) most evenly (three-distance theorem), so shares hold over short runs.
@@ -33,6 +39,8 @@ class Mix:
     names: tuple[str, ...]
     upper_bounds: tuple[float, ...]
     cancel_share: float
+    # The workloads with a share above 0: those a trace's line may name and be offered.
+    offered: frozenset[str]
 
     @classmethod
     def from_scenario(cls, scenario: Scenario) -> Mix:
@@ -43,11 +51,22 @@ class Mix:
             total += scenario.mix[name]
             bounds.append(total)
         bounds[-1] = 1.0
-        return cls(names, tuple(bounds), scenario.chat_cancel_share)
+        offered = frozenset(name for name, share in scenario.mix.items() if share > 0)
+        return cls(names, tuple(bounds), scenario.chat_cancel_share, offered)
 
     def pick(self, k: int) -> str:
         """The workload of global arrival k (0-based): the bin of frac(k * golden step)."""
         return self.names[bisect.bisect_right(self.upper_bounds, (k * GOLDEN_STEP) % 1.0)]
+
+    def pick_in(self, segment: Segment, k: int) -> str:
+        """The workload of global arrival k of ``segment``: the one its trace's line names, if
+        this run offers that workload; otherwise the mix's pick."""
+        named = segment.arrivals.workloads
+        if named:
+            workload = named[k - segment.first_index]
+            if workload in self.offered:
+                return workload
+        return self.pick(k)
 
     def cancels(self, k: int) -> bool:
         """Whether arrival k, if it is a chat turn, stops after its first token."""

@@ -1,28 +1,27 @@
 """The arrival schedule: absolute due times for every global arrival index of a run.
 
-Arrival j of a segment is due at ``start_s + j / rate``, so a late dispatch never
-shifts the ones after it. A segment is a phase of the scenario, or a stretch of
-constant rate that ends when the operator changes the rate. Every process holds
-the same segments (the master sends them), computes due times with the same
-float operations, and so agrees on which index is due when without talking.
+Arrival j of a segment is due at ``start_s`` plus its kind's j-th offset (uniform:
+``j / rate``; engine/arrivals.py has the kinds), so a late dispatch never shifts the
+ones after it. A segment is a phase of the scenario, or a stretch of constant rate
+that ends when the operator changes the rate. Every process holds the same segments
+(the master sends them), computes due times with the same float operations, and so
+agrees on which index is due when without talking.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 
-from scenario import Phase, Scenario
-
-# Digits kept when turning duration x rate into an arrival count, so that float
-# noise from scaling (6.000000000000001 s x 4/s) does not invent an arrival.
-COUNT_DIGITS = 9
+from engine.arrivals import Spacing, kind
+from scenario import UNIFORM, Arrivals, Phase, Scenario
 
 
 @dataclass(frozen=True)
 class Segment:
-    """A stretch of constant rate; ``end_s`` is None while the operator may still change it."""
+    """A stretch of one rate and arrival kind; ``end_s`` is None while the operator may still
+    change it. ``seed`` is the scenario's, for kinds that draw (engine/arrivals.py)."""
 
     name: str
     rate: float
@@ -30,18 +29,27 @@ class Segment:
     end_s: float | None
     first_index: int
     reason: str = ""
+    arrivals: Arrivals = field(default_factory=Arrivals)
+    seed: int = 0
+
+    @cached_property
+    def _spacing(self) -> Spacing:
+        return kind(self.arrivals.kind).spacing(self)
 
     def count(self, until_s: float | None = None) -> int | None:
         """Arrivals due before the end (or ``until_s``, if earlier); None if unbounded."""
         ends = [t for t in (self.end_s, until_s) if t is not None]
         if not ends:
             return None
-        span = round((min(ends) - self.start_s) * self.rate, COUNT_DIGITS)
-        return max(0, math.ceil(span))
+        return self._spacing.count(min(ends) - self.start_s)
 
     def due_s(self, j: int) -> float:
         """When arrival j of this segment is due, in seconds from the run start."""
-        return self.start_s + j / self.rate
+        return self.start_s + self._spacing.offset_s(j)
+
+    def arrivals_record(self) -> dict:
+        """What run.json and the reports say of this segment's arrival process."""
+        return kind(self.arrivals.kind).record(self)
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,16 @@ class Plan:
         segments, start, first = [], 0.0, 0
         for phase in scenario.phases:
             end = start + phase.duration_s
-            segment = Segment(phase.name, phase.rate, start, end, first, phase.reason)
+            segment = Segment(
+                phase.name,
+                phase.rate,
+                start,
+                end,
+                first,
+                phase.reason,
+                phase.arrivals,
+                scenario.seed,
+            )
             segments.append(segment)
             first += segment.count()
             start = end
@@ -113,7 +130,9 @@ class Plan:
         each threshold applied to every segment; unchanged when the segments are its phases."""
         if [s.name for s in self.segments] == [p.name for p in scenario.phases]:
             return scenario
-        phases = tuple(Phase(s.name, s.end_s - s.start_s, s.rate, s.reason) for s in self.segments)
+        phases = tuple(
+            Phase(s.name, s.end_s - s.start_s, s.rate, s.reason, s.arrivals) for s in self.segments
+        )
         thresholds = tuple(
             replace(t, phases=tuple(s.name for s in self.segments)) for t in scenario.thresholds
         )
@@ -138,8 +157,18 @@ class Plan:
 
     @classmethod
     def from_wire(cls, data: list[dict]) -> Plan:
-        """The plan ``to_wire`` described."""
-        return cls(tuple(Segment(**s) for s in data))
+        """The plan ``to_wire`` described (msgpack turns its tuples into lists)."""
+        segments = []
+        for s in data:
+            arrivals = s.get("arrivals") or {}
+            arrivals = Arrivals(
+                arrivals.get("kind", UNIFORM),
+                arrivals.get("trace", ""),
+                tuple(arrivals.get("offsets", ())),
+                tuple(arrivals.get("workloads", ())),
+            )
+            segments.append(Segment(**{**s, "arrivals": arrivals}))
+        return cls(tuple(segments))
 
 
 def _rate_name(number: int, rate: float) -> str:

@@ -46,6 +46,18 @@ def points(before: float | None, after: float | None) -> str:
     return f"{(after - before) * 100:+.2f} pt"
 
 
+def arrivals(record: dict) -> str:
+    """A phase's arrival process (run.json's record of it) as a reader says it: ``uniform``,
+    ``poisson, seed 7``, ``trace prod.csv: 450 arrivals, its own workloads``."""
+    kind = str(record.get("kind", "uniform"))
+    if kind == "poisson":
+        return f"poisson, seed {record.get('seed', 0)}"
+    if kind == "trace":
+        whose = "its own workloads" if record.get("workloads") else "workloads by the mix"
+        return f"trace {record.get('file', '')}: {count(record.get('arrivals'))} arrivals, {whose}"
+    return kind
+
+
 def metric(name: str, value: float | None) -> str:
     """A threshold metric's value in its unit: error rates as %, the rest in ms."""
     if name == "error_rate":

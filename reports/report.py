@@ -235,6 +235,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
                 "phase",
                 "window s",
                 "rate",
+                "arrivals",
                 "offered",
                 "recorded",
                 "late",
@@ -247,6 +248,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
                     p.name,
                     f"{p.window.start_s:g}–{p.window.end_s:g}",
                     fmt.per_s(p.window.rate),
+                    fmt.arrivals(p.window.arrivals),
                     fmt.count(p.offered),
                     fmt.count(p.recorded),
                     fmt.count(p.lateness.late),
@@ -483,7 +485,8 @@ def _phase_lead(phase: PhaseStats, run: Run) -> str:
     span = f"from {window.start_s:g} s to {window.end_s:g} s ({fmt.seconds(window.duration_s)})"
     if not run.closed_loop:
         reason = f"{window.reason}. " if window.reason else ""
-        return f"{reason}Scheduled at {fmt.per_s(window.rate)} {span}."
+        spacing = fmt.arrivals(window.arrivals)
+        return f"{reason}Scheduled at {fmt.per_s(window.rate)} ({spacing}) {span}."
     step = run.users_step(phase.name) or {}
     users = int(step.get("users", 0))
     rate = fmt.per_s(phase.offered / window.duration_s)

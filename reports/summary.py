@@ -51,6 +51,7 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
             p.name: {
                 "start_s": p.window.start_s,
                 "end_s": p.window.end_s,
+                "arrivals": p.window.arrivals,
                 "offered": p.offered,
                 "recorded": p.recorded,
                 "late": p.lateness.late,

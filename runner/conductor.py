@@ -571,6 +571,7 @@ class Conductor:
                     "start_s": segment.start_s,
                     "end_s": segment.end_s,
                     "reason": segment.reason,
+                    "arrivals": segment.arrivals_record(),
                     "offered": counts,
                     "offered_total": sum(counts.values()),
                 }
@@ -615,7 +616,7 @@ class Conductor:
             mix = Mix.from_scenario(run.scenario)
             for segment, k in plan.indexes_before(run.end_s):
                 if k % run.workers in silent:
-                    offered[segment, mix.pick(k)] += 1
+                    offered[segment, mix.pick_in(plan.segments[segment], k)] += 1
         return offered
 
 
@@ -678,7 +679,9 @@ def _ranges(indexes: list[int], step: int) -> list[list[int]]:
 def _planned(scenario: Scenario, plan: Plan) -> Counter:
     """What a closed plan offers in full, per (segment, workload)."""
     mix = Mix.from_scenario(scenario)
-    return Counter((segment, mix.pick(k)) for segment, k in plan.indexes_before())
+    return Counter(
+        (segment, mix.pick_in(plan.segments[segment], k)) for segment, k in plan.indexes_before()
+    )
 
 
 def _without(scenario: Scenario, workload: str) -> Scenario:
