@@ -32,6 +32,16 @@ def count(value: int | None) -> str:
     return ABSENT if value is None else f"{value:,}"
 
 
+def amount(value: float | None) -> str:
+    """A quantity that is not a count, such as a mean of readings, with one decimal."""
+    return ABSENT if value is None else f"{value:,.1f}"
+
+
+def mib(value: float | None) -> str:
+    """Mebibytes with one decimal."""
+    return ABSENT if value is None else f"{value:,.1f} MiB"
+
+
 def change(before: float | None, after: float | None) -> str:
     """Relative change from ``before`` to ``after``, signed, or a dash when undefined."""
     if before is None or after is None or before == 0:
@@ -82,7 +92,7 @@ def probe_value(metric_name: str, value: float | None) -> str:
     if value is None:
         return ABSENT
     if metric_name.endswith("_bytes"):
-        return f"{value / 2**20:,.1f} MiB"
+        return mib(value / 2**20)
     if metric_name.endswith("_percent"):
         return f"{value:.0f}%"
     if metric_name.endswith("_ms"):
