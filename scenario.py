@@ -171,6 +171,13 @@ class Scenario:
     judging: Judging = field(default_factory=Judging)
     # Seeds the Poisson phases' gaps (engine/arrivals.py): the same seed, the same instants.
     seed: int = 0
+    # The largest answer body (or WebSocket message) read, in MiB; scenario.yaml says why 8.
+    max_body_mib: float = 8.0
+
+    @property
+    def max_body_bytes(self) -> int:
+        """The body bound in bytes, as the transport takes it."""
+        return int(self.max_body_mib * (1 << 20))
 
     @property
     def mix(self) -> dict[str, float]:
@@ -265,6 +272,7 @@ def scenario_from_dict(raw: object, *, as_run: bool = False, base: Path | None =
         shed_counts_as_error=bool(raw.get("shed_counts_as_error", True)),
         judging=judging,
         seed=_seed(raw.get("seed", 0)),
+        max_body_mib=_positive(raw.get("max_body_mib", 8.0), "max_body_mib"),
     )
 
 

@@ -14,13 +14,15 @@ import json
 import signal
 from collections import Counter
 
+import pytest
+
 from engine.seam import words
 from fixture import load_fixture
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
 from reports.followups import AFTER, attach
 from stack.processes import stop
-from tests.generator_env import (
+from tests.support.generator_env import (
     LOST_WORK_THRESHOLDS,
     PASSWORD,
     RUN_TIMEOUT_S,
@@ -32,7 +34,7 @@ from tests.generator_env import (
     wait_for_rows,
     write_scenario,
 )
-from tests.rundirs import golden_copy
+from tests.support.rundirs import golden_copy
 from workloads.agenticos.client import AgenticOSClient
 
 # Embedder requests before load: the collection's width probe, three seeded documents,
@@ -41,6 +43,8 @@ EMBED_REQUESTS_BEFORE_LOAD = 5
 ERROR_RATE = 0.4
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_path):
     seed = clean_start_seed(first=EMBED_REQUESTS_BEFORE_LOAD, error_rate=ERROR_RATE)
     embed = ("--error-rate", str(ERROR_RATE), "--seed", seed)
@@ -96,6 +100,8 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
     assert "Work accepted with 202" in report and "failed after 202" in report
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_an_interrupted_run_writes_its_accepted_work_not_verifiable(tmp_path):
     """Stopped early, the run follows nothing, and says so for every arrival the platform
     accepted, whatever status it accepted with (agno accepts a webhook with a 200)."""

@@ -21,7 +21,7 @@ import pytest
 from fixture import Fixture, load_fixture
 from reference_platform.settings import DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, Server, free_port, running, stop
-from tests.reference import (
+from tests.support.reference import (
     RELAXED_LIMITS,
     TARGET_HEALTH,
     signed_in,
@@ -29,6 +29,8 @@ from tests.reference import (
     target_server,
 )
 from workloads.agenticos.seed import TRIGGER_NAME
+
+pytestmark = pytest.mark.system
 
 DOCUMENTS = 6
 # Seconds a seeding run may take here: six tiny documents index in well under one.
