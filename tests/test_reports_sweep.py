@@ -106,6 +106,8 @@ def chromium(tmp_path_factory):
     session.quit()
 
 
+@pytest.mark.system
+@pytest.mark.browser
 @pytest.mark.parametrize("screen", SCREENS)
 def test_no_table_is_cut_off_on_a_laptop_or_a_phone(chromium, written, screen):
     run_dir, _ = written
