@@ -9,6 +9,7 @@ import itertools
 import json
 import math
 import statistics
+from collections import Counter
 
 import pytest
 import yaml
@@ -140,6 +141,8 @@ def test_a_trace_replays_exactly_spread_over_its_phase(tmp_path):
     mix = Mix.from_scenario(scenario)
     first = segment.first_index
     assert [mix.pick_in(segment, first + j) for j in range(6)] == [w for _, w in ordered]
+    # What the plan is counted to offer before load (engine/shortfall.py) is the same.
+    assert mix.counts_in(segment)[0] == Counter(w for _, w in ordered)
     assert segment.arrivals_record() == {
         "kind": "trace",
         "file": "prod.csv",
