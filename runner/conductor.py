@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import logging
 import math
+import os
 import sys
 import time
 from collections import Counter
@@ -119,6 +120,8 @@ class _ActiveRun:
     slots: dict[str, int]
     distributed: bool
     skipped: dict[str, str]
+    # The platform spoken to, as run.json records it: its name and each workload's request.
+    platform: dict[str, object] = field(default_factory=dict)
     clock: RunClock | None = None
     started_at: str = ""
     probes: ProbeRun | None = None
@@ -133,6 +136,8 @@ class _ActiveRun:
     accepted: list = field(default_factory=list)
     start: dict = field(default_factory=dict)
     lost: list[dict] = field(default_factory=list)
+    # Bytes in the platform's log when the test started (preflight included), if one is named.
+    platform_log_from: int = 0
 
     @property
     def workers(self) -> int:
@@ -197,6 +202,7 @@ class Conductor:
     def _begin(self) -> None:
         environment = self.environment
         settings = settings_from(environment.parsed_options, environment.host)
+        log_from = _size(settings.platform_log)
         shape = environment.shape_class
         if not hasattr(shape, "initial_plan"):
             raise SettingsError(
@@ -209,9 +215,8 @@ class Conductor:
         password = password_from_env()
         # Only what the scenario offers is checked: a workload with share 0 is never preflighted.
         offered = frozenset(settings.scenario.offered)
-        preflight = platform(fixture.platform).run_preflight(
-            fixture, settings.email, password, offered
-        )
+        spoken = platform(fixture.platform)
+        preflight = spoken.run_preflight(fixture, settings.email, password, offered)
         scenario, skipped = settings.scenario, dict(preflight.skipped)
         for name, reason in skipped.items():
             scenario = _without(scenario, name)
@@ -262,6 +267,8 @@ class Conductor:
             slots=slots,
             distributed=isinstance(environment.runner, MasterRunner),
             skipped=skipped,
+            platform={"name": spoken.name, "requests": spoken.requests},
+            platform_log_from=log_from,
         )
         if settings.run_dir is not None:
             self._used_run_dirs.add(settings.run_dir)
@@ -607,9 +614,12 @@ class Conductor:
             "machine": machine(),
             "probes": probes or NOT_SUMMARISED,
             "skipped": run.skipped,
+            "platform": run.platform,
             "stopped": run.stopped or NOT_ENDED,
             **mode_fields(self.environment.shape_class),
         }
+        if settings.platform_log is not None:
+            record["platform_log"] = _log_stretch(settings.platform_log, run)
         run.files.write_run_json(record)
         return record
 
@@ -728,6 +738,22 @@ def _without(scenario: Scenario, workload: str) -> Scenario:
 def _split(total: int, parts: int) -> list[int]:
     """``total`` connections over ``parts`` processes, differing by at most one."""
     return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+def _size(log: Path | None) -> int:
+    """Bytes in the log now (0 when there is none, or it cannot be read)."""
+    try:
+        return log.stat().st_size if log is not None else 0
+    except OSError:
+        return 0
+
+
+def _log_stretch(log: Path, run: _ActiveRun) -> dict:
+    """run.json's ``platform_log``: the log relative to the run directory (so the report finds
+    it wherever the two are mounted together) and the bytes written since the test started."""
+    path = os.path.relpath(log.resolve(), run.files.dir.resolve())
+    end = max(_size(log), run.platform_log_from)
+    return {"path": path, "from_byte": run.platform_log_from, "to_byte": end}
 
 
 def _iso(epoch: float) -> str:

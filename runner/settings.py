@@ -70,6 +70,8 @@ class RunSettings:
     unscaled: Scenario | None = None
     # Whether --connections was given; if not, it follows the scenario the run offers.
     connections_given: bool = False
+    # The platform's log, when the kit started the platform and can read what it writes.
+    platform_log: Path | None = None
 
 
 def add_options(parser) -> None:
@@ -130,6 +132,13 @@ def add_options(parser) -> None:
         web=False,
         help="probe the stub's /stats (default: the fixture's stub)",
     )
+    option(
+        "--platform-log",
+        default=None,
+        web=False,
+        help="the platform's log file, when this machine can read it: the report counts "
+        "the ERROR and CRITICAL lines written during the run",
+    )
     _explain_worker_wait(parser)
 
 
@@ -164,6 +173,12 @@ def settings_from(options, host: str | None) -> RunSettings:
     api_pid = options.api_pid
     if api_pid not in (None, ""):
         api_pid = int(_number(api_pid, "--api-pid", int))
+    platform_log = Path(options.platform_log) if options.platform_log else None
+    if platform_log is not None and not platform_log.is_file():
+        raise SettingsError(
+            f"--platform-log: {platform_log} is not a file here; pass the log the platform "
+            "writes (reference_platform --log-file), or leave it out"
+        )
     return RunSettings(
         scenario=scenario,
         scale=scale,
@@ -183,6 +198,7 @@ def settings_from(options, host: str | None) -> RunSettings:
         ),
         unscaled=unscaled,
         connections_given=given,
+        platform_log=platform_log,
     )
 
 

@@ -36,6 +36,7 @@ from tests.support.generator_env import (
 )
 from tests.support.rundirs import golden_copy
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.fixture import seeded as agenticos_part
 
 # Embedder requests before load: the collection's width probe, three seeded documents,
 # preflight's search. They must pass; the run's uploads then meet the faults.
@@ -60,10 +61,12 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
         fixture = load_fixture(plat.fixture)
         with AgenticOSClient(plat.target.url) as client:
             client.sign_in(DEFAULT_ADMIN_EMAIL, PASSWORD)
-            client.org_id = fixture.org_id
+            client.org_id = agenticos_part(fixture).org_id
             docs = {
                 d["document_id"]: d
-                for d in client.list_all("/rag/documents", collection_name=fixture.collection_name)
+                for d in client.list_all(
+                    "/rag/documents", collection_name=agenticos_part(fixture).collection_name
+                )
             }
     samples = read_samples(run_dir)
     assert len(samples) == 24 and all(s["outcome"] == "ok" for s in samples), done.stderr[-2000:]

@@ -23,6 +23,7 @@ from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESS
 from engine.seam import words
 from fixture import Fixture
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.fixture import seeded
 from workloads.setup_client import APIError, APIUnreachable
 
 # Seconds between polls: a settled upload is seen within this, and a run of hundreds
@@ -47,6 +48,7 @@ def follow_up(
     grace_s: float,
 ) -> list[FollowUp]:
     """One FollowUp per accepted arrival: polled until all settle or ``grace_s`` runs out."""
+    own = seeded(fixture)
     uploads = {ref: (k, w) for k, w, ref in accepted if w == "ingest"}
     deliveries = sorted((k, w, ref) for k, w, ref in accepted if w == "trigger_fire")
     others = [(k, w, ref) for k, w, ref in accepted if w not in ("ingest", "trigger_fire")]
@@ -57,7 +59,7 @@ def follow_up(
     with AgenticOSClient(fixture.api_url) as client:
         try:
             client.sign_in(email, password)
-            client.org_id = fixture.org_id
+            client.org_id = own.org_id
             conversation = _run_log(client, fixture) if deliveries else None
         except (APIUnreachable, APIError) as exc:
             why = f"the platform did not answer the follow-up ({words(str(exc))})"
@@ -91,9 +93,10 @@ def _iso(epoch: float) -> str:
 
 def _run_log(client: AgenticOSClient, fixture: Fixture) -> str | None:
     """The conversation the trigger's fires append their runs to, if the platform shows it."""
-    if not fixture.trigger_id:
+    own = seeded(fixture)
+    if not own.trigger_id:
         return None
-    trigger = client.get(f"/agents/{fixture.agent_id}/triggers/{fixture.trigger_id}")
+    trigger = client.get(f"/agents/{own.agent_id}/triggers/{own.trigger_id}")
     return trigger.get("conversation_id") or None
 
 
@@ -104,8 +107,9 @@ def _settle_uploads(
     settled: dict[int, FollowUp],
 ) -> None:
     """Read the documents list until every pending upload is seen; record those that settled."""
+    own = seeded(fixture)
     pending = {ref for ref, (k, _) in uploads.items() if k not in settled}
-    for doc in client.list_all("/rag/documents", collection_name=fixture.collection_name):
+    for doc in client.list_all("/rag/documents", collection_name=own.collection_name):
         ref = str(doc.get("document_id") or doc.get("id"))
         if ref not in pending:
             continue
