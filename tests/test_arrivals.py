@@ -13,6 +13,7 @@ from collections import Counter
 
 import pytest
 import yaml
+from jsonschema import Draft202012Validator
 
 from engine.arrivals import KINDS, poisson_offsets
 from engine.mix import Mix
@@ -256,6 +257,8 @@ def test_the_report_and_summary_say_each_phase_s_arrival_process(tmp_path):
     build_report(run_dir)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert [p["arrivals"] for p in summary["phases"].values()] == kinds
+    schema = json.loads((DEFAULT_PATH.parent / "reports" / "summary.schema.json").read_text())
+    Draft202012Validator(schema).validate(summary)
     report = (run_dir / "report.md").read_text()
     assert "| sustain | 3–12 | 12.0/s | poisson, seed 11 |" in report
     assert "Scheduled at 36.0/s (trace trace.csv: 90 arrivals, its own workloads)" in report
