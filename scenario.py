@@ -421,12 +421,10 @@ def _arrivals(
     if "offsets" in raw:
         return _recorded_trace(raw, where, workloads)
     path = Path(raw["trace"])
-    trace, problems = read_trace(
-        path if base is None else base / path, f"{where}.trace", duration_s, workloads
-    )
+    trace, problems = read_trace(path if base is None else base / path, f"{where}.trace", workloads)
     if problems:
         raise ScenarioError("\n".join(problems))
-    return Arrivals(TRACE, raw["trace"], trace.offsets, trace.workloads)
+    return Arrivals(TRACE, raw["trace"], trace.spread_over(duration_s), trace.workloads)
 
 
 def _recorded_trace(raw: dict, where: str, workloads: set[str]) -> Arrivals:

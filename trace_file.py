@@ -32,18 +32,25 @@ SHOWN_LINES = 5
 
 @dataclass(frozen=True)
 class Trace:
-    """A trace spread over its phase: due offsets (seconds from the phase start, sorted) and
-    each one's workload (empty when the file names none)."""
+    """A trace as read: its offsets in seconds, sorted, and each one's workload (empty when
+    the file names none)."""
 
     offsets: tuple[float, ...]
     workloads: tuple[str, ...]
 
+    def spread_over(self, duration_s: float) -> tuple[float, ...]:
+        """The due offsets in a phase of ``duration_s``: each offset x duration / length."""
+        first, last, n = self.offsets[0], self.offsets[-1], len(self.offsets)
+        length = last + (last - first) / (n - 1)
+        return tuple(o * duration_s / length for o in self.offsets)
+
 
 def read_trace(
-    path: Path, where: str, duration_s: float, workloads: set[str]
+    path: Path, where: str, workloads: set[str] | None
 ) -> tuple[Trace | None, list[str]]:
-    """The trace in ``path`` spread over ``duration_s``, or None and one line per problem,
-    each starting with ``where`` (the scenario field that named the file)."""
+    """The trace in ``path``, or None and one line per problem, each starting with ``where``
+    (the scenario field that named the file); workloads are checked against ``workloads``
+    unless it is None (the mix itself was refused)."""
     try:
         with path.open(newline="") as f:
             rows = list(csv.reader(f))
@@ -68,14 +75,12 @@ def read_trace(
             f"{where}: {path} names a workload on some lines, not all (sorted arrival "
             f"{first + 1} has none); name one on every line or on none"
         ]
-    first, last, n = lines[0][0], lines[-1][0], len(lines)
-    length = last + (last - first) / (n - 1)
-    offsets = tuple(o * duration_s / length for o, _ in lines)
+    offsets = tuple(o for o, _ in lines)
     return Trace(offsets, tuple(w for _, w in lines) if named == {True} else ()), []
 
 
 def _lines(
-    rows: list[list[str]], path: Path, workloads: set[str]
+    rows: list[list[str]], path: Path, workloads: set[str] | None
 ) -> tuple[list[tuple[float, str]], list[str]]:
     """(offset, workload) per arrival, sorted by offset, and the bad lines' problems."""
     lines, bad = [], []
@@ -99,7 +104,7 @@ def _lines(
     return lines, problems
 
 
-def _problem(cells: list[str], workloads: set[str]) -> str:
+def _problem(cells: list[str], workloads: set[str] | None) -> str:
     """What is wrong with one line's cells, or "" when it is an arrival."""
     if len(cells) > len(HEADER):
         return f"{len(cells)} columns; give offset_s and optionally a workload"
@@ -109,6 +114,6 @@ def _problem(cells: list[str], workloads: set[str]) -> str:
         return f"{cells[0][:40]!r} is not an offset in seconds"
     if not math.isfinite(offset) or offset < 0:
         return f"{cells[0]} is not a finite offset of 0 s or more"
-    if len(cells) > 1 and cells[1] and cells[1] not in workloads:
+    if len(cells) > 1 and cells[1] and workloads is not None and cells[1] not in workloads:
         return f"workload {cells[1][:40]!r} is not in the mix; use one of {sorted(workloads)}"
     return ""
