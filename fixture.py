@@ -27,7 +27,11 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    # typeshed's "any dataclass", the only kind of record read_seeded can read.
+    from _typeshed import DataclassInstance
 
 DEFAULT_PATH = Path("fixture.json")
 
@@ -39,7 +43,7 @@ DEFAULT_PLATFORM = "agenticos"
 # The fields every platform's fixture has; everything else is the platform's own.
 COMMON = ("api_url", "stub_url", "platform")
 
-Record = TypeVar("Record")
+Record = TypeVar("Record", bound="DataclassInstance")
 
 
 class FixtureError(ValueError):
@@ -99,7 +103,7 @@ def read_seeded(record: type[Record], fixture: Fixture) -> Record:
     field missing or wrong, and the seed that writes it. Fields the record does not declare
     are left alone (an old file's unused ones)."""
     values: dict[str, Any] = {}
-    for spec in dataclasses.fields(record):  # type: ignore[arg-type]
+    for spec in dataclasses.fields(record):
         name = spec.name
         has_default = spec.default is not dataclasses.MISSING
         if name not in fixture.seeded:

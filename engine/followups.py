@@ -33,7 +33,8 @@ LOST = (FAILED_AFTER, NOT_FINISHED)
 class FollowUp(NamedTuple):
     """One accepted arrival and what the platform did with it."""
 
-    index: int
+    # Shadows tuple.index, which nothing calls on it: the column's name in every file.
+    index: int  # type: ignore[assignment]
     workload: str
     ref: str
     state: str

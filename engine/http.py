@@ -140,11 +140,13 @@ class TransportStats:
 
 
 class _Connection:
-    __slots__ = ("idle_since", "sock")
+    __slots__ = ("idle_since", "open", "sock")
 
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.idle_since = 0.0
+        # False once discarded: close() may discard a connection its exchange discards again.
+        self.open = True
 
 
 class HttpTransport:
@@ -287,9 +289,9 @@ class HttpTransport:
         return connection
 
     def _discard(self, connection: _Connection) -> None:
-        if connection.sock is not None:
+        if connection.open:
+            connection.open = False
             connection.sock.close()
-            connection.sock = None
             self.stats.open_now -= 1
 
     def _wire(self, call: HttpCall) -> bytes:
@@ -316,7 +318,9 @@ def _alive(sock: socket.socket, tls: bool) -> bool:
     either; under TLS they may be session tickets, which the TLS layer consumes.
     """
     try:
-        peeked = sock._sock.recv(1, _PEEK)
+        # The kernel socket under gevent's (its stubs, which pretend gevent's socket is the
+        # stdlib's, do not declare it): gevent's own recv would wait out an EAGAIN.
+        peeked = sock._sock.recv(1, _PEEK)  # type: ignore[attr-defined]
     except BlockingIOError:
         return True
     except OSError as exc:
@@ -423,7 +427,8 @@ def _read_exactly(sock: socket.socket, buf: bytes, size: int) -> bytes:
 
 def _read_chunked(sock: socket.socket, buf: bytes, max_body: int) -> tuple[bytes, bool]:
     """A chunked body (trailers skipped); reusable unless bytes follow its end."""
-    body, size_so_far, pos = [], 0, 0
+    body: list[bytes] = []
+    size_so_far, pos = 0, 0
     while True:
         while (line_end := buf.find(b"\r\n", pos)) < 0:
             buf, pos = _more(sock, buf[pos:]), 0
@@ -572,7 +577,8 @@ class StreamedAnswer:
         WHATWG event-stream format's event and data fields; comments (a heartbeat), ids and
         retry hints are read past. An event without data is not dispatched, as a browser's
         EventSource does not."""
-        name, data = b"", []
+        name = b""
+        data: list[bytes] = []
         for line in self.lines():
             if not line:
                 if data:

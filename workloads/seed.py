@@ -16,7 +16,6 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
-from importlib import import_module
 
 from fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.corpus import DEFAULT_DOCUMENTS
@@ -124,7 +123,7 @@ def seed_main(seed: Callable[[str], Fixture], fixture_path: str) -> int:
 
 def main(argv: list[str]) -> int:
     """``--platform NAME`` and that platform's seed command line: the platform's seed."""
-    from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS
+    from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS, platform
 
     parser = argparse.ArgumentParser(
         prog="python -m workloads.seed",
@@ -132,7 +131,7 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--platform", choices=sorted(PLATFORMS), default=DEFAULT_PLATFORM)
     args, rest = parser.parse_known_args(argv)
-    return import_module(f"{PLATFORMS[args.platform]}.seed").main(rest)
+    return platform(args.platform).seed(rest)
 
 
 if __name__ == "__main__":

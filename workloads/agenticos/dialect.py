@@ -65,10 +65,10 @@ class AgenticOS(Dialect):
     """Speaks AgenticOS 0.0.247's public API (and the reference target's subset of it)."""
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
-        super().__init__(fixture, run_id, http)
+        super().__init__(fixture, base_url, run_id, http)
         self.seeded = seeded(fixture)
         self._ws_url = (
-            base_url.replace("http", "ws", 1).rstrip("/")
+            self.base_url.replace("http", "ws", 1).rstrip("/")
             + f"{API}/ws/agent?organization_id={self.seeded.org_id}"
         )
         self._token = ""
@@ -272,7 +272,6 @@ def http_failure(status: int, body: bytes) -> str:
     return f"{head}: {message}" if message else head
 
 
-DIALECT = AgenticOS
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
 REQUESTS = {
     "api_read": "GET /api/v1/agents, /runs or /conversations",

@@ -146,7 +146,9 @@ def _settle_deliveries(
         _settle_delivery(delivery, run, settled)
 
 
-def _settle_delivery(delivery: tuple[int, str, str], run: dict, settled: dict[int, FollowUp]):
+def _settle_delivery(
+    delivery: tuple[int, str, str], run: dict, settled: dict[int, FollowUp]
+) -> None:
     k, workload, ref = delivery
     status = str(run.get("status", ""))
     if status in DONE:

@@ -15,6 +15,7 @@ import argparse
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from fixture import DEFAULT_EMAIL, Fixture, webhook_secret
@@ -59,7 +60,7 @@ def stub_base_url(stub_url: str) -> str:
     return stub_url.rstrip("/") + "/v1"
 
 
-def _first(items, **match) -> dict | None:
+def _first(items: Iterable[dict], **match: object) -> dict | None:
     return next((i for i in items if all(i.get(k) == v for k, v in match.items())), None)
 
 
@@ -156,11 +157,12 @@ class Uploads:
 def upload_missing(client: AgenticOSClient, collection: str, documents: int) -> Uploads:
     """Upload each synthetic document not already indexed; a document still ``processing``
     from an earlier seed is uploaded again (the contract has no delete for it), and named."""
-    done, processing = set(), set()
+    done: set[str] = set()
+    processing: set[str] = set()
     for doc in client.list_all("/rag/documents", collection_name=collection):
         status = doc.get("status")
         (done if status == "done" else processing if status == "processing" else set()).add(
-            doc.get("filename")
+            str(doc.get("filename"))
         )
     uploads = Uploads(set(), [])
     for index in range(documents):
@@ -184,7 +186,8 @@ def _document_states(
     client: AgenticOSClient, collection: str, ids: set[str]
 ) -> tuple[Counter, str | None]:
     """How this seed's uploads stand, and the first failure reason among them."""
-    statuses, first_error = Counter(), None
+    statuses: Counter[str] = Counter()
+    first_error: str | None = None
     for doc in client.list_all("/rag/documents", collection_name=collection):
         if str(doc.get("document_id") or doc.get("id")) not in ids:
             continue
