@@ -37,6 +37,7 @@ from engine.seam import PreflightError
 from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
 from fixture import password_from_env
 from probes import ProbeRun, Reading, start_probes
+from runner.live_metrics import RunMetrics
 from runner.load_process import LoadProcess
 from runner.messages import (
     PING,
@@ -148,10 +149,11 @@ class _ActiveRun:
 class Conductor:
     """Runs each test on the master (or in a local run) and says when it is over."""
 
-    def __init__(self, environment, local: LoadProcess | None):
+    def __init__(self, environment, local: LoadProcess | None, metrics: RunMetrics | None = None):
         self.environment = environment
         self.exit_code: int | None = None
         self._local = local
+        self._metrics = metrics
         self._run: _ActiveRun | None = None
         self._preparing: str | None = None
         self._ready: dict[int, Ready] = {}
@@ -277,6 +279,8 @@ class Conductor:
         run.clock = RunClock(start_epoch)
         run.started_at = _iso(start_epoch)
         run.probes = start_probes(settings.probes, run.files.dir / "probes.csv", start_epoch)
+        if self._metrics is not None:
+            self._metrics.begin(run.run_id, scenario, _phase_names(plan))
         self._run = run
         self._apply_early_change(run)
         self._write_record(run)
@@ -364,8 +368,12 @@ class Conductor:
             late = len(data["samples"])
             log.warning("discarded %d samples that arrived after their run ended", late)
             return
-        phases = [s.name for s in run.plan.segments]
+        phases = _phase_names(run.plan)
         run.files.append_samples(data["slot"], data["samples"], phases)
+        if self._metrics is not None:
+            self._metrics.take(
+                run.run_id, data["slot"], data["samples"], phases, data.get("offered", ())
+            )
         run.accepted += data.get("accepted", ())
         if data["readings"] and run.probes is not None:
             run.probes.record(Reading(*r) for r in data["readings"])
@@ -517,6 +525,8 @@ class Conductor:
         run.files.close()
         run.lost = _lost_processes(run)
         record = self._write_record(run, probes)
+        if self._metrics is not None:
+            self._metrics.end(run.run_id, record["phases"])
         shortfall = record["offered"] - run.files.recorded
         log.info(
             "run %s %s: offered %d, recorded %d%s",
@@ -627,7 +637,7 @@ class Conductor:
         process that never said (lost), up to when the run ended."""
         offered: Counter = Counter()
         for drained in run.drained.values():
-            for segment, name, count in drained.offered:
+            for segment, name, count in drained.batch.offered:
                 offered[segment, name] += count
         silent = set(range(run.workers)) - set(run.drained)
         if silent:
@@ -636,6 +646,11 @@ class Conductor:
                 if k % run.workers in silent:
                     offered[segment, mix.pick(k)] += 1
         return offered
+
+
+def _phase_names(plan: Plan) -> list[str]:
+    """Each segment's name by its number: the phase a sample of that segment is written with."""
+    return [s.name for s in plan.segments]
 
 
 def _too_few(settings: RunSettings, plan: Plan, shape, skipped: dict[str, str]) -> list[str]:

@@ -208,12 +208,9 @@ class LoadProcess:
         self._run = None
         if run.probe is not None:
             run.probe.stop()
-        offered = []
-        if run.dispatcher is not None:
-            offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
-        else:
+        if run.dispatcher is None:
             run.http.close()
-        drained = Drained(self._batch(run), offered, reason, run.start)
+        drained = Drained(self._batch(run), reason, run.start)
         self._send(DRAINED, to_wire(drained))
 
     def take_batch(self) -> dict | None:
@@ -227,7 +224,10 @@ class LoadProcess:
         samples, run.samples = run.samples, []
         readings = run.probe.take() if run.probe is not None else []
         accepted = run.dialect.take_accepted()
-        return Batch(run.prepare.run_id, run.slot, samples, readings, accepted)
+        offered = []
+        if run.dispatcher is not None:
+            offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
+        return Batch(run.prepare.run_id, run.slot, samples, readings, accepted, offered)
 
     def _on_sample(self, run: _Run, sample: Sample) -> None:
         run.samples.append(sample)
