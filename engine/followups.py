@@ -14,6 +14,8 @@ import csv
 from pathlib import Path
 from typing import NamedTuple
 
+import nofollow
+
 FOLLOWUPS_FILE = "followups.csv"
 COLUMNS = ("index", "workload", "ref", "state", "detail")
 
@@ -43,7 +45,7 @@ class FollowUp(NamedTuple):
 
 def write_followups(run_dir: Path, followups: list[FollowUp]) -> None:
     """``followups.csv`` in the run directory, in arrival order."""
-    with (run_dir / FOLLOWUPS_FILE).open("w", newline="") as out:
+    with nofollow.create(run_dir / FOLLOWUPS_FILE) as out:
         writer = csv.writer(out)
         writer.writerow(COLUMNS)
         writer.writerows(sorted(followups))

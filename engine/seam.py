@@ -268,9 +268,10 @@ class RunPreflight(Protocol):
 
 class SeedCommand(Protocol):
     """A platform's seed command line (``python -m workloads.<platform>.seed ARGS``, ``make
-    seed``): builds or finds what the fixture names and writes it; 0, or 1 with one line."""
+    seed``, ``loadkit seed``): builds or finds what the fixture names and writes it; 0, or 1
+    with one line (2 for a bad option). ``prog`` is how its usage and refusals name it."""
 
-    def __call__(self, argv: list[str], /) -> int: ...
+    def __call__(self, argv: list[str], /, prog: str = ...) -> int: ...
 
 
 class FollowUpAccepted(Protocol):

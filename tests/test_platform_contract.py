@@ -42,8 +42,9 @@ NAMES = sorted(PLATFORMS)
 
 def _mismatches(part: object, protocol: type) -> list[str]:
     """What keeps ``part`` from being called as ``protocol``'s ``__call__`` declares: each
-    positional parameter in its place and each keyword one by its name, with the declared
-    type, no other parameter without a default, and the declared return type."""
+    positional-only parameter in its place and every other one by its name (with a default
+    where the protocol's has one), of the declared type, no other parameter without a
+    default, and the declared return type."""
     declared = list(inspect.signature(protocol.__call__).parameters.values())[1:]
     want = get_type_hints(protocol.__call__)
     assert callable(part)
@@ -61,7 +62,7 @@ def _mismatches(part: object, protocol: type) -> list[str]:
         taken.add(params[place].name)
         if has.get(params[place].name) != want[wanted.name]:
             problems.append(f"parameter {place + 1} is {has.get(params[place].name)}")
-    for wanted in (p for p in declared if p.kind is inspect.Parameter.KEYWORD_ONLY):
+    for wanted in (p for p in declared if p.kind is not inspect.Parameter.POSITIONAL_ONLY):
         given = next((p for p in params if p.name == wanted.name), None)
         if given is None or given.kind is inspect.Parameter.POSITIONAL_ONLY:
             problems.append(f"no keyword parameter {wanted.name}")
@@ -69,6 +70,8 @@ def _mismatches(part: object, protocol: type) -> list[str]:
         taken.add(given.name)
         if has.get(given.name) != want[wanted.name]:
             problems.append(f"{wanted.name} is {has.get(given.name)}")
+        if wanted.default is not inspect.Parameter.empty and given.default is given.empty:
+            problems.append(f"{wanted.name} has no default, and a caller may leave it out")
     for extra in params:
         if extra.name not in taken and extra.default is inspect.Parameter.empty:
             problems.append(f"{extra.name} is required, and no caller passes it")
@@ -88,9 +91,10 @@ def _required(record: Platform) -> list[str]:
 
 def _shaped_fixture(record: Platform) -> Fixture:
     """A fixture of the platform's shape: a value of its declared type for every field of the
-    platform's part that has no default (the others read as their defaults)."""
+    platform's part that has no default or may be None (the others read as their defaults)."""
     types = get_type_hints(record.seeded)
-    seeded = {name: SAMPLE[types[name]] for name in _required(record)}
+    optional = [f.name for f in dataclasses.fields(record.seeded) if f.default is None]
+    seeded = {name: SAMPLE[types[name]] for name in [*_required(record), *optional]}
     return Fixture(api_url=URL, stub_url=URL, platform=record.name, seeded=seeded)
 
 
@@ -138,7 +142,7 @@ def test_a_fixture_missing_a_field_of_the_platform_stops_the_dialect(name: str) 
     assert required, "a platform's part names at least what it runs against"
     for field in required:
         short = {k: v for k, v in fixture.seeded.items() if k != field}
-        with pytest.raises(FixtureError, match=f"seeded.{field} is missing"):
+        with pytest.raises(FixtureError, match=rf"seeded\.{field}\b.* missing"):
             _dialect(record, dataclasses.replace(fixture, seeded=short))
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from engine.seam import PreflightError, PreflightResult
-from fixture import Fixture, webhook_secret
+from fixture import Fixture, in_path, webhook_secret
 from scenario import WORKLOADS
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import seeded
@@ -80,7 +80,7 @@ def _check_agent(client: AgenticOSClient, fixture: Fixture) -> None:
         )
     client.org_id = own.org_id
     try:
-        agent = client.get(f"/agents/{own.agent_id}")
+        agent = client.get(f"/agents/{in_path(own.agent_id)}")
     except APIError as exc:
         if exc.status == 404:
             raise PreflightError(
@@ -182,7 +182,7 @@ def _trigger_state(client: AgenticOSClient, fixture: Fixture, password: str) -> 
     own = seeded(fixture)
     if not own.trigger_id:
         return "the fixture has no trigger (seeding could not create one); run make seed"
-    triggers = {t.get("id") for t in client.list_all(f"/agents/{own.agent_id}/triggers")}
+    triggers = {t.get("id") for t in client.list_all(f"/agents/{in_path(own.agent_id)}/triggers")}
     if own.trigger_id not in triggers:
         return f"trigger {own.trigger_id} no longer exists; run make seed to recreate it"
     body = json.dumps({"event": "agent-loadkit.preflight", "id": str(uuid.uuid4())}).encode()

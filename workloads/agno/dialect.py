@@ -46,7 +46,7 @@ from engine.seam import (
     socket_backstop_s,
     words,
 )
-from fixture import PASSWORD_ENV, Fixture, webhook_secret
+from fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
 from workloads.agno.answers import AGENTS, CONTENT, DELIVERY, PAGE, RUN_OUTPUT, SEARCH_PAGE
 from workloads.agno.fixture import seeded
 from workloads.answers import held
@@ -70,7 +70,7 @@ class Agno(Dialect):
         self._auth: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
         self._webhook_secret = b""
-        self._runs = f"/agents/{self.seeded.agent_id}/runs"
+        self._runs = f"/agents/{in_path(self.seeded.agent_id)}/runs"
         self._whatsapp = self.seeded.whatsapp_prefix
 
     def sign_in(self, email: str, password: str) -> None:
@@ -248,7 +248,7 @@ class Agno(Dialect):
             return Result(200, FAILED, "no run_id to cancel")
         try:
             status, body, _ = self.http.send(
-                HttpCall("POST", f"{self._runs}/{run_id}/cancel", b"", self._auth)
+                HttpCall("POST", f"{self._runs}/{in_path(run_id)}/cancel", b"", self._auth)
             )
         except Exception as exc:
             # Named as the cancel's, not mistaken for the stream's own break.
