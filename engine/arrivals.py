@@ -187,4 +187,4 @@ def poisson_offsets(seed: int, phase: str, rate: float, length_s: float) -> memo
     offsets = parts[0] if len(parts) == 1 else np.concatenate(parts)
     offsets /= rate
     # A memoryview indexes to plain floats, as fast as a tuple, at 8 bytes an offset.
-    return memoryview(offsets)[: int(np.searchsorted(offsets, length_s, side="left"))]
+    return offsets.data[: int(np.searchsorted(offsets, length_s, side="left"))]

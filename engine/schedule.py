@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
+from typing import overload
 
 from engine.arrivals import Spacing, kind
 from scenario import UNIFORM, Arrivals, Phase, Scenario
@@ -36,12 +37,29 @@ class Segment:
     def _spacing(self) -> Spacing:
         return kind(self.arrivals.kind).spacing(self)
 
+    @overload
+    def count(self, until_s: float) -> int: ...
+    @overload
+    def count(self, until_s: None = None) -> int | None: ...
     def count(self, until_s: float | None = None) -> int | None:
         """Arrivals due before the end (or ``until_s``, if earlier); None if unbounded."""
         ends = [t for t in (self.end_s, until_s) if t is not None]
         if not ends:
             return None
         return self._spacing.count(min(ends) - self.start_s)
+
+    def closed_count(self) -> int:
+        """Arrivals in a segment that has ended; ValueError for an open one (unbounded)."""
+        return self.count(self._end())
+
+    def span_s(self) -> float:
+        """Seconds from the segment's start to its end; ValueError for an open one."""
+        return self._end() - self.start_s
+
+    def _end(self) -> float:
+        if self.end_s is None:
+            raise ValueError(f"segment {self.name} is open: it has no end yet")
+        return self.end_s
 
     def due_s(self, j: int) -> float:
         """When arrival j of this segment is due, in seconds from the run start."""
@@ -75,7 +93,7 @@ class Plan:
                 scenario.seed,
             )
             segments.append(segment)
-            first += segment.count()
+            first += segment.closed_count()
             start = end
         return cls(tuple(segments))
 
@@ -96,7 +114,7 @@ class Plan:
 
     def total(self) -> int:
         """Arrivals in a closed plan."""
-        return self.segments[-1].first_index + self.segments[-1].count()
+        return self.segments[-1].first_index + self.segments[-1].closed_count()
 
     def closed_at(self, at_s: float) -> Plan:
         """The plan with its open segment ended at ``at_s`` (earlier ends are kept)."""
@@ -115,7 +133,7 @@ class Plan:
             return Plan((*self.segments[:-1], replace(last, rate=rate)))
         ended = self.closed_at(at_s)
         last = ended.segments[-1]
-        first = last.first_index + last.count()
+        first = last.first_index + last.closed_count()
         name = _rate_name(len(ended.segments), rate)
         segment = Segment(name, rate, at_s, None, first, "set by the operator")
         return Plan((*ended.segments, segment))
@@ -123,7 +141,7 @@ class Plan:
     def as_run(self, end_s: float) -> Plan:
         """The plan as it ran until ``end_s``: the open segment ends there, unstarted ones go."""
         closed = self.closed_at(end_s)
-        return Plan(tuple(s for s in closed.segments if s.end_s > s.start_s) or closed.segments[:1])
+        return Plan(tuple(s for s in closed.segments if s.span_s() > 0) or closed.segments[:1])
 
     def scenario_as_run(self, scenario: Scenario) -> Scenario:
         """The scenario with this plan's segments as its phases (a constant-rate run's rates),
@@ -131,7 +149,7 @@ class Plan:
         if [s.name for s in self.segments] == [p.name for p in scenario.phases]:
             return scenario
         phases = tuple(
-            Phase(s.name, s.end_s - s.start_s, s.rate, s.reason, s.arrivals) for s in self.segments
+            Phase(s.name, s.span_s(), s.rate, s.reason, s.arrivals) for s in self.segments
         )
         thresholds = tuple(
             replace(t, phases=tuple(s.name for s in self.segments)) for t in scenario.thresholds

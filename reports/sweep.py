@@ -19,6 +19,7 @@ templates and number formatting), so the two cannot disagree on how a figure rea
 from __future__ import annotations
 
 import argparse
+import io
 import itertools
 import json
 import sys
@@ -32,6 +33,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import ScalarFormatter
 
+import nofollow
 from reports import formatting as fmt
 from reports import render
 from reports.charts import PANEL_HEIGHT_IN, SVG_STYLE, WIDTH_IN, Chart, svg
@@ -580,21 +582,24 @@ def _draw_memory(ax: Axes, sweep: Sweep) -> None:
 
 
 def write(sweep: Sweep, out: Path) -> list[Path]:
-    """sweep.md, sweep.html (the chart inline), sweep.json and sweep.png in ``out``."""
+    """sweep.md, sweep.html (the chart inline), sweep.json and sweep.png in ``out``, each
+    written by rename (nofollow.py: never through a link planted where it goes)."""
     with matplotlib.rc_context(SVG_STYLE):
         fig = chart(sweep)
         drawn = Chart("sweep", "Throughput, latency and memory against load", svg(fig, "sweep"))
-        fig.savefig(out / "sweep.png", dpi=90, metadata={"Software": None})
+        png = io.BytesIO()
+        fig.savefig(png, format="png", dpi=90, metadata={"Software": None})
     doc = document(sweep, drawn)
-    (out / "sweep.md").write_text(render.markdown(doc))
-    (out / "sweep.html").write_text(render.html(doc))
-    (out / "sweep.json").write_text(json.dumps(asdict(sweep), indent=1, default=str) + "\n")
+    nofollow.replace(out / "sweep.png", png.getvalue())
+    nofollow.replace(out / "sweep.md", render.markdown(doc))
+    nofollow.replace(out / "sweep.html", render.html(doc))
+    nofollow.replace(out / "sweep.json", json.dumps(asdict(sweep), indent=1, default=str) + "\n")
     return [out / n for n in ("sweep.md", "sweep.html", "sweep.json", "sweep.png")]
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m reports.sweep") -> int:
     """Build the sweep report of a run directory; 0 written, 2 when the run cannot be read."""
-    parser = argparse.ArgumentParser(prog="python -m reports.sweep", description=__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("run_dir", help="a run directory written by a sweep (or a users run)")
     args = parser.parse_args(argv)
     try:

@@ -263,3 +263,24 @@ def test_the_report_and_summary_say_each_phase_s_arrival_process(tmp_path):
     assert "| sustain | 3–12 | 12.0/s | poisson, seed 11 |" in report
     assert "Scheduled at 36.0/s (trace trace.csv: 90 arrivals, its own workloads)" in report
     assert "Scheduled at 4.0/s (uniform)" in report
+
+
+def test_every_arrivals_problem_is_said_at_once_with_the_scenario_s_others(tmp_path):
+    (tmp_path / "t.csv").write_text("0,api_read\n1,lunch\nsoon\n")
+    (tmp_path / "ok.csv").write_text("0\n1\n3\n")
+    phases = [
+        {"name": "ramp", "duration_s": 10, "rate": 4, "arrivals": "poison"},
+        {"name": "sustain", "duration_s": 10, "arrivals": {"trace": "t.csv"}},
+        {"name": "burst", "duration_s": 10, "rate": 36, "arrivals": {"trace": "ok.csv"}},
+        {"name": "recover", "duration_s": -1, "rate": 12},
+    ]
+    with pytest.raises(ScenarioError) as raised:
+        _scenario(tmp_path, phases, seed=-3)
+    assert [line.split(":")[0] for line in raised.value.problems] == [
+        "phases.ramp.arrivals",
+        "phases.sustain.arrivals.trace",
+        "phases.sustain.arrivals.trace",
+        "phases.burst.rate",
+        "phases.recover.duration_s",
+        "seed",
+    ]

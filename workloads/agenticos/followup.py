@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
 from engine.seam import words
-from fixture import Fixture
+from fixture import Fixture, in_path
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import seeded
 from workloads.setup_client import APIError, APIUnreachable
@@ -96,7 +96,7 @@ def _run_log(client: AgenticOSClient, fixture: Fixture) -> str | None:
     own = seeded(fixture)
     if not own.trigger_id:
         return None
-    trigger = client.get(f"/agents/{own.agent_id}/triggers/{own.trigger_id}")
+    trigger = client.get(f"/agents/{in_path(own.agent_id)}/triggers/{in_path(own.trigger_id)}")
     return trigger.get("conversation_id") or None
 
 
@@ -146,7 +146,9 @@ def _settle_deliveries(
         _settle_delivery(delivery, run, settled)
 
 
-def _settle_delivery(delivery: tuple[int, str, str], run: dict, settled: dict[int, FollowUp]):
+def _settle_delivery(
+    delivery: tuple[int, str, str], run: dict, settled: dict[int, FollowUp]
+) -> None:
     k, workload, ref = delivery
     status = str(run.get("status", ""))
     if status in DONE:

@@ -15,9 +15,10 @@ import argparse
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from fixture import DEFAULT_EMAIL, Fixture, webhook_secret
+from fixture import DEFAULT_EMAIL, Fixture, in_path, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import AgenticOSSeeded
 from workloads.corpus import document_name, document_text
@@ -59,7 +60,7 @@ def stub_base_url(stub_url: str) -> str:
     return stub_url.rstrip("/") + "/v1"
 
 
-def _first(items, **match) -> dict | None:
+def _first(items: Iterable[dict], **match: object) -> dict | None:
     return next((i for i in items if all(i.get(k) == v for k, v in match.items())), None)
 
 
@@ -126,7 +127,7 @@ def ensure_agent(client: AgenticOSClient, profile_id: str) -> tuple[str, str]:
         )
         action = "created"
     if agent.get("status") != "published":
-        client.post(f"/agents/{agent['id']}/publish", {"note": "agent-loadkit fixture"})
+        client.post(f"/agents/{in_path(agent['id'])}/publish", {"note": "agent-loadkit fixture"})
         action += ", published"
     return agent["id"], action
 
@@ -156,11 +157,12 @@ class Uploads:
 def upload_missing(client: AgenticOSClient, collection: str, documents: int) -> Uploads:
     """Upload each synthetic document not already indexed; a document still ``processing``
     from an earlier seed is uploaded again (the contract has no delete for it), and named."""
-    done, processing = set(), set()
+    done: set[str] = set()
+    processing: set[str] = set()
     for doc in client.list_all("/rag/documents", collection_name=collection):
         status = doc.get("status")
         (done if status == "done" else processing if status == "processing" else set()).add(
-            doc.get("filename")
+            str(doc.get("filename"))
         )
     uploads = Uploads(set(), [])
     for index in range(documents):
@@ -184,7 +186,8 @@ def _document_states(
     client: AgenticOSClient, collection: str, ids: set[str]
 ) -> tuple[Counter, str | None]:
     """How this seed's uploads stand, and the first failure reason among them."""
-    statuses, first_error = Counter(), None
+    statuses: Counter[str] = Counter()
+    first_error: str | None = None
     for doc in client.list_all("/rag/documents", collection_name=collection):
         if str(doc.get("document_id") or doc.get("id")) not in ids:
             continue
@@ -219,7 +222,7 @@ def wait_for_index(
     deadline = time.monotonic() + wait_s
     began = time.monotonic()
     while True:
-        info = client.get(f"/rag/collections/{collection}/info")
+        info = client.get(f"/rag/collections/{in_path(collection)}/info")
         total = int(info.get("total_vectors", 0))
         if total >= needed:
             return total
@@ -243,11 +246,11 @@ def recreate_trigger(client: AgenticOSClient, agent_id: str, password: str) -> s
     the run then reports trigger_fire as skipped rather than failing.
     """
     try:
-        for trigger in client.list_all(f"/agents/{agent_id}/triggers"):
+        for trigger in client.list_all(f"/agents/{in_path(agent_id)}/triggers"):
             if trigger.get("name") == TRIGGER_NAME:
-                client.delete(f"/agents/{agent_id}/triggers/{trigger['id']}")
+                client.delete(f"/agents/{in_path(agent_id)}/triggers/{in_path(trigger['id'])}")
         trigger = client.post(
-            f"/agents/{agent_id}/triggers",
+            f"/agents/{in_path(agent_id)}/triggers",
             {
                 "name": TRIGGER_NAME,
                 "prompt": TRIGGER_PROMPT,
@@ -310,21 +313,22 @@ def seed(options: SeedOptions, password: str) -> Fixture:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m workloads.agenticos.seed") -> argparse.ArgumentParser:
     """The command line; the defaults seed `make target` + `make stub` on this machine."""
     parser = seed_parser(
-        "python -m workloads.agenticos.seed",
+        prog,
         "Create the load run's fixture through the platform's API (password from LOAD_PASSWORD).",
         api_url=DEFAULT_API_URL,
         stub_help="the stub as the platform reaches it",
+        platform="agenticos",
     )
     parser.add_argument("--email", default=DEFAULT_EMAIL, help=f"default {DEFAULT_EMAIL}")
     return parser
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], prog: str = "python -m workloads.agenticos.seed") -> int:
     """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     options = SeedOptions(
         args.api_url, args.stub_url, args.email, args.documents, args.fixture, args.wait
     )
