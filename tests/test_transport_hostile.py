@@ -1,8 +1,10 @@
 """The transport never lies: against a server that misbehaves on purpose, failures equal faults.
 
 The server (tests/hostile_server.py, a real process) counts what it injects:
-resets mid-request, connections closed before the status line, bad status lines.
-Every injected fault must be exactly one failed sample named by what happened,
+resets mid-request, connections closed before the status line, bad status lines,
+a 500 whose keep-alive connection is then reset (uvicorn's way after an unhandled
+500). Every injected fault must be exactly one failed sample named by what happened
+(a reset after the platform's 500 in those words, apart from a reset out of the blue),
 none hidden by a re-send and none invented; a keep-alive connection the server
 closed while idle is replaced before anything is written, never failed.
 """
@@ -21,6 +23,7 @@ from engine.dispatcher import Dispatcher
 from engine.http import (
     BAD_STATUS_LINE,
     CLOSED_BEFORE_STATUS,
+    RESET_AFTER_5XX,
     HttpCall,
     HttpTransport,
     classify,
@@ -108,6 +111,10 @@ def test_every_injected_fault_is_one_failed_sample_and_no_other_fails(server):
     assert failed["ConnectionResetError"] == counts["reset"] > 0, (failed, counts)
     assert failed[CLOSED_BEFORE_STATUS] == counts["close_before_status"] > 0, (failed, counts)
     assert failed[BAD_STATUS_LINE] == counts["bad_status"] > 0, (failed, counts)
+    assert failed["HTTP 500"] == counts["error_500"] > 0, (failed, counts)
+    after_500 = RESET_AFTER_5XX.format(status=500)
+    assert after_500 == "connection reset after the platform's HTTP 500 on this connection"
+    assert failed[after_500] == counts["reset_after_500"] > 0, (failed, counts)
     assert sum(failed.values()) == counts["faults"], (failed, counts)
     # And the server answered every request it got exactly once: no request reached it twice.
     assert counts["length"] + counts["chunked"] + counts["close_after"] == len(ok)
