@@ -10,14 +10,16 @@ and fail the ingest threshold (limit 0) although every upload was answered 202.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import signal
+import time
 from collections import Counter
 
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
 from reports.followups import AFTER, attach
-from stack.processes import stop
+from stack.processes import free_port, running, stop
 from tests.generator_env import (
     LOST_WORK_THRESHOLDS,
     PASSWORD,
@@ -32,8 +34,9 @@ from tests.generator_env import (
 )
 from tests.rundirs import golden_copy
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.followup import follow_up
 from workloads.dialect import words
-from workloads.fixture import load_fixture
+from workloads.fixture import load_fixture, webhook_secret
 
 # Embedder requests before load: the collection's width probe, three seeded documents,
 # preflight's search. They must pass; the run's uploads then meet the faults.
@@ -58,7 +61,7 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
             client.sign_in(DEFAULT_ADMIN_EMAIL, PASSWORD)
             client.org_id = fixture.org_id
             docs = {
-                d["document_id"]: d
+                d["id"]: d
                 for d in client.list_all("/rag/documents", collection_name=fixture.collection_name)
             }
     samples = read_samples(run_dir)
@@ -94,6 +97,54 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
     assert ingest["after"]["failed_after"] == states["failed after 202"]
     report = (run_dir / "report.md").read_text()
     assert "Work accepted with 202" in report and "failed after 202" in report
+
+
+def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(tmp_path):
+    """Uploads and deliveries are followed each on its own: with the documents list refused
+    (405), the uploads are not verifiable and say why while the deliveries are still followed
+    to their runs; with the run list refused, the other way round."""
+    with platform(tmp_path / "platform") as plat:
+        fixture = load_fixture(plat.fixture)
+        start_epoch = time.time() - 1
+        accepted = []
+        with AgenticOSClient(plat.target.url) as client:
+            client.sign_in(DEFAULT_ADMIN_EMAIL, PASSWORD)
+            client.org_id = fixture.org_id
+            for k in range(3):
+                answer = client.upload(fixture.collection_name, f"f{k}.txt", b"followed alone")
+                accepted.append((k, "ingest", answer["id"]))
+            secret = webhook_secret(PASSWORD, fixture.agent_id)
+            for k in range(3, 5):
+                body = json.dumps({"index": k}).encode()
+                fired = client.fire_webhook("webhook", fixture.trigger_id, body, secret)
+                assert fired.status_code == 202
+                accepted.append((k, "trigger_fire", f"delivery-{k}"))
+        states = {}
+        for refused in ("/api/v1/rag/documents", "/api/v1/runs"):
+            port = free_port()
+            args = ["-m", "tests.refusing_proxy", "--upstream", plat.target.url]
+            args += ["--port", str(port), "--refuse", refused]
+            with running(args, "/api/v1/health", port, tmp_path / "proxy.log") as proxy:
+                followed = follow_up(
+                    dataclasses.replace(fixture, api_url=proxy.url),
+                    DEFAULT_ADMIN_EMAIL,
+                    PASSWORD,
+                    run_id="r",
+                    start_epoch=start_epoch,
+                    accepted=accepted,
+                    grace_s=60,
+                )
+            assert sorted(f.index for f in followed) == list(range(5))
+            states[refused] = {(f.workload, f.state, f.detail) for f in followed}
+    refusal = "GET {} answered HTTP 405: Method Not Allowed"
+    assert states["/api/v1/rag/documents"] == {
+        ("ingest", "not verifiable", refusal.format("/api/v1/rag/documents")),
+        ("trigger_fire", "processed", ""),
+    }
+    assert states["/api/v1/runs"] == {
+        ("ingest", "processed", ""),
+        ("trigger_fire", "not verifiable", refusal.format("/api/v1/runs")),
+    }
 
 
 def test_an_interrupted_run_writes_its_accepted_work_not_verifiable(tmp_path):

@@ -229,7 +229,7 @@ def test_a_document_stuck_in_processing_does_not_block_a_second_seed(seeded, tmp
             states = [
                 d["status"]
                 for d in client.list_all("/rag/documents", collection_name=collection)
-                if d["document_id"] == held["document_id"]
+                if d["id"] == held["id"]
             ]
         assert states == ["processing"]
         done = run_seed(

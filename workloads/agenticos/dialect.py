@@ -163,7 +163,7 @@ class AgenticOS(Dialect):
         if workload == "rag_query":
             results = data.get("results")
             return None if isinstance(results, list) and results else "bad body: no results"
-        document = data.get("document_id") or data.get("id")
+        document = data.get("id") or data.get("document_id")
         if not isinstance(document, str) or not document:
             return "bad body: no document id"
         self.accept(k, workload, document)

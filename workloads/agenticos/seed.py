@@ -173,7 +173,7 @@ def upload_missing(client: AgenticOSClient, collection: str, documents: int) -> 
         if name in processing:
             uploads.stuck.append(name)
         answer = client.upload(collection, name, document_text(index).encode())
-        uploads.ids.add(str(answer.get("document_id") or answer.get("id")))
+        uploads.ids.add(str(answer.get("id") or answer.get("document_id")))
     if uploads.stuck:
         print(
             f"seed: {len(uploads.stuck)} document(s) still processing from an earlier seed "
