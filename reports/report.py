@@ -23,6 +23,7 @@ from reports.document import (
     Section,
     Table,
 )
+from reports.followups import unverified_reasons
 from reports.headline import findings, recovery_summary, verdict_line
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, SliceStats
@@ -143,6 +144,22 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Block, ...]:
             level,
             (*(f.text for f in found), recovery_summary(verdict)),
             (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}"),
+        ),
+        *_unverified_banner(run),
+    )
+
+
+def _unverified_banner(run: Run) -> tuple[Block, ...]:
+    """Why accepted work is not verifiable, one line per workload and reason (none: nothing)."""
+    reasons = unverified_reasons(run.samples)
+    if not reasons:
+        return ()
+    return (
+        Banner(
+            "Accepted work not verifiable, and why:",
+            "warning",
+            tuple(f"{fmt.count(n)} accepted {w} not verifiable: {why}" for w, why, n in reasons),
+            ("accepted-work",) * len(reasons),
         ),
     )
 

@@ -214,6 +214,21 @@ def _accepted_in_sustain(run):
     raise AssertionError("the golden run has no ok api_read in sustain")
 
 
+def test_why_accepted_work_is_not_verifiable_is_on_the_first_screen(tmp_path):
+    """Each reason the follow-up gave (here: a read the platform does not offer) is one line
+    before the first section, with how many accepted arrivals it cost."""
+    run = golden_copy(tmp_path / "refused")
+    index = _accepted_in_sustain(run)
+    why = "GET /api/v1/rag/documents answered HTTP 405: Method Not Allowed"
+    (run / "followups.csv").write_text(
+        f"index,workload,ref,state,detail\n{index},api_read,doc-1,not verifiable,{why}\n"
+    )
+    build_report(run)
+    report = (run / "report.md").read_text()
+    first_screen = report[: report.index("\n## ")]
+    assert f"1 accepted api_read not verifiable: {why}" in first_screen
+
+
 def test_unverified_work_is_not_measured_and_lost_work_is_an_error(tmp_path):
     run = golden_copy(tmp_path / "unverified")
     index = _accepted_in_sustain(run)

@@ -220,7 +220,6 @@ class _RunLog:
         listed = self._client.list_all(path)
         found = next((t for t in listed if str(t.get("id")) == self._fixture.trigger_id), None)
         if found is None or not found.get("conversation_id"):
-            what = "is not listed" if found is None else "shows no conversation_id"
-            where = f"GET {self._client.prefix}{path}"
-            raise Unreadable(f"the trigger {what} in {where}, so its runs cannot be found")
+            what = "is not" if found is None else "has no conversation_id"
+            raise Unreadable(f"the trigger {what} in GET {self._client.prefix}{path}")
         return str(found["conversation_id"])
