@@ -514,7 +514,8 @@ class Conductor:
 
     def _follow_up(self, run: _ActiveRun) -> None:
         """After the drain, ask the platform what became of the work it accepted (202), within
-        a grace of the slowest timeout, and write followups.csv beside the samples. An
+        the follow-up grace (the slowest timeout unless --follow-up-grace says otherwise), and
+        write followups.csv beside the samples. An
         interrupted run is not followed, and its accepted work is written "not verifiable" (a
         platform may accept with a 200, which the report alone could not tell from a pass)."""
         if not run.accepted:
@@ -527,7 +528,7 @@ class Conductor:
             return
         fixture = with_host(run.settings.fixture, run.settings.host)
         follow = platform(fixture.platform).follow_up
-        grace_s = run.scenario.timeouts.slowest_s
+        grace_s = run.settings.follow_up_grace_s
         log.info("following %d accepted arrivals for up to %g s", len(accepted), grace_s)
         try:
             if follow is None:
@@ -596,6 +597,7 @@ class Conductor:
             "topology": settings.topology,
             "machine": machine(),
             "probes": probes or NOT_SUMMARISED,
+            "follow_up_grace_s": settings.follow_up_grace_s,
             "skipped": run.skipped,
             "stopped": run.stopped or NOT_ENDED,
             **mode_fields(self.environment.shape_class),

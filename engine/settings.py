@@ -75,6 +75,9 @@ class RunSettings:
     rate: float | None
     probes: ProbeOptions
     connections_note: str = ""
+    # Seconds the follow-up of accepted work may take after the run (the slowest timeout
+    # unless --follow-up-grace says otherwise).
+    follow_up_grace_s: float = 0.0
 
 
 def add_options(parser) -> None:
@@ -114,6 +117,13 @@ def add_options(parser) -> None:
     option("--fixture", default="fixture.json", help="fixture written by the seed")
     option("--email", default=DEFAULT_EMAIL, help="user to sign in as (password: LOAD_PASSWORD)")
     option("--topology", default="", help="free text: where each part ran")
+    option(
+        "--follow-up-grace",
+        default=None,
+        web=False,
+        help="seconds after the run to follow accepted work (202s) to its end (default: the "
+        "slowest timeout); a platform whose background runner lags needs longer",
+    )
     option("--api-pid", default=None, web=False, help="probe this API process")
     option(
         "--database-url",
@@ -171,6 +181,12 @@ def settings_from(options, host: str | None) -> RunSettings:
     api_pid = options.api_pid
     if api_pid not in (None, ""):
         api_pid = int(_number(api_pid, "--api-pid", int))
+    grace = options.follow_up_grace
+    grace_s = (
+        scenario.timeouts.slowest_s
+        if grace in (None, "")
+        else _number(grace, "--follow-up-grace", float)
+    )
     return RunSettings(
         scenario=scenario,
         scale=scale,
@@ -182,6 +198,7 @@ def settings_from(options, host: str | None) -> RunSettings:
         email=options.email,
         topology=options.topology or "",
         rate=rate,
+        follow_up_grace_s=grace_s,
         probes=ProbeOptions(
             api_pid=api_pid or None,
             database_url=probe_database_url(options),

@@ -55,7 +55,7 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
     )
     run_dir = tmp_path / "run"
     with platform(tmp_path / "platform", embed_knobs=embed) as plat:
-        done = run_local(plat, scenario, run_dir)
+        done = run_local(plat, scenario, run_dir, "--follow-up-grace", "45")
         fixture = load_fixture(plat.fixture)
         with AgenticOSClient(plat.target.url) as client:
             client.sign_in(DEFAULT_ADMIN_EMAIL, PASSWORD)
@@ -97,6 +97,9 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
     assert ingest["after"]["failed_after"] == states["failed after 202"]
     report = (run_dir / "report.md").read_text()
     assert "Work accepted with 202" in report and "failed after 202" in report
+    # The grace the follow-up was given, as run.json records it and the report says it.
+    assert json.loads((run_dir / "run.json").read_text())["follow_up_grace_s"] == 45
+    assert "for up to 45.0 s after the run" in report
 
 
 def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(tmp_path):
