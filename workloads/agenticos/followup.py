@@ -126,11 +126,11 @@ def follow_up(
     with AgenticOSClient(fixture.api_url) as client:
         uploads = Followed(
             [a for a in accepted if a[1] == UPLOAD],
-            lambda kind: _read_uploads(client, fixture, kind),
+            _signed(client, email, password, lambda kind: _read_uploads(client, fixture, kind)),
         )
         deliveries = Followed(
             [a for a in accepted if a[1] == DELIVERY],
-            _RunLog(client, fixture, _iso(start_epoch)).read,
+            _signed(client, email, password, _RunLog(client, fixture, _iso(start_epoch)).read),
             "never read" if fixture.trigger_id else NO_TRIGGER,
         )
         followed = [uploads] + ([deliveries] if fixture.trigger_id else [])
@@ -148,6 +148,24 @@ def follow_up(
                 break
             time.sleep(POLL_S)
     return [*others, *uploads.results(grace_s), *deliveries.results(grace_s)]
+
+
+def _signed(
+    client: AgenticOSClient, email: str, password: str, reader: Callable[[Followed], None]
+) -> Callable[[Followed], None]:
+    """The reader, read again after a fresh sign-in when the platform answers 401: a long
+    grace outlives AgenticOS's 30-minute access token."""
+
+    def read(kind: Followed) -> None:
+        try:
+            reader(kind)
+        except APIError as exc:
+            if exc.status != 401:
+                raise
+            client.sign_in(email, password)
+            reader(kind)
+
+    return read
 
 
 def _iso(epoch: float) -> str:
