@@ -105,7 +105,8 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
 def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(tmp_path):
     """Uploads and deliveries are followed each on its own: with the documents list refused
     (405), the uploads are not verifiable and say why while the deliveries are still followed
-    to their runs; with the run list refused, the other way round."""
+    to their own runs (an earlier load run's delivery left out); with the run list refused,
+    the other way round."""
     with platform(tmp_path / "platform") as plat:
         fixture = load_fixture(plat.fixture)
         start_epoch = time.time() - 1
@@ -117,11 +118,14 @@ def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(t
                 answer = client.upload(fixture.collection_name, f"f{k}.txt", b"followed alone")
                 accepted.append((k, "ingest", answer["id"]))
             secret = webhook_secret(PASSWORD, fixture.agent_id)
-            for k in range(3, 5):
-                body = json.dumps({"index": k}).encode()
+            # Two deliveries of this load run, and one an earlier run left in the backlog:
+            # its run starts after this run began, and must not be counted as this run's.
+            for run_id, k in (("this-run", 3), ("earlier-run", 7), ("this-run", 4)):
+                body = json.dumps({"event": "loadkit", "run_id": run_id, "index": k}).encode()
                 fired = client.fire_webhook("webhook", fixture.trigger_id, body, secret)
                 assert fired.status_code == 202
-                accepted.append((k, "trigger_fire", f"delivery-{k}"))
+                if run_id == "this-run":
+                    accepted.append((k, "trigger_fire", f"delivery-{k}"))
         states = {}
         for refused in ("/api/v1/rag/documents", "/api/v1/runs"):
             port = free_port()
@@ -132,7 +136,7 @@ def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(t
                     dataclasses.replace(fixture, api_url=proxy.url),
                     DEFAULT_ADMIN_EMAIL,
                     PASSWORD,
-                    run_id="r",
+                    run_id="this-run",
                     start_epoch=start_epoch,
                     accepted=accepted,
                     grace_s=60,

@@ -300,6 +300,10 @@ def test_webhook_signatures_dedupe_and_routine_runs(platform):
     # As AgenticOS lists a routine's fire: surface "schedule", neither prompt nor output.
     assert runs[0]["surface"] == "schedule" and runs[0]["ended_at"]
     assert not {"prompt", "output"} & set(runs[0])
+    # Its transcript echoes the delivery, as AgenticOS's does: that is how a fire is named.
+    turns = client.get(f"/runs/{runs[0]['id']}/transcript")["items"]
+    assert turns[0]["role"] == "user" and turns[0]["run_id"] == runs[0]["id"]
+    assert turns[0]["content"].endswith('A webhook delivery arrived.\n\n{\n  "event": "ping"\n}')
     # The run log AgenticOS keeps: the trigger list names its conversation, the fire is there.
     listed = client.get(f"/agents/{agent_id}/triggers", limit=1)
     assert listed["total"] == len(listed["items"]) >= 1, "the trigger list is not paged"

@@ -88,6 +88,43 @@ async def list_runs(
     return await page_of(session, query, page, run_json)
 
 
+@router.get("/runs/{run_id}/transcript")
+async def run_transcript(
+    run_id: str,
+    caller: CallerDep,
+    session: SessionDep,
+    skip: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> dict:
+    """One run's turns, as AgenticOS's run transcript answers them (each turn carrying its
+    ``run_id``): the prompt it ran, for a routine's fire the trigger's prompt and the
+    delivery's body, then its answer. A run of another organisation is 404, as one that
+    never existed."""
+    run = await session.get(Run, run_id)
+    if run is None or run.org_id != caller.org.id:
+        raise APIError(404, "run not found")
+    turns = [("user", run.prompt, run.started_at or run.created_at)]
+    if run.output:
+        turns.append(("assistant", run.output, run.finished_at))
+    items = [
+        {
+            "id": f"{run.id}-{n}",
+            "conversation_id": run.conversation_id,
+            "run_id": run.id,
+            "role": role,
+            "content": content,
+            "created_at": iso(at),
+        }
+        for n, (role, content, at) in enumerate(turns)
+    ]
+    return {
+        "run_id": run.id,
+        "conversation_id": run.conversation_id,
+        "items": items[skip : skip + limit],
+        "total": len(items),
+    }
+
+
 @router.get("/conversations")
 async def list_conversations(
     page: PageDep,

@@ -159,6 +159,11 @@ async def delete_trigger(
     return Response(status_code=204)
 
 
+def webhook_context(event: dict) -> str:
+    """The delivery as AgenticOS appends it to the trigger's prompt: its body, indented."""
+    return f"A webhook delivery arrived.\n\n{json.dumps(event, indent=2, ensure_ascii=False)}"
+
+
 def signature_valid(secret: str, raw: bytes, header: str | None) -> bool:
     """True when the header is ``sha256=<hex HMAC-SHA256(secret, raw body)>``."""
     expected = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
@@ -196,7 +201,7 @@ async def deliver(
         trigger_id=trigger.id,
         source="trigger",
         status="queued",
-        prompt=f"{trigger.prompt}\n\nEvent:\n{json.dumps(event, sort_keys=True)}",
+        prompt=f"{trigger.prompt}\n\n{webhook_context(event)}",
     )
     session.add(run)
     await session.flush()

@@ -7,22 +7,23 @@ deliveries are followed through the trigger's run-log conversation: its
 ``conversation_id`` is in the agent's trigger list (there is no GET of one
 trigger: 405), and ``GET /runs?conversation_id=`` lists the runs its fires
 became. A run there names neither its prompt nor the delivery that started it,
-so deliveries are paired with runs in order (the oldest delivery with the run
-that started first): how many were run and how many failed is exact, which
-delivery a failed run belongs to is not. Runs from an earlier run's backlog,
-started after this run began, would be paired too: a run against AgenticOS
-waits for that backlog to drain first.
+but its transcript (``GET /runs/{id}/transcript``, read once per run) echoes the
+delivery's body, load run id and arrival index included: so each delivery is
+matched to its own run, and a run left from an earlier load run's backlog is
+told apart and left out. A run that ended without its transcript showing a body
+is paired, in start order, with the deliveries no run names.
 
 Each kind of accepted work is followed on its own, by whole-list reads (one
-paged request set per kind per poll, never one per arrival), until all has
-settled or the grace period is over. A read that never succeeds costs only the
-arrivals that depended on it: they are "not verifiable", with the failed read as
-the detail (``GET /api/v1/rag/documents answered HTTP 405: ...``), so the report
-can say why. Nothing the platform does not show is counted as processed.
+paged request set per kind per poll, never one per arrival; a transcript once
+per run), until all has settled or the grace period is over. A read that never
+succeeds costs only the arrivals that depended on it: they are "not verifiable",
+with the failed read as the detail (``GET /api/v1/rag/documents answered HTTP
+405: ...``), so the report can say why. Nothing the platform does not show is counted as processed.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -40,6 +41,13 @@ POLL_S = 1.0
 PENDING = frozenset({"processing", "pending", "queued", "running", "in_progress"})
 # Settled states that mean the work was done.
 DONE = frozenset({"done", "completed", "success", "succeeded"})
+# A fire's user turn echoes the delivery's body: the load run and the arrival index it names.
+_LOAD_RUN = re.compile(r'"run_id":\s*"([^"]+)"')
+_INDEX = re.compile(r'"index":\s*(\d+)')
+# Turns read of one run's transcript: a fire has two (the delivery, the answer).
+TRANSCRIPT_TURNS = 10
+# A run that ended without its transcript showing a delivery body (paired in start order).
+UNNAMED = -1
 # The workloads whose accepted work AgenticOS shows the end of.
 UPLOAD, DELIVERY = "ingest", "trigger_fire"
 NOT_SHOWN = "AgenticOS shows nothing of what became of this workload's accepted work"
@@ -116,7 +124,6 @@ def follow_up(
     grace_s: float,
 ) -> list[FollowUp]:
     """One FollowUp per accepted arrival: polled until all settle or ``grace_s`` runs out."""
-    del run_id  # AgenticOS's run list says nothing of the delivery a run came from
     others = [
         FollowUp(k, w, ref, NOT_VERIFIABLE, NOT_SHOWN)
         for k, w, ref in accepted
@@ -130,7 +137,7 @@ def follow_up(
         )
         deliveries = Followed(
             [a for a in accepted if a[1] == DELIVERY],
-            _signed(client, email, password, _RunLog(client, fixture, _iso(start_epoch)).read),
+            _signed(client, email, password, _RunLog(client, fixture, run_id, start_epoch).read),
             "never read" if fixture.trigger_id else NO_TRIGGER,
         )
         followed = [uploads] + ([deliveries] if fixture.trigger_id else [])
@@ -168,8 +175,17 @@ def _signed(
     return read
 
 
-def _iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat()
+def _delivery(delivery: FollowUp, run: dict | None) -> FollowUp:
+    """A delivery as its run shows it: none yet, still running, done, or ended otherwise."""
+    if run is None:
+        return delivery._replace(state=NOT_FINISHED, detail="no run yet in the trigger's log")
+    status = str(run.get("status", ""))
+    if status in DONE:
+        return delivery._replace(state=PROCESSED)
+    if status in PENDING:
+        return delivery._replace(state=NOT_FINISHED, detail=f"its run still {status}")
+    why = run.get("error") or f"run {status}"
+    return delivery._replace(state=FAILED_AFTER, detail=words(str(why)))
 
 
 def _read_uploads(client: AgenticOSClient, fixture: Fixture, uploads: Followed) -> None:
@@ -194,43 +210,69 @@ def _read_uploads(client: AgenticOSClient, fixture: Fixture, uploads: Followed) 
 
 class _RunLog:
     """The trigger's run-log conversation: found once in the trigger list, then its runs since
-    the run began, read afresh at each poll."""
+    the run began, read afresh at each poll, each named once by the delivery its transcript
+    echoes."""
 
-    def __init__(self, client: AgenticOSClient, fixture: Fixture, started_from: str) -> None:
+    def __init__(
+        self, client: AgenticOSClient, fixture: Fixture, run_id: str, start_epoch: float
+    ) -> None:
         self._client = client
         self._fixture = fixture
-        self._started_from = started_from
+        self._run_id = run_id
+        self._started_from = datetime.fromtimestamp(start_epoch, UTC).isoformat()
         self._conversation: str | None = None
+        # Per platform run: the index of this load run's delivery its transcript echoes, None
+        # for another load run's, UNNAMED for one that ended showing no body. A run still
+        # going whose transcript shows no body yet is absent, and read again.
+        self._named: dict[str, int | None] = {}
 
     def read(self, deliveries: Followed) -> None:
-        """Pair the deliveries, oldest first, with the runs in the order they started; each
-        delivery as its run shows it now, one without a run as not run yet."""
+        """Each delivery as its run shows it now (one without a run: not run yet)."""
         if self._conversation is None:
             self._conversation = self._find_conversation()
         # Oldest first, so a run that starts while the pages are read joins the last page
         # instead of shifting every page under the reader (by id too, should one repeat).
-        runs = self._client.list_all(
+        listed = self._client.list_all(
             "/runs",
             conversation_id=self._conversation,
             started_from=self._started_from,
             descending="false",
         )
-        unique = {str(r.get("id")): r for r in runs}.values()
-        ordered = sorted(unique, key=lambda r: str(r.get("started_at") or ""))
-        for i, (k, workload, ref) in enumerate(deliveries.arrivals):
-            if i >= len(ordered):
-                why = "no run yet in the trigger's conversation"
-                deliveries.seen[k] = FollowUp(k, workload, ref, NOT_FINISHED, why)
-                continue
-            status = str(ordered[i].get("status", ""))
-            if status in DONE:
-                deliveries.seen[k] = FollowUp(k, workload, ref, PROCESSED)
-            elif status in PENDING:
-                why = f"its run still {status}"
-                deliveries.seen[k] = FollowUp(k, workload, ref, NOT_FINISHED, why)
-            else:
-                why = ordered[i].get("error") or f"run {status}"
-                deliveries.seen[k] = FollowUp(k, workload, ref, FAILED_AFTER, words(str(why)))
+        runs = sorted(
+            {str(r.get("id")): r for r in listed}.values(),
+            key=lambda r: str(r.get("started_at") or ""),
+        )
+        by_index: dict[int, dict] = {}
+        unnamed = []
+        for run in runs:
+            if str(run["id"]) not in self._named:
+                self._name(run)
+            index = self._named.get(str(run["id"]), UNNAMED)
+            if index == UNNAMED:
+                unnamed.append(run)
+            elif index is not None:
+                by_index[index] = run
+        left = [d for d in deliveries.arrivals if d[0] not in by_index]
+        # A run whose transcript shows no delivery body is paired, in start order, with the
+        # deliveries no run names: the counts stay exact.
+        by_index.update({k: run for (k, _, _), run in zip(left, unnamed, strict=False)})
+        for k, workload, ref in deliveries.arrivals:
+            deliveries.seen[k] = _delivery(FollowUp(k, workload, ref, ""), by_index.get(k))
+
+    def _name(self, run: dict) -> None:
+        """Read one run's transcript for the delivery it echoes: which one it ran."""
+        run_id = str(run["id"])
+        transcript = self._client.get(f"/runs/{run_id}/transcript", limit=TRANSCRIPT_TURNS)
+        for turn in transcript.get("items", []):
+            content = str(turn.get("content") or "")
+            index = _INDEX.search(content)
+            if turn.get("role") == "user" and index is not None:
+                ours = _LOAD_RUN.search(content)
+                mine = ours is not None and ours.group(1) == self._run_id
+                self._named[run_id] = int(index.group(1)) if mine else None
+                return
+        if str(run.get("status", "")) not in PENDING:
+            self._named[run_id] = UNNAMED
 
     def _find_conversation(self) -> str:
         """The trigger's ``conversation_id``, from the agent's trigger list."""
