@@ -105,8 +105,8 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
 def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(tmp_path):
     """Uploads and deliveries are followed each on its own: with the documents list refused
     (405), the uploads are not verifiable and say why while the deliveries are still followed
-    to their own runs (an earlier load run's delivery left out); with the run list refused,
-    the other way round."""
+    to their own runs (an earlier load run's and a preflight's fires left out); with the run
+    list refused, the other way round."""
     with platform(tmp_path / "platform") as plat:
         fixture = load_fixture(plat.fixture)
         start_epoch = time.time() - 1
@@ -118,14 +118,20 @@ def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(t
                 answer = client.upload(fixture.collection_name, f"f{k}.txt", b"followed alone")
                 accepted.append((k, "ingest", answer["id"]))
             secret = webhook_secret(PASSWORD, fixture.agent_id)
-            # Two deliveries of this load run, and one an earlier run left in the backlog:
-            # its run starts after this run began, and must not be counted as this run's.
-            for run_id, k in (("this-run", 3), ("earlier-run", 7), ("this-run", 4)):
-                body = json.dumps({"event": "loadkit", "run_id": run_id, "index": k}).encode()
-                fired = client.fire_webhook("webhook", fixture.trigger_id, body, secret)
+            # Two deliveries of this load run; one an earlier run left in the backlog and one
+            # a preflight sent: their runs start after this run began, and are not this run's.
+            bodies = [
+                {"event": "loadkit", "run_id": "this-run", "index": 3},
+                {"event": "loadkit", "run_id": "earlier-run", "index": 7},
+                {"event": "agent-loadkit.preflight"},
+                {"event": "loadkit", "run_id": "this-run", "index": 4},
+            ]
+            for body in bodies:
+                raw = json.dumps(body).encode()
+                fired = client.fire_webhook("webhook", fixture.trigger_id, raw, secret)
                 assert fired.status_code == 202
-                if run_id == "this-run":
-                    accepted.append((k, "trigger_fire", f"delivery-{k}"))
+                if body.get("run_id") == "this-run":
+                    accepted.append((body["index"], "trigger_fire", f"delivery-{body['index']}"))
         states = {}
         for refused in ("/api/v1/rag/documents", "/api/v1/runs"):
             port = free_port()
@@ -143,6 +149,22 @@ def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(t
                 )
             assert sorted(f.index for f in followed) == list(range(5))
             states[refused] = {(f.workload, f.state, f.detail) for f in followed}
+        # A delivery whose run never came is not paired with another fire's run.
+        never = (5, "trigger_fire", "delivery-5")
+        again = follow_up(
+            fixture,
+            DEFAULT_ADMIN_EMAIL,
+            PASSWORD,
+            run_id="this-run",
+            start_epoch=start_epoch,
+            accepted=[a for a in accepted if a[1] == "trigger_fire"] + [never],
+            grace_s=2,
+        )
+    assert {(f.index, f.state, f.detail) for f in again} == {
+        (3, "processed", ""),
+        (4, "processed", ""),
+        (5, "not finished in grace", "no run yet in the trigger's log 2 s after the run"),
+    }
     refusal = "GET {} answered HTTP 405: Method Not Allowed"
     assert states["/api/v1/rag/documents"] == {
         ("ingest", "not verifiable", refusal.format("/api/v1/rag/documents")),

@@ -10,8 +10,9 @@ became. A run there names neither its prompt nor the delivery that started it,
 but its transcript (``GET /runs/{id}/transcript``, read once per run) echoes the
 delivery's body, load run id and arrival index included: so each delivery is
 matched to its own run, and a run left from an earlier load run's backlog is
-told apart and left out. A run that ended without its transcript showing a body
-is paired, in start order, with the deliveries no run names.
+told apart and left out, as are the fires the seed and preflight send. A run that
+ended without a user turn in its transcript is paired, in start order, with the
+deliveries no run names.
 
 Each kind of accepted work is followed on its own, by whole-list reads (one
 paged request set per kind per poll, never one per arrival; a transcript once
@@ -46,7 +47,7 @@ _LOAD_RUN = re.compile(r'"run_id":\s*"([^"]+)"')
 _INDEX = re.compile(r'"index":\s*(\d+)')
 # Turns read of one run's transcript: a fire has two (the delivery, the answer).
 TRANSCRIPT_TURNS = 10
-# A run that ended without its transcript showing a delivery body (paired in start order).
+# A run that ended without its transcript showing a user turn (paired in start order).
 UNNAMED = -1
 # The workloads whose accepted work AgenticOS shows the end of.
 UPLOAD, DELIVERY = "ingest", "trigger_fire"
@@ -222,8 +223,8 @@ class _RunLog:
         self._started_from = datetime.fromtimestamp(start_epoch, UTC).isoformat()
         self._conversation: str | None = None
         # Per platform run: the index of this load run's delivery its transcript echoes, None
-        # for another load run's, UNNAMED for one that ended showing no body. A run still
-        # going whose transcript shows no body yet is absent, and read again.
+        # for any other fire, UNNAMED for one that ended with no user turn. A run still going
+        # whose transcript shows no user turn yet is absent, and read again.
         self._named: dict[str, int | None] = {}
 
     def read(self, deliveries: Followed) -> None:
@@ -253,24 +254,26 @@ class _RunLog:
             elif index is not None:
                 by_index[index] = run
         left = [d for d in deliveries.arrivals if d[0] not in by_index]
-        # A run whose transcript shows no delivery body is paired, in start order, with the
+        # A run whose transcript shows no user turn is paired, in start order, with the
         # deliveries no run names: the counts stay exact.
         by_index.update({k: run for (k, _, _), run in zip(left, unnamed, strict=False)})
         for k, workload, ref in deliveries.arrivals:
             deliveries.seen[k] = _delivery(FollowUp(k, workload, ref, ""), by_index.get(k))
 
     def _name(self, run: dict) -> None:
-        """Read one run's transcript for the delivery it echoes: which one it ran."""
+        """Read one run's transcript for the delivery its first user turn echoes: one of this
+        load run's (its index), or anything else (None: another load run's, or a fire the
+        seed or preflight sent). A run that ended with no user turn is UNNAMED."""
         run_id = str(run["id"])
         transcript = self._client.get(f"/runs/{run_id}/transcript", limit=TRANSCRIPT_TURNS)
         for turn in transcript.get("items", []):
+            if turn.get("role") != "user":
+                continue
             content = str(turn.get("content") or "")
-            index = _INDEX.search(content)
-            if turn.get("role") == "user" and index is not None:
-                ours = _LOAD_RUN.search(content)
-                mine = ours is not None and ours.group(1) == self._run_id
-                self._named[run_id] = int(index.group(1)) if mine else None
-                return
+            load_run, index = _LOAD_RUN.search(content), _INDEX.search(content)
+            mine = load_run is not None and load_run.group(1) == self._run_id and index
+            self._named[run_id] = int(index.group(1)) if mine else None
+            return
         if str(run.get("status", "")) not in PENDING:
             self._named[run_id] = UNNAMED
 
