@@ -81,4 +81,4 @@ load-test: venv
 
 # Locust's options and this kit's (locust --help cannot show the kit's).
 load-test-help: venv
-	$(PY) -m engine --help
+	$(PY) -m runner --help

@@ -1,13 +1,13 @@
 """agent-loadkit's entry point for Locust: the user class and the shapes, nothing else.
 
 Load is offered by open-arrival dispatchers (engine/) by default, or in users
-mode by the six workload User classes (engine/users.py); the shapes (shapes/)
+mode by the six workload User classes (runner/users.py); the shapes (shapes/)
 say when a test starts and ends. See README "Generator" and "Capacity".
 """
 
-from engine.locust_hooks import install
-from engine.open_arrival_user import OpenArrival
-from engine.users import USER_CLASSES
+from locust_hooks import install
+from runner.open_arrival_user import OpenArrival
+from runner.users import USER_CLASSES
 from shapes.constant_rate import ConstantRateShape
 from shapes.four_phase import FourPhaseShape
 from shapes.sweep import ConcurrencySweepShape, RateSweepShape
@@ -15,7 +15,7 @@ from shapes.users import UsersShape
 
 install()
 
-# Users mode's six workload classes (engine/users.py), as Locust finds User classes: by name.
+# Users mode's six workload classes (runner/users.py), as Locust finds User classes: by name.
 globals().update({cls.__name__: cls for cls in USER_CLASSES.values()})
 
 __all__ = [

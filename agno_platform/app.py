@@ -47,7 +47,7 @@ class AppSettings:
 
 
 def webhook_secret(password: str, agent_id: str) -> str:
-    """The WhatsApp app secret, derived as the kit derives webhook secrets (workloads/fixture.py).
+    """The WhatsApp app secret, derived as the kit derives webhook secrets (fixture.py).
 
     Duplicated rather than imported: this package runs in agno's environment and
     must not import the kit. tests/test_two_platforms.py checks the two agree.

@@ -22,9 +22,9 @@ from locust.rpc import Message
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.messages import REPORT_KEY, Batch, to_wire
-from engine.run_files import RunFiles
 from engine.samples import Sample
+from runner.messages import REPORT_KEY, Batch, to_wire
+from runner.run_files import RunFiles
 
 
 def _batch(size: int, first: int) -> dict:

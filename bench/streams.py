@@ -36,9 +36,9 @@ from locust.env import Environment
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.ws_server import TOKEN_MS, TOKENS
-from engine.load_process import LoadProcess
-from engine.messages import DRAINED, PlanUpdate, Prepare
 from engine.schedule import Plan
+from runner.load_process import LoadProcess
+from runner.messages import DRAINED, PlanUpdate, Prepare
 from scenario import scenario_from_dict
 from stack.processes import free_port, wait_ready
 

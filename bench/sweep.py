@@ -1,6 +1,6 @@
 """One command for a capacity sweep against the reference platform: start, seed, sweep, report.
 
-Starts the stub and the reference target on loopback (stack/local.py), runs a
+Starts the stub and the reference target on loopback (stack/agenticos.py), runs a
 concurrency sweep (users mode) or a rate sweep (open arrival) with every probe
 (API RSS and Private_Dirty, /metrics, the stub's /stats and knobs, Postgres when
 given), then writes the sweep report (reports/sweep.py) beside the run's own.
@@ -22,7 +22,8 @@ from pathlib import Path
 
 from reports import sweep as sweep_report
 from reports.rundir import load_run
-from stack.local import LOCUST, StackOptions, child_env, local_stack
+from stack.local import LOCUST, StackOptions, child_env
+from stack.platforms import local_stack
 from stack.processes import ROOT
 
 # The model the sweeps run against unless told: a short, realistic-shaped answer.

@@ -1,5 +1,10 @@
-"""The open-arrival engine: schedule, dispatch, samples, and the master/worker protocol.
+"""The open-arrival core: schedule, dispatch, transport, deadlines, samples, and the seam.
 
-It knows workloads only through ``workloads.dialect`` and finds a platform
-through ``workloads.platforms``; no module here imports a platform package.
+It never imports Locust, nor any package above it (``runner``, ``workloads``,
+``shapes``, ``webui``, ``reports``, ``probes``, ``stack``): only the scenario and
+fixture records beneath it. The seam it drives (``seam.py``: Dialect, Attempt, Turn,
+the preflight result, the Platform record) is its own, so a platform package
+implements the core's types and the core never learns of a platform; the registry
+that names them (``workloads/platforms.py``) and the Locust wiring (``runner/``)
+import the core, never the reverse.
 """

@@ -23,10 +23,10 @@ import gevent.lock
 import gevent.queue
 
 from engine.deadlines import Deadlines
+from engine.limits import process_connection_limit
 from engine.samples import Result, recorded
 from engine.schedule import Plan, SlotCursor
 from engine.serve import serve
-from engine.settings import process_connection_limit
 from engine.share import Share
 
 log = logging.getLogger(__name__)

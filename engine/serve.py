@@ -16,7 +16,7 @@ from engine.clock import RunClock
 from engine.deadlines import DeadlinePassed, Deadlines
 from engine.http import HttpTransport, failure_detail
 from engine.samples import FAILED, TIMED_OUT, TIMEOUT, Result
-from workloads.dialect import Attempt, Dialect
+from engine.seam import Attempt, Dialect
 
 CHAT = "chat_stream"
 

@@ -15,8 +15,8 @@ from engine.http import HttpTransport
 from engine.mix import Mix
 from engine.samples import Sample
 from engine.schedule import Plan
+from engine.seam import Dialect
 from scenario import Timeouts
-from workloads.dialect import Dialect
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ shape instead (shapes/sweep.py). ``--class-picker`` lets the UI pick any of them
 
 from __future__ import annotations
 
-from engine.conductor import Conductor
+from runner.conductor import Conductor
 from shapes.constant_rate import ConstantRateShape
 from shapes.four_phase import FourPhaseShape
 from shapes.kit_shape import KitShape

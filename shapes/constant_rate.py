@@ -9,7 +9,7 @@ effect a moment ahead, at the same arrival index in every process. With
 from __future__ import annotations
 
 from engine.schedule import Plan
-from engine.settings import RunSettings, SettingsError
+from runner.settings import RunSettings, SettingsError
 from shapes.kit_shape import KitShape
 
 

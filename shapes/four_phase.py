@@ -8,7 +8,7 @@ wearing the same name.
 from __future__ import annotations
 
 from engine.schedule import Plan
-from engine.settings import RunSettings
+from runner.settings import RunSettings
 from shapes.kit_shape import KitShape
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from locust import LoadTestShape
 
-from engine.conductor import Conductor
 from engine.schedule import Plan
-from engine.settings import RunSettings
+from runner.conductor import Conductor
+from runner.settings import RunSettings
 from scenario import Scenario
 
 

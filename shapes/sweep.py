@@ -15,7 +15,7 @@ import logging
 from dataclasses import replace
 
 from engine.schedule import Plan, Segment
-from engine.settings import RunSettings, SettingsError
+from runner.settings import RunSettings, SettingsError
 from shapes.kit_shape import KitShape
 from shapes.users import SteppedUsersShape, UsersShape
 

@@ -3,7 +3,7 @@
 Both hand the conductor a plan of zero-rate segments (one per step, named by
 its user count), so every request is filed under the step it was sent in and
 the reports read a users run like any other; and both ask Locust for the
-step's users, spread over the workload classes by weight (engine/users.py).
+step's users, spread over the workload classes by weight (runner/users.py).
 Users mode never offers open arrivals: the plan's rate is 0 by construction.
 
 A small share can get no user at all (Locust gives whole users by weight: at
@@ -22,8 +22,8 @@ from __future__ import annotations
 import logging
 
 from engine.schedule import Plan, Segment
-from engine.settings import RunSettings, SettingsError
-from engine.users import USERS, unserved, unserved_line, weighted_classes
+from runner.settings import RunSettings, SettingsError
+from runner.users import USERS, unserved, unserved_line, weighted_classes
 from scenario import Scenario
 from shapes.kit_shape import KitShape
 

@@ -13,9 +13,12 @@ import os
 import subprocess
 from collections.abc import Iterator
 
+from fixture import DEFAULT_EMAIL
 from stack.local import LocalStack, StackOptions, child_env, password, seed
 from stack.processes import ROOT, free_port, running
-from workloads.fixture import DEFAULT_EMAIL
+
+# How ``make demo`` names this platform in its first line.
+WHAT = "agno's AgentOS"
 
 AGNO_PYTHON = ROOT / ".venv-agno" / "bin" / "python"
 # A first install downloads agno, LanceDB and pyarrow; bounded so a dead index is an error.
@@ -60,7 +63,7 @@ def _topology(options: StackOptions, stub_url: str) -> str:
 
 
 @contextlib.contextmanager
-def agno_stack(options: StackOptions) -> Iterator[LocalStack]:
+def start_stack(options: StackOptions) -> Iterator[LocalStack]:
     """Start stub and AgentOS, seed its knowledge, yield; stop both when the block ends."""
     python = ensure_agno_venv()
     workdir = options.workdir

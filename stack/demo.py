@@ -16,9 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.settings import RUNS_DIR, run_stamp
 from reports.headline import console_text
-from stack.local import LOCUST, LocalStack, StackOptions, local_stack
+from runner.settings import RUNS_DIR, run_stamp
+from stack.local import LOCUST, LocalStack, StackOptions
+from stack.platforms import local_stack, platform_stack
 from stack.processes import ROOT
 from workloads.platforms import PLATFORMS
 
@@ -95,7 +96,7 @@ def main(argv: list[str]) -> int:
         target_env=pool,
         platform=args.platform,
     )
-    what = "agno's AgentOS" if args.platform == "agno" else "reference target"
+    what = platform_stack(args.platform).WHAT
     print(f"demo: starting stub and {what}, seeding ({run_dir / 'stack'})", flush=True)
     try:
         with local_stack(options) as stack:

@@ -1,32 +1,29 @@
-"""Stub + reference target on free loopback ports, seeded, as one context manager.
+"""What every platform's local stack is made of: the options it starts from, the stack it
+yields, and the environment and seeding its children get.
 
-A newcomer's demo and the web-UI session need a platform to measure; this starts
-the same processes an operator would (``python -m stub``, ``python -m reference_platform``,
-``python -m workloads.agenticos.seed``), each on a port nobody else holds, and stops them
-by PID however the block ends.
+A newcomer's demo and the web-UI session need a platform to measure; each platform's
+module here (``stack/agenticos.py``, ``stack/agno.py``, found by name in
+``stack/platforms.py``) starts the same processes an operator would (``python -m stub``,
+the platform, ``python -m workloads.<platform>.seed``), each on a port nobody else holds,
+and stops them by PID however the block ends. They share these parts; this module
+imports none of them.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.settings import DATABASE_URL_ENV
-from stack.processes import ROOT, Server, free_port, running
-from workloads.fixture import DEFAULT_EMAIL, PASSWORD_ENV
+from fixture import PASSWORD_ENV
+from runner.settings import DATABASE_URL_ENV
+from stack.processes import ROOT, Server
 
 # The reference target's documented default admin password (reference_platform/README.md);
 # used only when the operator has not exported LOAD_PASSWORD.
 DEFAULT_PASSWORD = "loadkit-admin"
-
-# One identity stands in for many callers: at the platform's default of 30 runs a
-# minute the experiment would measure the limiter, not the platform (the seed).
-RAISED_RUN_LIMIT = 100_000
 
 # Locust with this kit's locustfile, as this interpreter runs it.
 LOCUST = (sys.executable, "-m", "locust", "-f", "locustfile.py")
@@ -94,56 +91,6 @@ def password() -> str:
 def child_env() -> dict[str, str]:
     """The environment every child gets: the password travels here, never in argv."""
     return {**os.environ, PASSWORD_ENV: password(), "TARGET_ADMIN_PASSWORD": password()}
-
-
-def _topology(options: StackOptions, stub: Server) -> str:
-    """The line a report puts on top: what ran where, and every knob moved from its default."""
-    database = "Postgres" if options.database_url else "SQLite"
-    knobs = [f"{k}={v}" for k, v in sorted(options.target_env.items())]
-    knobs.append(f"RATE_LIMIT_RUN_PER_MINUTE={RAISED_RUN_LIMIT} raised from 30")
-    stub_knobs = [
-        *options.stub_args,
-        *(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("STUB_")),
-    ]
-    return (
-        f"one host: reference target (1 uvicorn process, {database}, {', '.join(knobs)}) "
-        f"and stub ({stub.url}, {' '.join(stub_knobs) or 'default delays'}) on 127.0.0.1, "
-        "Locust in one local process"
-    )
-
-
-@contextlib.contextmanager
-def local_stack(options: StackOptions) -> Iterator[LocalStack]:
-    """Start stub and target, seed the fixture, yield; stop both when the block ends."""
-    if options.platform == "agno":
-        from stack.agno import agno_stack
-
-        with agno_stack(options) as stack:
-            yield stack
-        return
-    workdir = options.workdir
-    workdir.mkdir(parents=True, exist_ok=True)
-    env = child_env()
-    stub_port, target_port = free_port(), free_port()
-    stub_args = ["-m", "stub", "--port", str(stub_port), *options.stub_args]
-    with running(stub_args, "/health", stub_port, workdir / "stub.log", env) as stub:
-        database_url = options.database_url or f"sqlite:///{workdir.resolve()}/target.sqlite3"
-        target_env = {
-            **env,
-            "RATE_LIMIT_RUN_PER_MINUTE": str(RAISED_RUN_LIMIT),
-            "DATABASE_URL": database_url,
-            "EMBEDDING_URL": stub.url,
-            **options.target_env,
-        }
-        target_args = ["-m", "reference_platform", "--port", str(target_port)]
-        with running(
-            target_args, "/api/v1/health", target_port, workdir / "target.log", target_env
-        ) as target:
-            fixture = workdir / "fixture.json"
-            seed(target.url, stub.url, options.documents, fixture, env)
-            yield LocalStack(
-                stub, target, fixture, DEFAULT_EMAIL, _topology(options, stub), options.database_url
-            )
 
 
 def seed(

@@ -14,8 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.settings import RUNS_DIR, run_stamp
-from stack.local import LOCUST, LocalStack, StackOptions, local_stack
+from runner.settings import RUNS_DIR, run_stamp
+from stack.local import LOCUST, LocalStack, StackOptions
+from stack.platforms import local_stack
 from stack.processes import ROOT
 
 DEFAULT_WEB_PORT = 8089

@@ -23,19 +23,20 @@ from collections import Counter
 
 import pytest
 
+from fixture import PASSWORD_ENV
 from stack.agno import AgnoUnavailable, ensure_agno_venv
-from stack.local import LOCUST, StackOptions, local_stack
+from stack.local import LOCUST, StackOptions
+from stack.platforms import local_stack
 from stack.processes import ROOT, free_port, running
-from tests.embed_fault_proxy import FAULTS_PATH
-from tests.generator_env import LOST_WORK_THRESHOLDS, read_samples, write_scenario
+from tests.support.embed_fault_proxy import FAULTS_PATH
+from tests.support.generator_env import LOST_WORK_THRESHOLDS, read_samples, write_scenario
 from workloads.agno.client import AgnoClient
 from workloads.agno.followup import follow_up
-from workloads.fixture import PASSWORD_ENV, load_fixture
 
 PASSWORD = "agno-followup-tests-password"
 # The embedder in front of the stub, failing the uploads whose arrival index is a multiple
 # of EVERY (so the test knows which).
-PROXY = ("-m", "tests.embed_fault_proxy")
+PROXY = ("-m", "tests.support.embed_fault_proxy")
 EVERY = 2
 # A quick model, so deliveries' runs end well inside the grace.
 STUB_ARGS = ("--first-token-ms", "20", "--token-ms", "2", "--tokens", "8")
@@ -120,7 +121,7 @@ def test_agno_uploads_lost_after_202_are_found_after_the_run(tmp_path, monkeypat
                     if f["workload"] == "ingest"
                 }
             refusing_port = free_port()
-            refusing = ["-m", "tests.refusing_proxy", "--upstream", stack.target.url]
+            refusing = ["-m", "tests.support.refusing_proxy", "--upstream", stack.target.url]
             refusing += ["--port", str(refusing_port), "--refuse", "/knowledge/content"]
             with running(refusing, "/health", refusing_port, tmp_path / "refusing.log") as rp:
                 fixture = load_fixture(stack.fixture)

@@ -13,11 +13,11 @@ import urllib.request
 import uuid
 from collections import Counter
 
+from engine.seam import WORDS_MAX
 from stack.processes import free_port, running
 from tests.garbage_proxy import STATS_PATH
 from tests.generator_env import platform, read_run, read_samples, run_local, write_scenario
 from workloads.agenticos.dialect import error_frame, http_failure
-from workloads.dialect import WORDS_MAX
 
 # Garbage kind the proxy served -> the detail the sample must carry.
 DETAIL_OF = {

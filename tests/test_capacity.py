@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from fixture import DEFAULT_EMAIL, load_fixture
 from reports.rundir import load_run
 from reports.sweep import build as build_sweep
 from scenario import WORKLOADS
@@ -49,7 +50,6 @@ from tests.generator_env import (
 )
 from tests.reference import TARGET_HEALTH, stub_server
 from workloads.agenticos.client import AgenticOSClient
-from workloads.fixture import DEFAULT_EMAIL, load_fixture
 
 # Users for the mode tests: the fewest at which Locust gives every workload of MIX a user
 # (trigger_fire's 3% gets its first at 16), the count the no-user warning names as the fix.

@@ -25,20 +25,20 @@ from engine.http import CLOSED_BEFORE_STATUS, HttpTransport
 from engine.mix import Mix
 from engine.samples import CANCELLED, FAILED, OK, TIMED_OUT, TIMEOUT
 from engine.schedule import Plan
-from engine.share import Share
-from scenario import scenario_from_dict
-from tests.counting_server import started
-from tests.hostile_chat_server import AGENT, PASSWORD, TOKENS_BEFORE
-from workloads.agenticos.dialect import AgenticOS
-from workloads.agno.dialect import Agno
-from workloads.dialect import (
+from engine.seam import (
     BAD_FRAME,
     CONNECTION_CLOSED,
     CONNECTION_RESET,
     STOPPED_UNASKED,
     STREAM_ENDED,
 )
-from workloads.fixture import Fixture
+from engine.share import Share
+from fixture import Fixture
+from scenario import scenario_from_dict
+from tests.counting_server import started
+from tests.hostile_chat_server import AGENT, PASSWORD, TOKENS_BEFORE
+from workloads.agenticos.dialect import AgenticOS
+from workloads.agno.dialect import Agno
 
 # The chat timeout: longer than a good turn (~0.8 s), short enough to keep the test short.
 TIMEOUT_S = 3.0

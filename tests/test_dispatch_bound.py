@@ -12,7 +12,7 @@ import resource
 import subprocess
 import sys
 
-from engine.settings import FD_RESERVE
+from engine.limits import FD_RESERVE
 from stack.processes import ROOT
 from tests.generator_env import (
     RUN_TIMEOUT_S,

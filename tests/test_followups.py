@@ -16,11 +16,13 @@ import signal
 import time
 from collections import Counter
 
+from engine.seam import words
+from fixture import load_fixture
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
 from reports.followups import AFTER, attach
 from stack.processes import free_port, running, stop
-from tests.generator_env import (
+from tests.support.generator_env import (
     LOST_WORK_THRESHOLDS,
     PASSWORD,
     RUN_TIMEOUT_S,
@@ -32,11 +34,9 @@ from tests.generator_env import (
     wait_for_rows,
     write_scenario,
 )
-from tests.rundirs import golden_copy
+from tests.support.rundirs import golden_copy
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.followup import follow_up
-from workloads.dialect import words
-from workloads.fixture import load_fixture, webhook_secret
 
 # Embedder requests before load: the collection's width probe, three seeded documents,
 # preflight's search. They must pass; the run's uploads then meet the faults.
@@ -135,7 +135,7 @@ def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(t
         states = {}
         for refused in ("/api/v1/rag/documents", "/api/v1/runs"):
             port = free_port()
-            args = ["-m", "tests.refusing_proxy", "--upstream", plat.target.url]
+            args = ["-m", "tests.support.refusing_proxy", "--upstream", plat.target.url]
             args += ["--port", str(port), "--refuse", refused]
             with running(args, "/api/v1/health", port, tmp_path / "proxy.log") as proxy:
                 followed = follow_up(

@@ -175,7 +175,7 @@ def test_the_makefile_never_puts_the_database_password_in_argv():
 
 def test_the_kits_options_are_listed_with_locusts():
     result = subprocess.run(
-        [sys.executable, "-m", "engine", "--help"],
+        [sys.executable, "-m", "runner", "--help"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+from fixture import Fixture
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, free_port
 from stub import app as stub_app
@@ -29,7 +30,6 @@ from workloads.agenticos.preflight import (
     run_preflight,
 )
 from workloads.agenticos.seed import SeedOptions, seed
-from workloads.fixture import Fixture
 
 # Seconds the CLI may take: one cold interpreter plus one run against the fast stub.
 CLI_TIMEOUT_S = 60

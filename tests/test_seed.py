@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from fixture import Fixture, load_fixture
 from reference_platform.ingest import WIDTH_MISMATCH
 from reference_platform.settings import DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, Server, free_port, running, stop
-from tests.reference import (
+from tests.support.reference import (
     RELAXED_LIMITS,
     TARGET_HEALTH,
     signed_in,
@@ -29,7 +30,6 @@ from tests.reference import (
     target_server,
 )
 from workloads.agenticos.seed import KB_NAME, TRIGGER_NAME
-from workloads.fixture import Fixture, load_fixture
 
 DOCUMENTS = 6
 # Seconds a seeding run may take here: six tiny documents index in well under one.

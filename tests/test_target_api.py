@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from stack.processes import Server, free_port
-from tests.reference import FAST_STUB_DIM, make_agent, signed_in, stub_server, target_server
+from tests.support.reference import FAST_STUB_DIM, make_agent, signed_in, stub_server, target_server
 from workloads.agenticos.client import AgenticOSClient
 from workloads.setup_client import APIError, signature
 

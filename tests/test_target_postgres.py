@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import requests
 
-from tests.postgres import throwaway_postgres
-from tests.reference import make_agent, signed_in, stub_server, target_server
+from tests.support.postgres import throwaway_postgres
+from tests.support.reference import make_agent, signed_in, stub_server, target_server
 
 FIRST_TOKEN_S = 2.5
 SLOW_STUB = ("--first-token-ms", str(int(FIRST_TOKEN_S * 1000)), "--token-ms", "1", "--tokens", "4")

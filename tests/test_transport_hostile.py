@@ -30,11 +30,11 @@ from engine.http import (
 )
 from engine.mix import Mix
 from engine.schedule import Plan
+from engine.seam import Attempt, Dialect
 from engine.share import Share
+from fixture import Fixture
 from scenario import scenario_from_dict
-from tests.counting_server import started
-from workloads.dialect import Attempt, Dialect
-from workloads.fixture import Fixture
+from tests.support.counting_server import started
 
 FIXTURE = Fixture(
     api_url="http://127.0.0.1",
@@ -49,7 +49,7 @@ FIXTURE = Fixture(
 
 @pytest.fixture
 def server():
-    with started("tests.hostile_server") as hostile:
+    with started("tests.support.hostile_server") as hostile:
         yield hostile
 
 

@@ -22,11 +22,12 @@ import pytest
 
 from agno_platform.app import webhook_secret as agno_platform_secret
 from engine.samples import OUTCOMES
+from fixture import webhook_secret
 from stack.agno import AgnoUnavailable, ensure_agno_venv
 from stack.demo import locust_command
-from stack.local import StackOptions, child_env, local_stack
+from stack.local import StackOptions, child_env
+from stack.platforms import local_stack
 from stack.processes import ROOT
-from workloads.fixture import webhook_secret
 
 PLATFORMS = ("agenticos", "agno")
 WORKLOADS = {"api_read", "chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire"}

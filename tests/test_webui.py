@@ -19,7 +19,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from stack.local import StackOptions, child_env, local_stack
+from stack.local import StackOptions, child_env
+from stack.platforms import local_stack
 from stack.processes import free_port, running
 from stack.ui import locust_ui_command
 from tests.reference import FAST_STUB

@@ -1,41 +1,22 @@
-"""Which platforms the kit speaks, by name: the one place the engine learns of a platform.
+"""Which platforms the kit speaks, by name: the one place the runner learns of a platform.
 
-The engine imports this registry, never a platform package, so adding a
-platform is a package under ``workloads/`` and one line here. The fixture
-names its platform, so a run speaks the dialect of the deployment it was
-seeded against without being told twice.
+The runner and the stack import this registry, never a platform package, so adding a
+platform is a package under ``workloads/``, one line here and its local stack
+(``stack/<name>.py``). The fixture names its platform, so a run speaks the dialect
+of the deployment it was seeded against without being told twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from importlib import import_module
 
-from workloads.dialect import Dialect
-from workloads.preflight import RunPreflight
+from engine.seam import Platform
 
 # Name -> package; each has dialect.py exporting DIALECT and preflight.py exporting
 # run_preflight, and may have followup.py exporting follow_up; imported only when that
 # platform is asked for.
 PLATFORMS = {"agenticos": "workloads.agenticos", "agno": "workloads.agno"}
 DEFAULT_PLATFORM = "agenticos"
-
-
-@dataclass(frozen=True)
-class Platform:
-    """One platform's load-time parts: how it is spoken to and how it is checked first."""
-
-    name: str
-    dialect: type[Dialect]
-    # (fixture, email, password) -> what preflight saw, whose ``skipped`` maps workload ->
-    # reason; raises workloads.preflight.PreflightError when the deployment cannot do the work.
-    run_preflight: RunPreflight
-    # After the run, what became of the work it accepted with 202: called as
-    # follow_up(fixture, email, password, run_id=, start_epoch=, accepted=, grace_s=)
-    # with accepted as (index, workload, ref) and returning engine.followups.FollowUp
-    # rows; None when the platform shows nothing (accepted work is "not verifiable").
-    follow_up: Callable[..., list] | None = None
 
 
 def platform(name: str) -> Platform:

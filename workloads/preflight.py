@@ -1,34 +1,30 @@
-"""What a preflight reports, on every platform, and how it is run from the shell.
+"""How a preflight is run from the shell, on every platform, and the refusals it shares.
 
 A platform's preflight module checks its deployment its own way; what it
 finds is the same on every platform (the agent answers, a search finds the
 seeded documents, a run completes, and whether trigger_fire can run), so the
-engine reads one result and the operator sees one summary line. The command
-line is the same too: ``python -m workloads.<platform>.preflight`` exits 0 with
-that line, or 1 with the one-line refusal.
+engine reads one result (``engine.seam.PreflightResult``) and the operator sees
+one summary line. The command line is the same too: ``python -m
+workloads.<platform>.preflight`` exits 0 with that line, or 1 with the one-line
+refusal.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
-from workloads.fixture import (
+from engine.seam import PreflightError, RunPreflight
+from fixture import (
     DEFAULT_EMAIL,
     DEFAULT_PATH,
-    Fixture,
     FixtureError,
     load_fixture,
     password_from_env,
 )
 from workloads.setup_client import APIError, APIUnreachable
-
-
-class PreflightError(Exception):
-    """The deployment cannot do the work; the message is one line with the fix."""
 
 
 @contextmanager
@@ -41,57 +37,6 @@ def api_failures_refused(who: str, fix: str) -> Iterator[None]:
         raise PreflightError(f"{who} stopped answering ({exc}): is it up?") from None
     except APIError as exc:
         raise PreflightError(f"{exc}: {fix}") from None
-
-
-@dataclass(frozen=True)
-class PreflightResult:
-    """What preflight saw: enough for the summary line, and whether trigger_fire can run."""
-
-    api_url: str
-    agent_id: str
-    # How the platform holds the agent: "published" (AgenticOS), "served" (agno).
-    agent_state: str
-    search_results: int
-    run_id: str
-    run_seconds: float
-    # None when a signed delivery was accepted, else why the run leaves trigger_fire out.
-    trigger_skip_reason: str | None
-    # How long a probe upload took to be processed, where the preflight makes one.
-    upload_seconds: float | None = None
-
-    @property
-    def trigger_fire_ready(self) -> bool:
-        """Whether the run can offer trigger_fire."""
-        return self.trigger_skip_reason is None
-
-    @property
-    def skipped(self) -> dict[str, str]:
-        """Workloads the run must leave out, each with the reason the report gives."""
-        return (
-            {} if self.trigger_skip_reason is None else {"trigger_fire": self.trigger_skip_reason}
-        )
-
-    def summary(self) -> str:
-        """The one line the command prints when the deployment is ready."""
-        upload = (
-            ""
-            if self.upload_seconds is None
-            else f"an upload completed in {self.upload_seconds:.2f} s; "
-        )
-        trigger = (
-            "trigger_fire ready"
-            if self.trigger_fire_ready
-            else f"trigger_fire will be skipped: {self.trigger_skip_reason}"
-        )
-        return (
-            f"preflight: ok; {self.api_url} agent {self.agent_id} {self.agent_state}; "
-            f"search found {self.search_results}; run {self.run_id} completed in "
-            f"{self.run_seconds:.2f} s; {upload}{trigger}"
-        )
-
-
-# (fixture, email, password) -> what preflight saw; PreflightError when not ready.
-RunPreflight = Callable[[Fixture, str, str], PreflightResult]
 
 
 def preflight_main(

@@ -13,8 +13,8 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.corpus import DEFAULT_DOCUMENTS
-from workloads.fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.setup_client import APIError, APIUnreachable
 
 # The stub as `make stub` starts it on this machine.

@@ -26,8 +26,7 @@ from urllib3 import encode_multipart_formdata
 
 from engine.http import CLOSED_BEFORE_STATUS, HttpCall, HttpTransport
 from engine.samples import CANCELLED, FAILED, OK, SHED, Result
-from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
-from workloads.dialect import (
+from engine.seam import (
     BAD_FRAME,
     CONNECTION_CLOSED,
     CONNECTION_RESET,
@@ -41,7 +40,8 @@ from workloads.dialect import (
     socket_backstop_s,
     words,
 )
-from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
+from fixture import PASSWORD_ENV, Fixture, webhook_secret
+from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 
 API = "/api/v1"
 

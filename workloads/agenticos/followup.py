@@ -30,9 +30,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
+from engine.seam import words
+from fixture import Fixture
 from workloads.agenticos.client import AgenticOSClient
-from workloads.dialect import words
-from workloads.fixture import Fixture
 from workloads.setup_client import APIError, APIUnreachable
 
 # Seconds between polls: a settled upload is seen within this, and each poll costs the

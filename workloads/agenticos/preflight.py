@@ -20,15 +20,11 @@ import sys
 import time
 import uuid
 
+from engine.seam import PreflightError, PreflightResult
+from fixture import Fixture, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
-from workloads.fixture import Fixture, webhook_secret
-from workloads.preflight import (
-    PreflightError,
-    PreflightResult,
-    api_failures_refused,
-    preflight_main,
-)
+from workloads.preflight import api_failures_refused, preflight_main
 from workloads.setup_client import APIError, APIUnreachable
 
 # Tries of a probe that reaches the model: at a 20% injected fault rate, five

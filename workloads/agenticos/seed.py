@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import requests
 
+from fixture import DEFAULT_EMAIL, Fixture, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
 from workloads.corpus import document_name, document_text
-from workloads.fixture import DEFAULT_EMAIL, Fixture, webhook_secret
 from workloads.seed import SeedError, seconds, seed_main, seed_parser
 from workloads.setup_client import APIError, APIUnreachable
 

@@ -32,8 +32,7 @@ from engine.http import (
     failure_detail,
 )
 from engine.samples import CANCELLED, FAILED, OK, Result
-from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
-from workloads.dialect import (
+from engine.seam import (
     BAD_FRAME,
     CONNECTION_CLOSED,
     CONNECTION_RESET,
@@ -47,7 +46,8 @@ from workloads.dialect import (
     socket_backstop_s,
     words,
 )
-from workloads.fixture import PASSWORD_ENV, Fixture, webhook_secret
+from fixture import PASSWORD_ENV, Fixture, webhook_secret
+from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 
 # api_read rotates over the two lists the AgentOS console opens first.
 READ_PATHS = ("/agents", "/sessions?type=agent&limit=20")

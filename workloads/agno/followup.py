@@ -22,9 +22,9 @@ import re
 import time
 
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
+from engine.seam import words
+from fixture import Fixture
 from workloads.agno.client import AgnoClient
-from workloads.dialect import words
-from workloads.fixture import Fixture
 from workloads.setup_client import APIError, APIUnreachable
 
 # Seconds between polls: a settled upload is seen within this, and the follow-up asks at

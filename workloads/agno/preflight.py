@@ -15,16 +15,12 @@ import sys
 import time
 import uuid
 
+from engine.seam import PreflightError, PreflightResult
+from fixture import Fixture, webhook_secret
 from workloads.agno.client import AgnoClient
 from workloads.agno.seed import DONE, follow
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
-from workloads.fixture import Fixture, webhook_secret
-from workloads.preflight import (
-    PreflightError,
-    PreflightResult,
-    api_failures_refused,
-    preflight_main,
-)
+from workloads.preflight import api_failures_refused, preflight_main
 from workloads.setup_client import APIError, APIUnreachable
 
 # An upload must be processed within this long, or the run's ingest would only measure a queue.

@@ -13,9 +13,9 @@ from __future__ import annotations
 import sys
 import time
 
+from fixture import Fixture
 from workloads.agno.client import AgnoClient
 from workloads.corpus import document_name, document_text
-from workloads.fixture import Fixture
 from workloads.seed import SeedError, seed_main, seed_parser
 from workloads.setup_client import APIError, APIUnreachable
 

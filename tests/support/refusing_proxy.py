@@ -1,4 +1,4 @@
-"""``python -m tests.refusing_proxy``: a platform on which one list read is not offered.
+"""``python -m tests.support.refusing_proxy``: a platform on which one list read is not offered.
 
 It stands in front of the reference target and passes every request through,
 except GETs whose path starts with ``--refuse``: those it answers 405, as
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from tests.passthrough import PassThrough, serve
+from tests.support.passthrough import PassThrough, serve
 
 
 class _Handler(PassThrough):
@@ -26,7 +26,7 @@ class _Handler(PassThrough):
 
 def main() -> None:
     """Serve on 127.0.0.1 until terminated."""
-    parser = argparse.ArgumentParser(prog="python -m tests.refusing_proxy")
+    parser = argparse.ArgumentParser(prog="python -m tests.support.refusing_proxy")
     parser.add_argument("--upstream", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--refuse", required=True, help="path prefix whose GETs answer 405")

@@ -36,7 +36,7 @@ class Prepare:
     fixture: dict
     host: str
     email: str
-    # "open arrival" (the dispatcher) or "users" (closed-loop Locust users); see engine/users.py.
+    # "open arrival" (the dispatcher) or "users" (closed-loop Locust users); see runner/users.py.
     mode: str = "open arrival"
     # Connections each process opens before it says it is ready: what its first second needs.
     warm: list[int] = field(default_factory=list)

@@ -29,8 +29,14 @@ from locust.runners import STATE_MISSING, WORKER_REPORT_INTERVAL, MasterRunner
 
 from engine.clock import RunClock
 from engine.followups import NOT_VERIFIABLE, FollowUp, write_followups
-from engine.load_process import LoadProcess
-from engine.messages import (
+from engine.mix import Mix
+from engine.samples import SAMPLES_FILE
+from engine.schedule import Plan
+from engine.seam import PreflightError
+from fixture import password_from_env
+from probes import ProbeRun, Reading, start_probes
+from runner.load_process import LoadProcess
+from runner.messages import (
     PING,
     PLAN,
     PREPARE,
@@ -42,12 +48,9 @@ from engine.messages import (
     Ready,
     to_wire,
 )
-from engine.mix import Mix
-from engine.run_end import finish
-from engine.run_files import RunFiles, machine
-from engine.samples import SAMPLES_FILE
-from engine.schedule import Plan
-from engine.settings import (
+from runner.run_end import finish
+from runner.run_files import RunFiles, machine
+from runner.settings import (
     BAD_INPUT,
     RUNS_DIR,
     RunSettings,
@@ -58,12 +61,9 @@ from engine.settings import (
     settings_from,
     with_host,
 )
-from engine.users import USERS, mode_fields, mode_of
-from probes import ProbeRun, Reading, start_probes
+from runner.users import USERS, mode_fields, mode_of
 from scenario import Scenario, Workload
-from workloads.fixture import password_from_env
 from workloads.platforms import platform
-from workloads.preflight import PreflightError
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,14 @@ import gevent.event
 
 from engine.clock import RunClock
 from engine.http import HttpTransport
-from engine.messages import (
+from engine.mix import Mix
+from engine.samples import ABANDONED, SUCCESSFUL, Sample
+from engine.schedule import Plan
+from engine.seam import Dialect, DialectError
+from engine.serve import CHAT
+from engine.share import Share
+from fixture import Fixture, FixtureError, password_from_env
+from runner.messages import (
     DRAINED,
     PONG,
     READY,
@@ -31,17 +38,10 @@ from engine.messages import (
     Ready,
     to_wire,
 )
-from engine.mix import Mix
-from engine.samples import ABANDONED, SUCCESSFUL, Sample
-from engine.schedule import Plan
-from engine.self_probe import SelfProbe
-from engine.serve import CHAT
-from engine.share import Share
-from engine.users import driver_class
-from engine.warm_up import settle_memory
+from runner.self_probe import SelfProbe
+from runner.users import driver_class
+from runner.warm_up import settle_memory
 from scenario import scenario_from_dict
-from workloads.dialect import Dialect, DialectError
-from workloads.fixture import Fixture, FixtureError, password_from_env
 from workloads.platforms import platform
 
 log = logging.getLogger(__name__)

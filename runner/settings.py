@@ -8,27 +8,24 @@ starts. The password is never an option: ``ps`` would show it.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import resource
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import psutil
-
+from engine.limits import process_connection_limit, raise_open_files_limit
 from engine.samples import SAMPLES_FILE
-from probes import ProbeOptions
-from scenario import Scenario, ScenarioError, load_scenario
-from workloads.fixture import (
+from fixture import (
     DEFAULT_EMAIL,
     Fixture,
     FixtureError,
     load_fixture,
     password_from_env,
 )
+from probes import ProbeOptions
+from scenario import Scenario, ScenarioError, load_scenario
 
 RUNS_DIR = Path("runs")
 # The probe's database URL comes from here (or --database-url-file), never from argv: it
@@ -38,12 +35,6 @@ DATABASE_URL_ENV = "DATABASE_URL"
 DEFAULT_WORKER_WAIT_S = 120.0
 # The heading the kit's options appear under in ``locust --help``.
 OPTIONS_TITLE = "agent-loadkit (open arrival; README 'Generator')"
-
-# File descriptors a load process keeps for everything but its connections (Python,
-# Locust's own sockets, logs, the run's files, /proc reads of its probes).
-FD_RESERVE = 128
-# Memory one concurrent arrival may cost, generously: two sockets' kernel buffers and a greenlet.
-ARRIVAL_BYTES = 256 * 1024
 
 
 def run_stamp() -> str:
@@ -208,33 +199,6 @@ def settings_from(options, host: str | None) -> RunSettings:
     )
 
 
-def raise_open_files_limit() -> int:
-    """Raise this process's open-files limit to its hard maximum; the limit now in force.
-
-    Every concurrent arrival holds a socket, and the soft limit (often 1024) is a
-    default, not a decision: running into it turns a lagging server into the
-    generator's own ``OSError: Too many open files``.
-    """
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or soft < hard:
-        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-
-def process_connection_limit() -> int:
-    """The most concurrent arrivals this process can hold without running out of files or memory.
-
-    An arrival in flight holds at most one socket and the transport keeps at most as
-    many idle keep-alive ones, so half the descriptors left after FD_RESERVE; and no
-    more than the available memory pays for at ARRIVAL_BYTES each.
-    """
-    by_files = (raise_open_files_limit() - FD_RESERVE) // 2
-    by_memory = psutil.virtual_memory().available // ARRIVAL_BYTES
-    return max(1, min(by_files, by_memory))
-
-
 def bound_connections(settings: RunSettings, processes: int) -> RunSettings:
     """The settings with ``connections`` capped at what ``processes`` like this one can hold.
 
@@ -297,7 +261,7 @@ def probe_database_url(options) -> str | None:
 
 
 def refuse_users_options(options) -> None:
-    """-u/--users starts users mode (engine/users.py); without it, -r/--spawn-rate means
+    """-u/--users starts users mode (runner/users.py); without it, -r/--spawn-rate means
     nothing, nor --run-time to the four phases: refuse them with the reason instead of
     ignoring them."""
     users = getattr(options, "num_users", None) is not None

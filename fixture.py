@@ -3,6 +3,11 @@
 Seeding writes it once and every run reads it. It holds ids and URLs only: the
 run signs in for itself, and the webhook secret is derived from the password
 rather than stored, so nothing in the file grants access to anything.
+
+It sits at the top level beside ``scenario.py``, not under ``workloads/``: like the
+scenario it is an input record the core reads (every Dialect is built on one), and the
+core imports nothing above itself, so the record lives beneath both the core and the
+platforms that seed it.
 """
 
 from __future__ import annotations

@@ -17,9 +17,10 @@ import greenlet
 from locust import events
 from locust.runners import MasterRunner, WorkerRunner
 
-from engine.conductor import Conductor
-from engine.load_process import LoadProcess
-from engine.messages import (
+from fixture import password_from_env
+from runner.conductor import Conductor
+from runner.load_process import LoadProcess
+from runner.messages import (
     DRAINED,
     PING,
     PLAN,
@@ -33,7 +34,7 @@ from engine.messages import (
     Prepare,
     drained_from_wire,
 )
-from engine.settings import (
+from runner.settings import (
     BAD_INPUT,
     add_options,
     refuse_users_options,
@@ -43,7 +44,6 @@ from shapes.choose import choose_shape
 from shapes.sweep import add_sweep_options
 from webui.rate_page import add_rate_page
 from webui.verdict_tab import add_verdict_tab
-from workloads.fixture import password_from_env
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""``python -m engine --help``: Locust's options together with this kit's.
+"""``python -m runner --help``: Locust's options together with this kit's.
 
 ``locust -f locustfile.py --help`` cannot show the kit's options: Locust prints its
 help before it imports the locustfile that registers them. This prints the same
@@ -11,7 +11,7 @@ import sys
 
 from locust.argument_parser import get_parser
 
-from engine.settings import add_options
+from runner.settings import add_options
 
 
 def main() -> int:

@@ -1,5 +1,10 @@
 """The seam between what a workload exercises and how one platform spells it on the wire.
 
+The core drives this seam, so the core owns its types (Dialect, Attempt, Turn, the
+names a broken turn is given, what a preflight found, the Platform record); a
+platform package under ``workloads/`` implements them and the core never imports
+one.
+
 The six workloads are defined once, by what they exercise; a dialect turns "an
 api_read", "a chat turn, cancelled after the first token or not", ... into
 requests for one platform. Another platform (agno's AgentOS, opencode, a team's
@@ -20,7 +25,7 @@ from dataclasses import dataclass
 
 from engine.http import BACKSTOP_TIMEOUT_S, HttpCall, HttpTransport, classify
 from engine.samples import FAILED, Result
-from workloads.fixture import Fixture
+from fixture import Fixture
 
 # The platform's words are kept to this many characters: enough to say what broke,
 # short enough for a table cell.
@@ -138,3 +143,74 @@ def words(text: str) -> str:
 
 class DialectError(RuntimeError):
     """The platform refused something the run cannot go without (sign-in); one line."""
+
+
+class PreflightError(Exception):
+    """The deployment cannot do the work; the message is one line with the fix."""
+
+
+@dataclass(frozen=True)
+class PreflightResult:
+    """What preflight saw: enough for the summary line, and whether trigger_fire can run."""
+
+    api_url: str
+    agent_id: str
+    # How the platform holds the agent: "published" (AgenticOS), "served" (agno).
+    agent_state: str
+    search_results: int
+    run_id: str
+    run_seconds: float
+    # None when a signed delivery was accepted, else why the run leaves trigger_fire out.
+    trigger_skip_reason: str | None
+    # How long a probe upload took to be processed, where the preflight makes one.
+    upload_seconds: float | None = None
+
+    @property
+    def trigger_fire_ready(self) -> bool:
+        """Whether the run can offer trigger_fire."""
+        return self.trigger_skip_reason is None
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        """Workloads the run must leave out, each with the reason the report gives."""
+        return (
+            {} if self.trigger_skip_reason is None else {"trigger_fire": self.trigger_skip_reason}
+        )
+
+    def summary(self) -> str:
+        """The one line the command prints when the deployment is ready."""
+        upload = (
+            ""
+            if self.upload_seconds is None
+            else f"an upload completed in {self.upload_seconds:.2f} s; "
+        )
+        trigger = (
+            "trigger_fire ready"
+            if self.trigger_fire_ready
+            else f"trigger_fire will be skipped: {self.trigger_skip_reason}"
+        )
+        return (
+            f"preflight: ok; {self.api_url} agent {self.agent_id} {self.agent_state}; "
+            f"search found {self.search_results}; run {self.run_id} completed in "
+            f"{self.run_seconds:.2f} s; {upload}{trigger}"
+        )
+
+
+# (fixture, email, password) -> what preflight saw; PreflightError when not ready.
+RunPreflight = Callable[[Fixture, str, str], PreflightResult]
+
+
+@dataclass(frozen=True)
+class Platform:
+    """One platform's load-time parts: how it is spoken to and how it is checked first."""
+
+    name: str
+    dialect: type[Dialect]
+    # (fixture, email, password) -> what preflight saw, whose ``skipped`` maps workload ->
+    # reason; raises PreflightError when the deployment cannot do the work.
+    run_preflight: RunPreflight
+    # After the run, what became of the work it accepted with 202: called as
+    # follow_up(fixture, email, password, run_id=, start_epoch=, accepted=, grace_s=)
+    # with accepted as (index, workload, ref) and returning engine.followups.FollowUp
+    # rows; None when the platform shows nothing (accepted work is "not verifiable").
+    follow_up: Callable[..., list] | None = None
