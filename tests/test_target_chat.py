@@ -14,7 +14,13 @@ import pytest
 import websocket
 
 from stack.processes import Server, free_port
-from tests.support.reference import FAST_STUB_TOKENS, make_agent, signed_in, stub_server, target_server
+from tests.support.reference import (
+    FAST_STUB_TOKENS,
+    make_agent,
+    signed_in,
+    stub_server,
+    target_server,
+)
 from workloads.agenticos.client import AgenticOSClient
 
 # 40 tokens 250 ms apart: an unstopped answer takes ten seconds, a stop takes one frame.
