@@ -17,7 +17,7 @@ import time
 from collections import Counter
 
 from engine.seam import words
-from fixture import load_fixture
+from fixture import load_fixture, webhook_secret
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
 from reports.followups import AFTER, attach

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from tests.reference import FAST_STUB, RELAXED_LIMITS, stub_server, target_server
 
 from engine.mix import Mix
 from engine.schedule import Plan
@@ -27,6 +26,7 @@ from scenario import load_scenario
 from stack.processes import ROOT, Server, free_port, stop
 from stub.config import StubConfig
 from stub.faults import FaultPlan
+from tests.reference import FAST_STUB, RELAXED_LIMITS, stub_server, target_server
 
 PASSWORD = "generator-tests-password"
 # The reference target's limits, raised so that the suite's many short runs never
