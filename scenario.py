@@ -129,6 +129,13 @@ class Scenario:
     lateness: Lateness = field(default_factory=Lateness)
     shed_counts_as_error: bool = True
     judging: Judging = field(default_factory=Judging)
+    # The largest answer body (or WebSocket message) read, in MiB; scenario.yaml says why 8.
+    max_body_mib: float = 8.0
+
+    @property
+    def max_body_bytes(self) -> int:
+        """The body bound in bytes, as the transport takes it."""
+        return int(self.max_body_mib * (1 << 20))
 
     @property
     def mix(self) -> dict[str, float]:
@@ -219,6 +226,7 @@ def scenario_from_dict(raw: object, *, as_run: bool = False) -> Scenario:
         lateness=_lateness(raw.get("lateness", {})),
         shed_counts_as_error=bool(raw.get("shed_counts_as_error", True)),
         judging=judging,
+        max_body_mib=_positive(raw.get("max_body_mib", 8.0), "max_body_mib"),
     )
 
 

@@ -1,8 +1,8 @@
 """Benchmark: how many concurrent chat turns one load process holds, and how true its TTFT is.
 
 Drives the real load-process path (dispatcher, AgenticOS dialect's WebSocket turn
-over websocket-client, samples, Locust's statistics, batches) with chat turns
-only against bench/ws_server.py, whose first token leaves exactly
+over wsproto (engine/websocket.py), samples, Locust's statistics, batches) with
+chat turns only against bench/ws_server.py, whose first token leaves exactly
 ``--first-token-ms`` after it received the message. The arrival rate is chosen so
 that C turns are in flight at once (C / turn length); for each C it prints the
 peak turns in flight, the share of arrivals sent more than 10 ms late, failures,

@@ -23,9 +23,19 @@ scan, request bytes built once per reused call):
   connection after an unhandled 500 without announcing ``Connection: close``, so a
   request written on it at that moment is reset: that failure is named as following
   the platform's own 5xx on that connection, apart from a reset out of the blue.
+- A body has a bound (``max_body``, the scenario's ``max_body_mib``). An answer that
+  announces more (Content-Length) fails at once, unread; one that does not (chunked,
+  or read to close) is read in bounded pieces and fails as soon as its bytes pass
+  the bound. Either way the connection is dropped and nothing is buffered past the
+  bound: a platform answering 50 MB, or announcing 10 TB, costs one failed sample,
+  not the event loop's time nor the process's memory.
+- A redirect is an answer, never followed (that would send the request again,
+  elsewhere): its ``Location`` comes back with it, so the sample can say where it
+  pointed.
 
-There is no bound here: the dispatcher bounds concurrent requests, so a request
-never waits for a socket (waiting would be inside the timed region and hide a cap).
+There is no bound on connections here: the dispatcher bounds concurrent requests, so
+a request never waits for a socket (waiting would be inside the timed region and
+hide a cap).
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ import socket as _stdlib_socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 import gevent
@@ -50,6 +61,10 @@ IDLE_S = 4.0
 BACKSTOP_TIMEOUT_S = 60.0
 # Bytes asked of the kernel per read: a list page fits in one.
 READ_CHUNK = 65536
+# Bytes asked per read of a larger body: a bounded piece, never the size the server announced.
+BODY_READ = 1 << 20
+# The bound on a body unless the scenario sets its own (scenario.yaml's max_body_mib says why).
+MAX_BODY = 8 << 20
 # A response head longer than this is not HTTP this client will parse.
 MAX_HEAD = 65536
 # Peek flags for the liveness check: look without consuming, never block.
@@ -80,6 +95,13 @@ CLOSED_AFTER_5XX = (
 )
 
 
+def over_bound(what: str, max_body: int, how: str) -> str:
+    """``body over 8 MiB (Content-Length 52428800)``: a body (or a WebSocket frame) past the
+    bound, and how that was known: announced, or counted as read."""
+    bound = f"{max_body >> 20} MiB" if max_body % (1 << 20) == 0 else f"{max_body} bytes"
+    return f"{what} over {bound} ({how})"
+
+
 def failure_detail(exc: BaseException) -> str:
     """What a failed sample says about an exception: the exchange's words, else its class."""
     return exc.detail if isinstance(exc, ExchangeError) else type(exc).__name__
@@ -97,6 +119,15 @@ class HttpCall:
     path: str
     body: bytes = b""
     headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class Answer(NamedTuple):
+    """One answer as the transport read it: its status, whole body, and for a 3xx where it
+    pointed (the ``Location`` header as sent, None when absent or not a redirect)."""
+
+    status: int
+    body: bytes
+    location: str | None = None
 
 
 @dataclass
@@ -127,7 +158,7 @@ class HttpTransport:
     the pool did) and ``close``.
     """
 
-    def __init__(self, base_url: str, idle_s: float = IDLE_S):
+    def __init__(self, base_url: str, idle_s: float = IDLE_S, max_body: int = MAX_BODY):
         url = urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(f"{base_url!r} is not an http(s) URL")
@@ -141,16 +172,15 @@ class HttpTransport:
         self._prefix = url.path.rstrip("/")
         self._host_header = f"Host: {url.netloc}\r\n".encode()
         self._idle_s = idle_s
+        self._max_body = max_body
         self._idle: list[_Connection] = []
         self._busy: set[_Connection] = set()
         self.stats = TransportStats()
 
     # -- public -----------------------------------------------------------------------------
 
-    def send(
-        self, call: HttpCall, timeout_s: float | None = BACKSTOP_TIMEOUT_S
-    ) -> tuple[int, bytes]:
-        """Status and whole body of one exchange; raises ``ExchangeError`` or an ``OSError``.
+    def send(self, call: HttpCall, timeout_s: float | None = BACKSTOP_TIMEOUT_S) -> Answer:
+        """The answer to one exchange; raises ``ExchangeError`` or an ``OSError``.
 
         ``timeout_s`` None leaves the deadline to the caller (the dispatcher's, from send).
         """
@@ -158,6 +188,11 @@ class HttpTransport:
             return self._exchange(call)
         with gevent.Timeout(timeout_s, TimeoutError("timed out")):
             return self._exchange(call)
+
+    @property
+    def max_body(self) -> int:
+        """The bound on a body, in bytes; the WebSocket turns on this host read to it too."""
+        return self._max_body
 
     def prepare(self, count: int) -> int:
         """Open up to ``count`` connections now (before load), so the first arrivals do not
@@ -181,16 +216,18 @@ class HttpTransport:
 
     # -- one exchange -----------------------------------------------------------------------
 
-    def _exchange(self, call: HttpCall) -> tuple[int, bytes]:
+    def _exchange(self, call: HttpCall) -> Answer:
         data = self._wire(call)
         connection = self._take()
         self._busy.add(connection)
         reusable = False
         try:
             connection.sock.sendall(data)
-            status, body, reusable = _read_response(connection.sock, call.method == "HEAD")
-            connection.last_status = status
-            return status, body
+            answer, reusable = _read_response(
+                connection.sock, call.method == "HEAD", self._max_body
+            )
+            connection.last_status = answer.status
+            return answer
         except OSError as exc:
             after = _after_server_error(exc, connection.last_status)
             if after is None:
@@ -294,12 +331,12 @@ def _alive(sock: socket.socket, tls: bool) -> bool:
     return bool(peeked) and tls
 
 
-def _read_response(sock: socket.socket, head_only: bool) -> tuple[int, bytes, bool]:
-    """Status, body and whether the connection may be reused, read to the end of one answer.
+def _read_response(sock: socket.socket, head_only: bool, max_body: int) -> tuple[Answer, bool]:
+    """The answer, read to its end, and whether the connection may be reused.
 
     Only what the workloads need: the status line, Content-Length, chunked transfer
-    coding, ``Connection: close`` and HTTP/1.0, and a body read to close when none
-    of those delimits it.
+    coding, ``Connection: close`` and HTTP/1.0, a body read to close when none of
+    those delimits it, and a redirect's Location. A body past ``max_body`` raises.
     """
     buf = sock.recv(READ_CHUNK)
     if not buf:
@@ -317,29 +354,32 @@ def _read_response(sock: socket.socket, head_only: bool) -> tuple[int, bytes, bo
     rest = buf[end + 4 :]
     connection = _header(lowered, b"connection")
     reusable = b"close" not in connection if connection is not None else not version_10
+    location = _location(head, lowered) if 300 <= status < 400 else None
     if 100 <= status < 200:
         # An interim answer to a request that asked for none: what follows is not read.
-        return status, b"", False
+        return Answer(status, b""), False
     if head_only or status in _NO_BODY:
-        return status, b"", reusable
+        return Answer(status, b"", location), reusable
     coding = _header(lowered, b"transfer-encoding")
     if coding is not None and b"chunked" in coding:
-        body, reusable_chunked = _read_chunked(sock, rest)
-        return status, body, reusable and reusable_chunked
+        body, reusable_chunked = _read_chunked(sock, rest, max_body)
+        return Answer(status, body, location), reusable and reusable_chunked
     length = _header(lowered, b"content-length")
     if length is None:
-        return status, _read_to_close(sock, rest), False
+        return Answer(status, _read_to_close(sock, rest, max_body), location), False
     try:
         size = int(length)
     except ValueError:
         raise ExchangeError(BAD_HEAD) from None
-    while len(rest) < size:
-        more = sock.recv(max(READ_CHUNK, size - len(rest)))
-        if not more:
-            raise ExchangeError(CLOSED_IN_BODY)
-        rest += more
+    if size < 0:
+        raise ExchangeError(BAD_HEAD)
+    if size > max_body:
+        # Announced past the bound: nothing of it is read, and the connection goes.
+        raise ExchangeError(over_bound("body", max_body, f"Content-Length {size}"))
+    if len(rest) < size:
+        rest = _read_exactly(sock, rest, size)
     # Bytes past the body are an answer to nothing: the connection is not reused.
-    return status, rest[:size], reusable and len(rest) == size
+    return Answer(status, rest[:size], location), reusable and len(rest) == size
 
 
 def _status(head: bytes) -> tuple[int, bool]:
@@ -366,12 +406,34 @@ def _header(lowered_head: bytes, name: bytes) -> bytes | None:
     return lowered_head[start : None if end < 0 else end].strip()
 
 
-def _read_chunked(sock: socket.socket, buf: bytes) -> tuple[bytes, bool]:
+def _location(head: bytes, lowered_head: bytes) -> str | None:
+    """A redirect's Location as the server spelled it (a URL is case-sensitive), None if absent."""
+    start = lowered_head.find(b"\r\nlocation:")
+    if start < 0:
+        return None
+    start += len(b"\r\nlocation:")
+    end = head.find(b"\r\n", start)
+    return head[start : None if end < 0 else end].strip().decode("latin-1")
+
+
+def _read_exactly(sock: socket.socket, buf: bytes, size: int) -> bytes:
+    """``buf`` and what follows it on the socket, up to ``size`` bytes in all, in bounded reads."""
+    parts, have = [buf], len(buf)
+    while have < size:
+        more = sock.recv(min(BODY_READ, size - have))
+        if not more:
+            raise ExchangeError(CLOSED_IN_BODY)
+        parts.append(more)
+        have += len(more)
+    return b"".join(parts)
+
+
+def _read_chunked(sock: socket.socket, buf: bytes, max_body: int) -> tuple[bytes, bool]:
     """A chunked body (trailers skipped); reusable unless bytes follow its end."""
-    body, pos = [], 0
+    body, size_so_far, pos = [], 0, 0
     while True:
         while (line_end := buf.find(b"\r\n", pos)) < 0:
-            buf = _more(sock, buf)
+            buf, pos = _more(sock, buf[pos:]), 0
         try:
             size = int(buf[pos:line_end].split(b";", 1)[0], 16)
         except ValueError:
@@ -381,13 +443,19 @@ def _read_chunked(sock: socket.socket, buf: bytes) -> tuple[bytes, bool]:
             # Trailer fields, then the empty line that ends the message.
             while (trailer_end := buf.find(b"\r\n", pos)) != pos:
                 if trailer_end < 0:
-                    buf = _more(sock, buf)
+                    buf, pos = _more(sock, buf[pos:]), 0
                 else:
                     pos = trailer_end + 2
             return b"".join(body), len(buf) == pos + 2
-        while len(buf) < pos + size + 2:
-            buf = _more(sock, buf)
+        if size < 0:
+            raise ExchangeError(BAD_CHUNK)
+        if size_so_far + size > max_body:
+            # Counted as read, not as announced: the bytes that pass the bound are read first.
+            raise _read_past_bound(sock, size_so_far + min(size, len(buf) - pos), max_body)
+        if len(buf) < pos + size + 2:
+            buf, pos = _read_exactly(sock, buf[pos:], size + 2), 0
         body.append(buf[pos : pos + size])
+        size_so_far += size
         pos += size + 2
 
 
@@ -398,11 +466,35 @@ def _more(sock: socket.socket, buf: bytes) -> bytes:
     return buf + more
 
 
-def _read_to_close(sock: socket.socket, buf: bytes) -> bytes:
-    chunks = [buf]
-    while more := sock.recv(READ_CHUNK):
+def _read_to_close(sock: socket.socket, buf: bytes, max_body: int) -> bytes:
+    """A body delimited by the connection's end, read in bounded pieces up to ``max_body``."""
+    chunks, size = [buf], len(buf)
+    while size <= max_body:
+        more = sock.recv(min(READ_CHUNK, max_body + 1 - size))
+        if not more:
+            return b"".join(chunks)
         chunks.append(more)
-    return b"".join(chunks)
+        size += len(more)
+    raise _counted_past(max_body)
+
+
+def _read_past_bound(sock: socket.socket, read: int, max_body: int) -> ExchangeError:
+    """The failure of a body found past the bound while reading it: ``read`` body bytes are in,
+    and more are read (into one scratch buffer, dropped) until one byte past the bound. A body
+    that ends before that was cut short, not too large."""
+    scratch = bytearray(min(BODY_READ, max(1, max_body + 1 - read)))
+    while read <= max_body:
+        got = sock.recv_into(scratch, min(len(scratch), max_body + 1 - read))
+        if not got:
+            return ExchangeError(CLOSED_IN_BODY)
+        read += got
+    return _counted_past(max_body)
+
+
+def _counted_past(max_body: int) -> ExchangeError:
+    """A body read one byte past the bound (``8388609 read``): the count says how far it was
+    read, not how far the kernel's buffers happened to reach, so equal faults read alike."""
+    return ExchangeError(over_bound("body", max_body, f"{max_body + 1} read"))
 
 
 def classify(status: int, size: int) -> Result:

@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.http import BACKSTOP_TIMEOUT_S, HttpCall, HttpTransport, classify
+from engine.http import BACKSTOP_TIMEOUT_S, Answer, HttpCall, HttpTransport, classify
 from engine.samples import FAILED, Result
 from fixture import Fixture
 
@@ -126,6 +126,15 @@ def error_frame(data: object) -> str:
     """``error frame: <message>``, the reason a chat turn failed as the platform gave it."""
     message = data.get("message") if isinstance(data, dict) else None
     return f"error frame: {words(str(message))}" if message else "error frame"
+
+
+def redirected(answer: Answer) -> Result:
+    """A 3xx, failed and named by where it pointed (``HTTP 302 to /login``): the kit never
+    follows one, since that would send the request a second time, elsewhere."""
+    if answer.location is None:
+        return Result(answer.status, FAILED, f"HTTP {answer.status}, no Location", len(answer.body))
+    detail = f"HTTP {answer.status} to {words(answer.location)}"
+    return Result(answer.status, FAILED, detail, len(answer.body))
 
 
 def socket_backstop_s(timeout_s: float) -> float:

@@ -3,9 +3,10 @@
 The timeout starts when the request is sent, never while the arrival waited for
 a pool slot, so the generator's own queue is reported as lateness and never as
 the server's timeouts. The dialect reads each answer (a 200 can still be a failure,
-a 202 may be followed to its end) inside that same timeout. Anything the network
-raises becomes a failure named by what happened (the transport's words, else the
-exception's class); nothing is retried.
+a 202 may be followed to its end) inside that same timeout; a redirect is never
+followed (that would send the request again) and fails named by its Location, on
+every platform alike. Anything the network raises becomes a failure named by what
+happened (the transport's words, else the exception's class); nothing is retried.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from engine.clock import RunClock
 from engine.deadlines import DeadlinePassed, Deadlines
 from engine.http import HttpTransport, failure_detail
 from engine.samples import FAILED, TIMED_OUT, TIMEOUT, Result
-from engine.seam import Attempt, Dialect
+from engine.seam import Attempt, Dialect, redirected
 
 CHAT = "chat_stream"
 
@@ -52,8 +53,10 @@ def serve(
             return dialect.chat_turn(Attempt(index, cancel, clock.now, sent, session), timeout_s)
         call = dialect.call(workload, index)
         sent()
-        status, body = http.send(call, timeout_s=None)
-        return dialect.answer(workload, index, status, body)
+        answer = http.send(call, timeout_s=None)
+        if 300 <= answer.status < 400:
+            return redirected(answer)
+        return dialect.answer(workload, index, answer.status, answer.body)
     except DeadlinePassed:
         return Result(0, TIMEOUT, TIMED_OUT)
     except Exception as exc:

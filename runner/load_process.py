@@ -41,7 +41,7 @@ from runner.messages import (
 from runner.self_probe import SelfProbe
 from runner.users import driver_class
 from runner.warm_up import settle_memory
-from scenario import scenario_from_dict
+from scenario import Scenario, scenario_from_dict
 from workloads.platforms import platform
 
 log = logging.getLogger(__name__)
@@ -58,12 +58,19 @@ class RequestFailed(Exception):
 class _Run:
     """The state of one run inside this process."""
 
-    def __init__(self, prepare: Prepare, slot: int, dialect: Dialect, http: HttpTransport):
+    def __init__(
+        self,
+        prepare: Prepare,
+        scenario: Scenario,
+        slot: int,
+        dialect: Dialect,
+        http: HttpTransport,
+    ):
         self.prepare = prepare
         self.slot = slot
         self.dialect = dialect
         self.http = http
-        self.scenario = scenario_from_dict(prepare.scenario)
+        self.scenario = scenario
         self.plan: Plan | None = None
         self.plan_closed = gevent.event.Event()
         self.dispatcher = None
@@ -88,7 +95,8 @@ class LoadProcess:
         if slot is None:
             return
         self.stop("superseded by a new run")
-        http = HttpTransport(prepare.host)
+        scenario = scenario_from_dict(prepare.scenario)
+        http = HttpTransport(prepare.host, max_body=scenario.max_body_bytes)
         fixture = Fixture(**prepare.fixture)
         dialect = platform(fixture.platform).dialect(fixture, prepare.host, prepare.run_id, http)
         error = ""
@@ -98,7 +106,7 @@ class LoadProcess:
             error = str(exc)
             http.close()
         else:
-            self._run = _Run(prepare, slot, dialect, http)
+            self._run = _Run(prepare, scenario, slot, dialect, http)
             self._warm_up(self._run)
         self._send(READY, to_wire(Ready(prepare.run_id, slot, error)))
 

@@ -1,9 +1,11 @@
-"""A 2xx is not success by itself: every answer is checked against the contract.
+"""A 2xx is not success by itself: every answer is checked against the contract's shape.
 
-A hostile proxy (tests/garbage_proxy.py, a real process) stands in front of the
-reference target and answers a share of list reads and searches with 200 and a
-body the contract forbids. Every such answer must become exactly one failed
-sample named by what was wrong, and nothing else may fail.
+Each workload's success body in both dialects is held to its Struct (a list's
+``items`` a list and ``total`` an integer, ...), and a body of the wrong shape
+reads as what was wrong. A hostile proxy (tests/garbage_proxy.py, a real process)
+stands in front of the reference target and answers a share of list reads and
+searches with 200 and a body the contract forbids. Every such answer must become
+exactly one failed sample named by what was wrong, and nothing else may fail.
 """
 
 from __future__ import annotations
@@ -13,11 +15,20 @@ import urllib.request
 import uuid
 from collections import Counter
 
+from engine.http import HttpTransport
 from engine.seam import WORDS_MAX
+from fixture import Fixture
 from stack.processes import free_port, running
-from tests.garbage_proxy import STATS_PATH
-from tests.generator_env import platform, read_run, read_samples, run_local, write_scenario
-from workloads.agenticos.dialect import error_frame, http_failure
+from tests.support.garbage_proxy import STATS_PATH
+from tests.support.generator_env import (
+    platform,
+    read_run,
+    read_samples,
+    run_local,
+    write_scenario,
+)
+from workloads.agenticos.dialect import AgenticOS, error_frame, http_failure
+from workloads.agno.dialect import Agno
 
 # Garbage kind the proxy served -> the detail the sample must carry.
 DETAIL_OF = {
@@ -37,7 +48,14 @@ def test_every_garbage_answer_is_one_failed_sample_named_by_what_was_wrong(tmp_p
     run_dir = tmp_path / "run"
     with platform(tmp_path / "platform") as plat:
         port = free_port()
-        args = ["-m", "tests.garbage_proxy", "--upstream", plat.target.url, "--port", str(port)]
+        args = [
+            "-m",
+            "tests.support.garbage_proxy",
+            "--upstream",
+            plat.target.url,
+            "--port",
+            str(port),
+        ]
         with running(args, "/api/v1/health", port, tmp_path / "proxy.log") as proxy:
             done = run_local(plat, scenario, run_dir, "--host", proxy.url)
             with urllib.request.urlopen(proxy.url + STATS_PATH, timeout=10) as resp:
@@ -77,3 +95,92 @@ def test_the_platforms_words_are_one_line_trimmed_and_grouped():
         "error frame: model provider answered HTTP 500"
     )
     assert error_frame({}) == "error frame"
+
+
+def _dialects() -> dict:
+    fixture = Fixture(
+        api_url="http://127.0.0.1",
+        org_id="org",
+        agent_id="agent",
+        stub_url="",
+        collection_name="c",
+        documents=0,
+    )
+    http = HttpTransport("http://127.0.0.1:9")
+    return {
+        "agenticos": AgenticOS(fixture, "http://127.0.0.1:9", "run", http),
+        "agno": Agno(fixture, "http://127.0.0.1:9", "run", http),
+    }
+
+
+RUN = b'{"run_id": "r", "output": "4", "status": "completed", "input_tokens": 3}'
+HIT = b'{"content": "c", "score": 0.5, "metadata": {}, "parent_doc_id": "d"}'
+# (dialect, workload, arrival, status, body, the detail it must read as; "" is ok).
+SHAPES = [
+    ("agenticos", "api_read", 0, 200, b'{"items": [{"id": "a"}], "total": 1}', ""),
+    ("agenticos", "api_read", 0, 200, b'{"items": "none", "total": "many"}', "items is str"),
+    ("agenticos", "api_read", 1, 200, b'{"items": [], "total": 1.5}', "total is float, not int"),
+    (
+        "agenticos",
+        "api_read",
+        2,
+        200,
+        b'{"items": ["a"], "total": 1}',
+        "items[] is str, not object",
+    ),
+    ("agenticos", "api_read", 0, 200, b'{"data": {"items": [], "total": 0}}', "no items"),
+    ("agenticos", "api_read", 0, 200, b'[{"items": [], "total": 0}]', "not an object"),
+    ("agenticos", "api_read", 0, 200, b'{"items": [], "total": 0', "not JSON"),
+    ("agenticos", "agent_run", 0, 200, RUN, ""),
+    ("agenticos", "agent_run", 0, 200, RUN.replace(b'"4"', b"4"), "output is int, not str"),
+    ("agenticos", "agent_run", 0, 200, RUN.replace(b"completed", b"failed"), "run failed"),
+    ("agenticos", "agent_run", 0, 200, b'{"run_id": "r", "status": "completed"}', "no output"),
+    ("agenticos", "rag_query", 0, 200, b'{"results": [%s]}' % HIT, ""),
+    ("agenticos", "rag_query", 0, 200, b'{"results": []}', "no results"),
+    (
+        "agenticos",
+        "rag_query",
+        0,
+        200,
+        b'{"results": [{"content": 1}]}',
+        "results[].content is int",
+    ),
+    ("agenticos", "rag_query", 0, 200, b'{"results": {"content": "c"}}', "results is object"),
+    ("agenticos", "ingest", 0, 202, b'{"id": "d1", "document_id": "d1", "status": "x"}', ""),
+    ("agenticos", "ingest", 0, 202, b'{"id": ""}', "no document id"),
+    ("agenticos", "ingest", 0, 202, b"[]", "not an object"),
+    ("agenticos", "trigger_fire", 0, 202, b"", ""),
+    ("agno", "api_read", 0, 200, b'[{"id": "agent"}]', ""),
+    ("agno", "api_read", 0, 200, b'{"data": []}', "not an array"),
+    ("agno", "api_read", 0, 200, b'[{"id": "a"}, "b"]', "item is str, not object"),
+    ("agno", "api_read", 1, 200, b'{"data": [], "meta": {"page": 1}}', ""),
+    ("agno", "api_read", 1, 200, b'[{"data": [], "meta": {}}]', "not an object"),
+    ("agno", "api_read", 1, 200, b'{"data": "none", "meta": {}}', "data is str, not array"),
+    ("agno", "agent_run", 0, 200, b'{"run_id": "r", "status": "COMPLETED"}', ""),
+    ("agno", "agent_run", 0, 200, b'{"run_id": "r", "status": "ERROR"}', "run ERROR"),
+    ("agno", "agent_run", 0, 200, b'{"run_id": "r"}', "no status"),
+    ("agno", "rag_query", 0, 200, b'{"data": [{"content": "c"}], "meta": {}}', ""),
+    ("agno", "rag_query", 0, 200, b'{"data": [], "meta": {}}', "no results"),
+    ("agno", "rag_query", 0, 200, b'{"data": [{"id": "x"}], "meta": {}}', "no data[].content"),
+    ("agno", "ingest", 0, 202, b'{"id": "c1", "status": "processing"}', ""),
+    ("agno", "ingest", 0, 202, b'{"id": 7}', "id is int, not str"),
+    ("agno", "trigger_fire", 0, 200, b'{"status": "processing"}', ""),
+    ("agno", "trigger_fire", 0, 200, b'{"status": "ignored"}', "webhook ignored"),
+    ("agno", "trigger_fire", 0, 200, b"[]", "not an object"),
+]
+
+
+def test_every_workloads_answer_is_held_to_its_contracts_shape_in_both_dialects():
+    """A 2xx of the wrong shape is one failed sample saying what was wrong, on each platform;
+    one of the right shape is ok (and accepted work is noted for the follow-up)."""
+    dialects = _dialects()
+    for name, workload, k, status, body, detail in SHAPES:
+        result = dialects[name].answer(workload, k, status, body)
+        if not detail:
+            assert (result.outcome, result.detail) == ("ok", ""), (name, workload, body, result)
+            continue
+        assert result.outcome == "failed" and result.status == status, (name, body, result)
+        words = result.detail.removeprefix("bad body: ")
+        assert words.startswith(detail), (name, workload, body, result.detail)
+    assert [w for _, w, _ in dialects["agenticos"].take_accepted()] == ["ingest", "trigger_fire"]
+    assert [w for _, w, _ in dialects["agno"].take_accepted()] == ["ingest", "trigger_fire"]

@@ -5,11 +5,12 @@ chat (the AgenticOS WebSocket, agno's server-sent events) and counts what it
 injects: connections closed before any answer, refused handshakes and runs,
 resets and closes mid-turn, a stream ended before its final frame, a frame that
 is not JSON, an error frame, a stop nobody asked for, a turn that never sends a
-token. Each dialect's real ``chat_turn``,
-through the real dispatcher, must turn every fault into exactly one failed (or
-timed-out) sample that says what happened, the same words on both platforms
-where the fault is the same, and every good turn into ``ok``, or ``cancelled``
-when its stop was honoured.
+token, a redirect (named by its Location), and for the WebSocket an upgrade with
+a wrong accept token or answered 200 (each named as the handshake's failure).
+Each dialect's real ``chat_turn``, through the real dispatcher, must turn every
+fault into exactly one failed (or timed-out) sample that says what happened, the
+same words on both platforms where the fault is the same, and every good turn
+into ``ok``, or ``cancelled`` when its stop was honoured.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from engine.seam import (
 from engine.share import Share
 from fixture import Fixture
 from scenario import scenario_from_dict
-from tests.counting_server import started
-from tests.hostile_chat_server import AGENT, PASSWORD, TOKENS_BEFORE
+from tests.support.counting_server import started
+from tests.support.hostile_chat_server import AGENT, ELSEWHERE, PASSWORD, TOKENS_BEFORE
 from workloads.agenticos.dialect import AgenticOS
 from workloads.agno.dialect import Agno
 
@@ -59,6 +60,7 @@ SAME = {
     "not_json": BAD_FRAME,
     "error": "error frame: hostile model failure",
     "stopped_unasked": STOPPED_UNASKED,
+    "redirect": f"HTTP 302 to {ELSEWHERE}",
 }
 DETAILS = {
     "agenticos": {
@@ -66,6 +68,8 @@ DETAILS = {
         "refused_500": "HTTP 500 internal_error: hostile refusal",
         "refused_401": "HTTP 401 unauthorized: token expired",
         "stream_ended": f"{STREAM_ENDED} (close 1011)",
+        "bad_accept": "WebSocket handshake: bad Sec-WebSocket-Accept",
+        "not_upgraded": "WebSocket handshake: status 200, not 101",
     },
     "agno": {
         **SAME,
@@ -79,7 +83,7 @@ DIALECTS = {"agenticos": AgenticOS, "agno": Agno}
 
 @pytest.fixture
 def server():
-    with started("tests.hostile_chat_server") as hostile:
+    with started("tests.support.hostile_chat_server") as hostile:
         yield hostile
 
 

@@ -3,14 +3,17 @@
 The server (tests/hostile_server.py, a real process) counts what it injects:
 resets mid-request, connections closed before the status line, bad status lines,
 a 500 whose keep-alive connection is then reset (uvicorn's way after an unhandled
-500). Every injected fault must be exactly one failed sample named by what happened
-(a reset after the platform's 500 in those words, apart from a reset out of the blue),
-none hidden by a re-send and none invented; a keep-alive connection the server
-closed while idle is replaced before anything is written, never failed.
+500); and for the real AgenticOS dialect's list reads, 2xx bodies of the wrong
+shape, answers of 50 MB however framed, one announcing 10 TB, a redirect. Every
+injected fault must be exactly one failed sample named by what happened (a reset
+after the platform's 500 in those words, apart from a reset out of the blue), none
+hidden by a re-send and none invented; a keep-alive connection the server closed
+while idle is replaced before anything is written, never failed.
 """
 
 from __future__ import annotations
 
+import resource
 import time
 from collections import Counter
 
@@ -23,6 +26,7 @@ from engine.dispatcher import Dispatcher
 from engine.http import (
     BAD_STATUS_LINE,
     CLOSED_BEFORE_STATUS,
+    MAX_BODY,
     RESET_AFTER_5XX,
     HttpCall,
     HttpTransport,
@@ -35,6 +39,8 @@ from engine.share import Share
 from fixture import Fixture
 from scenario import scenario_from_dict
 from tests.support.counting_server import started
+from tests.support.hostile_server import HUGE, OVERSIZED, SIGN_IN
+from workloads.agenticos.dialect import AgenticOS
 
 FIXTURE = Fixture(
     api_url="http://127.0.0.1",
@@ -45,6 +51,20 @@ FIXTURE = Fixture(
     collection_name="c",
     documents=0,
 )
+
+
+# What each answer the contract forbids must read as (the bound: the scenario's default 8 MiB).
+ANSWER_WORDS = {
+    "wrong_types": "bad body: items is str, not array",
+    "nested": "bad body: no items",
+    "array": "bad body: not an object",
+    "total_text": "bad body: total is str, not int",
+    "oversized_length": f"body over 8 MiB (Content-Length {OVERSIZED})",
+    "oversized_chunked": f"body over 8 MiB ({MAX_BODY + 1} read)",
+    "oversized_close": f"body over 8 MiB ({MAX_BODY + 1} read)",
+    "huge_length": f"body over 8 MiB (Content-Length {HUGE})",
+    "redirect": f"HTTP 302 to {SIGN_IN}",
+}
 
 
 @pytest.fixture
@@ -70,7 +90,7 @@ class _Reads(Dialect):
         raise AssertionError("no chat here")
 
 
-def _run(http: HttpTransport, path: str, rate: float, seconds: float) -> list:
+def _run(dialect: Dialect, rate: float, seconds: float) -> list:
     raw = {
         "name": "hostile",
         "workloads": {"api_read": 1},
@@ -87,8 +107,8 @@ def _run(http: HttpTransport, path: str, rate: float, seconds: float) -> list:
             plan=Plan.from_scenario(scenario),
             mix=Mix.from_scenario(scenario),
             timeouts=scenario.timeouts,
-            dialect=_Reads(http, path),
-            http=http,
+            dialect=dialect,
+            http=dialect.http,
             clock=RunClock(time.time() + 0.2),
             connections=50,
             on_sample=samples.append,
@@ -101,7 +121,7 @@ def _run(http: HttpTransport, path: str, rate: float, seconds: float) -> list:
 
 def test_every_injected_fault_is_one_failed_sample_and_no_other_fails(server):
     http = HttpTransport(server.url)
-    samples = _run(http, "/mixed", rate=120.0, seconds=3.0)
+    samples = _run(_Reads(http, "/mixed"), rate=120.0, seconds=3.0)
     counts = server.counts()
     assert len(samples) == 360 == len({s.index for s in samples})
     failed = Counter(s.detail for s in samples if s.outcome == "failed")
@@ -121,13 +141,42 @@ def test_every_injected_fault_is_one_failed_sample_and_no_other_fails(server):
     assert all(s.status == 200 and s.bytes == 25 for s in ok)
 
 
+def test_each_misshapen_oversized_or_redirected_answer_is_one_failed_sample_on_time(server):
+    """The real AgenticOS dialect's list reads, answered as ANSWERS says: 50 MB answers among
+    them cost one failed sample each, read no further than the bound, and the run stays on
+    time (at most 1% of arrivals later than the scenario's default 100 ms)."""
+    http = HttpTransport(server.url)
+    dialect = AgenticOS(FIXTURE, server.url, "hostile", http)
+    dialect.sign_in("loadkit@example.com", "hostile")
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    samples = _run(dialect, rate=120.0, seconds=3.0)
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024
+    counts = server.counts()
+    assert len(samples) == 360 == len({s.index for s in samples})
+    failed = Counter(s.detail for s in samples if s.outcome == "failed")
+    expected = Counter()
+    for kind, detail in ANSWER_WORDS.items():
+        assert counts[kind] > 0, counts
+        expected[detail] += counts[kind]
+    assert failed == expected, (failed, counts)
+    assert sum(failed.values()) == counts["answer_faults"]
+    ok = [s for s in samples if s.outcome == "ok"]
+    assert len(ok) == counts["page"] == len(samples) - sum(failed.values())
+    assert {s.status for s in samples if s.detail.startswith("HTTP 302")} == {302}
+    # On time while it happened, and no answer was held whole (each is 50 MB).
+    late = [s for s in samples if s.sent_s - s.due_s > 0.1]
+    assert len(late) <= 0.01 * len(samples), sorted(s.sent_s - s.due_s for s in late)[-5:]
+    assert grown_mib < 50, grown_mib
+
+
 def test_a_connection_closed_while_idle_is_replaced_before_writing_not_failed(server):
     http = HttpTransport(server.url)
     call = HttpCall("GET", "/slow?ms=200")
     pool = gevent.pool.Pool(5)
 
     def five_at_once() -> list:
-        return [classify(*r) for r in pool.map(lambda _: http.send(call), range(5))]
+        answers = pool.map(lambda _: http.send(call), range(5))
+        return [classify(a.status, len(a.body)) for a in answers]
 
     assert [r.outcome for r in five_at_once()] == ["ok"] * 5
     assert http.stats.opened == 5 and http.stats.open_now == 5

@@ -1,4 +1,4 @@
-"""``python -m tests.garbage_proxy``: a hostile platform that answers 200 with the wrong body.
+"""``python -m tests.support.garbage_proxy``: a hostile platform answering 200 with the wrong body.
 
 It stands in front of the reference target and passes every request through,
 except every ``--every``-th list read (``GET ...?limit=20``, the run's api_read)
@@ -16,7 +16,7 @@ import json
 import threading
 from collections import Counter
 
-from tests.passthrough import PassThrough, serve
+from tests.support.passthrough import PassThrough, serve
 
 # What a list read may get instead of its list: each a 200 the contract forbids.
 LIST_GARBAGE = (
@@ -76,7 +76,7 @@ class _Handler(PassThrough):
 
 def main() -> None:
     """Serve on 127.0.0.1 until terminated."""
-    parser = argparse.ArgumentParser(prog="python -m tests.garbage_proxy")
+    parser = argparse.ArgumentParser(prog="python -m tests.support.garbage_proxy")
     parser.add_argument("--upstream", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--every", type=int, default=3)

@@ -26,7 +26,7 @@ from scenario import load_scenario
 from stack.processes import ROOT, Server, free_port, stop
 from stub.config import StubConfig
 from stub.faults import FaultPlan
-from tests.reference import FAST_STUB, RELAXED_LIMITS, stub_server, target_server
+from tests.support.reference import FAST_STUB, RELAXED_LIMITS, stub_server, target_server
 
 PASSWORD = "generator-tests-password"
 # The reference target's limits, raised so that the suite's many short runs never

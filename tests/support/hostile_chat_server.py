@@ -4,14 +4,16 @@ It speaks enough AgenticOS (sign-in, the chat WebSocket) and enough agno AgentOS
 (the key check, streamed runs as server-sent events, run cancel) for each
 dialect's real ``chat_turn``, and breaks turns on a fixed cycle among good ones:
 a connection closed before any answer, a refused handshake or run (500, 401), a
-connection reset or closed after a few tokens, a stream ended in good order
+302 to elsewhere, an upgrade answered 101 with a wrong ``Sec-WebSocket-Accept`` or
+answered 200 (AgenticOS only: agno's turn is no upgrade), a connection reset or
+closed after a few tokens, a stream ended in good order
 before its final frame, a frame that is not JSON, an error frame, a stop nobody
 asked for, a turn that never sends a token.
 Good turns honour a stop (a ``stop`` frame, the cancel endpoint) that arrives
 while they stream. The server decides, so a test can compare the failures the
 client recorded with the faults the server says it injected, one for one.
 
-    python -m tests.hostile_chat_server
+    python -m tests.support.hostile_chat_server
 
 prints ``PORT CONTROL_PORT`` once both listen on 127.0.0.1. CONTROL_PORT answers
 any request with the counts as JSON: one per kind of turn begun, ``completed``
@@ -34,7 +36,7 @@ import time
 from collections import Counter
 from itertools import count
 
-from tests.counting_server import serve
+from tests.support.counting_server import serve
 
 # What the dialects sign in with; test values, not secrets.
 PASSWORD = "hostile-password"
@@ -57,9 +59,18 @@ CYCLE = (
     "good",
     "silent",
     "dropped",
+    "redirect",
+    "bad_accept",
+    "good",
+    "not_upgraded",
 )
+# Faults of the WebSocket upgrade alone: an agno turn skips them in the cycle.
+UPGRADE_ONLY = ("bad_accept", "not_upgraded")
 FAULTS = (
     "dropped",
+    "redirect",
+    "bad_accept",
+    "not_upgraded",
     "refused_500",
     "refused_401",
     "reset",
@@ -82,6 +93,7 @@ HANG_UP_S = 30.0
 WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 WS_TEXT, WS_CLOSE = 0x1, 0x8
 ERROR_MESSAGE = "hostile model failure"
+ELSEWHERE = "https://chat.example/agent"
 NOT_JSON = b"<html>502 Bad Gateway</html>"
 
 
@@ -100,10 +112,14 @@ class State:
         with self.lock:
             self.counts[name] += 1
 
-    def next_turn(self) -> str:
+    def next_turn(self, upgrade: bool) -> str:
+        """The next kind of turn in the cycle; without an ``upgrade``, the next that applies."""
         with self.lock:
-            kind = CYCLE[self.turns % len(CYCLE)]
-            self.turns += 1
+            while True:
+                kind = CYCLE[self.turns % len(CYCLE)]
+                self.turns += 1
+                if upgrade or kind not in UPGRADE_ONLY:
+                    break
             self.counts[kind] += 1
             return kind
 
@@ -237,6 +253,11 @@ def _is_stop(frame: tuple[int, bytes]) -> bool:
         return False
 
 
+def _redirect(conn: socket.socket) -> None:
+    head = f"HTTP/1.1 302 Found\r\nLocation: {ELSEWHERE}\r\nContent-Length: 0\r\n"
+    conn.sendall(head.encode() + b"Connection: close\r\n\r\n")
+
+
 def _login(conn: socket.socket, request: Request, state: State) -> None:
     if f"password={PASSWORD}" not in request.body.decode():
         state.add("refused_auth")
@@ -251,9 +272,15 @@ def _websocket(conn: socket.socket, request: Request, state: State) -> None:
         state.add("refused_auth")
         _answer(conn, "403 Forbidden", b"{}", close=True)
         return
-    kind = state.next_turn()
+    kind = state.next_turn(upgrade=True)
     if kind == "dropped":
         conn.shutdown(socket.SHUT_RDWR)
+        return
+    if kind == "redirect":
+        _redirect(conn)
+        return
+    if kind == "not_upgraded":
+        _answer(conn, "200 OK", b'{"status": "ok"}', close=True)
         return
     if kind in ("refused_500", "refused_401"):
         status, code, message = (
@@ -264,13 +291,18 @@ def _websocket(conn: socket.socket, request: Request, state: State) -> None:
         body = json.dumps({"error": {"code": code, "message": message}}).encode()
         _answer(conn, status, body, close=True)
         return
-    accept = base64.b64encode(
-        hashlib.sha1(request.headers["sec-websocket-key"].encode() + WS_GUID).digest()
-    )
+    key = request.headers["sec-websocket-key"].encode()
+    if kind == "bad_accept":
+        key = key[::-1]  # an accept token for some other key
+    accept = base64.b64encode(hashlib.sha1(key + WS_GUID).digest())
     conn.sendall(
         b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         b"Sec-WebSocket-Accept: " + accept + b"\r\nSec-WebSocket-Protocol: chat\r\n\r\n"
     )
+    if kind == "bad_accept":
+        # A client that checks the token never sends its turn; wait for it to go.
+        _drain(conn, state)
+        return
     if _ws_read(conn) is None:  # the turn's message
         return
     _ws_send(conn, "conversation_created", {"conversation_id": "hostile-conversation"})
@@ -338,9 +370,12 @@ def _keyed(request: Request) -> bool:
 
 def _agno_run(conn: socket.socket, state: State) -> bool:
     """One streamed run; False when the connection must not be reused."""
-    kind = state.next_turn()
+    kind = state.next_turn(upgrade=False)
     if kind == "dropped":
         conn.shutdown(socket.SHUT_RDWR)
+        return False
+    if kind == "redirect":
+        _redirect(conn)
         return False
     if kind == "refused_500":
         _answer(conn, "500 Internal Server Error", b'{"detail": "hostile refusal"}', close=True)

@@ -5,9 +5,10 @@ the token in memory only (a header here, a WebSocket subprotocol for chat). A
 webhook is signed over its raw body with the secret seeding derived from the
 password, and carries a unique X-Delivery-Id so the platform never dedupes it.
 
-Every answer is checked against the contract before it counts as ok (a list has
-``items`` and ``total``, a run its output, a search its results, an upload its
-document id, a turn ends with ``complete``); a failure carries the platform's own
+Every answer is checked against the contract's shape before it counts as ok
+(answers.py: a list's ``items`` is a list and its ``total`` an integer, a run has
+its output, a search its results, an upload its document id; a turn ends with
+``complete``); a failure carries the platform's own
 words (``error.code`` and ``error.message``, a chat ``error`` frame's message),
 trimmed and with ids masked so "Failures by reason" groups them.
 """
@@ -17,14 +18,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import struct
 from urllib.parse import urlencode
 
-import websocket
 from geventhttpclient.response import HTTPParseError
 from urllib3 import encode_multipart_formdata
 
-from engine.http import CLOSED_BEFORE_STATUS, HttpCall, HttpTransport
+from engine.http import Answer, HttpCall, HttpTransport
 from engine.samples import CANCELLED, FAILED, OK, SHED, Result
 from engine.seam import (
     BAD_FRAME,
@@ -37,10 +36,21 @@ from engine.seam import (
     DialectError,
     Turn,
     error_frame,
+    redirected,
     socket_backstop_s,
     words,
 )
+from engine.websocket import (
+    FrameError,
+    PeerClosed,
+    Refused,
+    SocketEnded,
+    WebSocket,
+    not_upgraded,
+)
 from fixture import PASSWORD_ENV, Fixture, webhook_secret
+from workloads.agenticos.answers import ACCEPTED, LIST_PAGE, RUN_RESULT, SEARCH_RESULT
+from workloads.answers import held
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 
 API = "/api/v1"
@@ -49,9 +59,6 @@ API = "/api/v1"
 READ_PATHS = tuple(f"{API}/{kind}?limit=20" for kind in ("agents", "runs", "conversations"))
 
 STOP_FRAME = json.dumps({"type": "stop"})
-
-# The detail of a 2xx whose body is not the JSON the contract promises.
-NOT_JSON = "bad body: not JSON"
 
 
 class AgenticOS(Dialect):
@@ -73,7 +80,7 @@ class AgenticOS(Dialect):
         body = urlencode({"username": email, "password": password}).encode()
         headers = {"Content-Type": "application/x-www-form-urlencoded"}
         try:
-            status, answer = self.http.send(HttpCall("POST", f"{API}/auth/login", body, headers))
+            status, answer, _ = self.http.send(HttpCall("POST", f"{API}/auth/login", body, headers))
             token = json.loads(answer)["access_token"] if status == 200 else None
         except (OSError, HTTPParseError, ValueError, KeyError) as exc:
             raise DialectError(
@@ -133,38 +140,37 @@ class AgenticOS(Dialect):
 
     def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
         """The status, then the body the contract promises; failures in the platform's words."""
-        size = len(body)
         if not 200 <= status < 300:
             return refused(status, body)
-        if workload == "api_read":
-            problem = _list_problem(body)
-        elif workload == "trigger_fire":
+        if workload == "trigger_fire":
+            # 202 with an empty body: nothing to hold to a shape, the delivery to follow.
             self.accept(k, workload, f"{self.run_id}-{k}")
-            problem = None
-        else:
-            problem = self._json_problem(workload, k, body)
+            return Result(status, OK, bytes=len(body))
+        problem = self._problem(workload, k, body)
         if problem:
-            return Result(status, FAILED, problem, size)
-        return Result(status, OK, bytes=size)
+            return Result(status, FAILED, problem, len(body))
+        return Result(status, OK, bytes=len(body))
 
-    def _json_problem(self, workload: str, k: int, body: bytes) -> str | None:
-        """What is wrong with a JSON answer of agent_run, rag_query or ingest (None: nothing)."""
-        try:
-            data = json.loads(body)
-        except ValueError:
-            return NOT_JSON
-        if not isinstance(data, dict):
-            return "bad body: not an object"
+    def _problem(self, workload: str, k: int, body: bytes) -> str | None:
+        """What is wrong with a 2xx body (None: nothing), noting an accepted upload."""
+        if workload == "api_read":
+            page = held(body, LIST_PAGE)
+            return page if isinstance(page, str) else None
         if workload == "agent_run":
-            if data.get("output") is None:
-                return "bad body: no run output"
-            run_status = data.get("status", "completed")
-            return None if run_status == "completed" else f"run {words(str(run_status))}"
+            run = held(body, RUN_RESULT)
+            if isinstance(run, str):
+                return run
+            return None if run.status == "completed" else f"run {words(run.status)}"
         if workload == "rag_query":
-            results = data.get("results")
-            return None if isinstance(results, list) and results else "bad body: no results"
-        document = data.get("id") or data.get("document_id")
-        if not isinstance(document, str) or not document:
+            search = held(body, SEARCH_RESULT)
+            if isinstance(search, str):
+                return search
+            return None if search.results else "bad body: no results"
+        upload = held(body, ACCEPTED)
+        if isinstance(upload, str):
+            return upload
+        document = upload.id or upload.document_id
+        if not document:
             return "bad body: no document id"
         self.accept(k, workload, document)
         return None
@@ -176,43 +182,52 @@ class AgenticOS(Dialect):
             "conversation_id": (attempt.session or {}).get("conversation_id"),
         }
         sent = attempt.sent()
+        subprotocols = ["chat", f"access_token.{self._token}"]
         try:
-            ws = websocket.create_connection(
-                self._ws_url,
-                timeout=socket_backstop_s(timeout_s),
-                subprotocols=["chat", f"access_token.{self._token}"],
-                socket=self.http.open_socket(),
-            )
-        except websocket.WebSocketBadStatusException as exc:
-            # A refused handshake is an HTTP answer: the same outcome and words as any other.
-            return refused(exc.status_code, exc.resp_body or b"")
-        except websocket.WebSocketConnectionClosedException:
-            # Closed with no answer to the upgrade: named as the HTTP transport names it.
-            return Result(0, FAILED, CLOSED_BEFORE_STATUS)
+            ws = WebSocket.open(self.http, self._ws_url, subprotocols, socket_backstop_s(timeout_s))
+        except Refused as exc:
+            return _not_opened(exc.answer)
         turn = Turn(attempt, sent, 101)
         try:
             return _read_turn(ws, json.dumps(message), turn)
-        except (ConnectionResetError, BrokenPipeError):
-            return turn.failed(CONNECTION_RESET)
-        except websocket.WebSocketConnectionClosedException:
-            # The socket ended (a FIN) without a close frame, under a read or a write.
-            return turn.failed(CONNECTION_CLOSED)
+        except (ConnectionResetError, BrokenPipeError, SocketEnded, PeerClosed, FrameError) as exc:
+            turn.received = ws.received
+            return turn.failed(_break_detail(exc))
         finally:
-            # Send the close frame without waiting for the reply: the turn's time is over,
-            # and a killed turn must not hold the end of the run for the 3 s default.
-            ws.close(timeout=0)
+            ws.close()
 
 
-def _read_turn(ws: websocket.WebSocket, message: str, turn: Turn) -> Result:
-    """Send the turn, then frames until ``complete`` or ``error``; unknown frame types are
+def _not_opened(answer: Answer) -> Result:
+    """The answer to an upgrade that did not open the stream: a redirect named by where it
+    pointed, a 1xx or 2xx that neither upgrades nor refuses, else a refusal in the platform's
+    words (the same outcome and words as any other HTTP answer)."""
+    if 300 <= answer.status < 400:
+        return redirected(answer)
+    if answer.status < 300:
+        return Result(answer.status, FAILED, not_upgraded(answer.status), len(answer.body))
+    return refused(answer.status, answer.body)
+
+
+def _break_detail(exc: BaseException) -> str:
+    """How an open turn broke, in the words every platform uses for the same break."""
+    if isinstance(exc, SocketEnded):
+        # The socket ended (a FIN) without a close frame, under a read or a write.
+        return CONNECTION_CLOSED
+    if isinstance(exc, PeerClosed):
+        return STREAM_ENDED if exc.code is None else f"{STREAM_ENDED} (close {exc.code})"
+    if isinstance(exc, FrameError):
+        return str(exc)
+    return CONNECTION_RESET
+
+
+def _read_turn(ws: WebSocket, message: str, turn: Turn) -> Result:
+    """Send the turn, then messages until ``complete`` or ``error``; unknown frame types are
     ignored (the contract). ``complete`` with ``stopped`` is a cancel only if a stop went."""
     attempt, stop_sent = turn.attempt, False
-    ws.send(message)
+    ws.send_text(message)
     while True:
-        opcode, data = ws.recv_data()
-        turn.received += len(data)
-        if opcode == websocket.ABNF.OPCODE_CLOSE:
-            return turn.failed(_close_detail(data))
+        data = ws.receive()
+        turn.received = ws.received
         try:
             frame = json.loads(data)
             kind = frame.get("type")
@@ -225,7 +240,7 @@ def _read_turn(ws: websocket.WebSocket, message: str, turn: Turn) -> Result:
         if kind == "text_delta":
             turn.token()
             if attempt.cancel and not stop_sent:
-                ws.send(STOP_FRAME)
+                ws.send_text(STOP_FRAME)
                 stop_sent = True
         elif kind == "complete":
             if not (frame.get("data") or {}).get("stopped"):
@@ -233,13 +248,6 @@ def _read_turn(ws: websocket.WebSocket, message: str, turn: Turn) -> Result:
             return turn.ended(CANCELLED) if stop_sent else turn.failed(STOPPED_UNASKED)
         elif kind == "error":
             return turn.failed(error_frame(frame.get("data")))
-
-
-def _close_detail(payload: bytes) -> str:
-    """A close frame before ``complete``: the platform ended the stream, with its close code."""
-    if len(payload) < 2:
-        return STREAM_ENDED
-    return f"{STREAM_ENDED} (close {struct.unpack('!H', payload[:2])[0]})"
 
 
 def refused(status: int, body: bytes) -> Result:
@@ -261,24 +269,6 @@ def http_failure(status: int, body: bytes) -> str:
     message = words(str(error.get("message") or ""))
     head = f"HTTP {status} {code}" if code else f"HTTP {status}"
     return f"{head}: {message}" if message else head
-
-
-def _list_problem(body: bytes) -> str | None:
-    """A list answer's envelope: one JSON object holding ``items`` and ``total``.
-
-    Checked on the bytes, not parsed: api_read is the busiest workload and a page of
-    twenty runs costs ~35 us to decode, a sixth of what sending it costs. The envelope
-    is what a broken proxy or a changed API gets wrong; the items are the platform's.
-    """
-    if body[:1] != b"{" or body[-1:] != b"}":
-        stripped = body.strip()
-        if stripped[:1] != b"{" or stripped[-1:] != b"}":
-            return NOT_JSON
-    if b'"items"' not in body:
-        return "bad body: no items"
-    if body.rfind(b'"total"') < 0:
-        return "bad body: no total"
-    return None
 
 
 DIALECT = AgenticOS

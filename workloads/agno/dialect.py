@@ -26,6 +26,7 @@ from urllib3 import encode_multipart_formdata
 
 from engine.http import (
     CLOSED_BEFORE_STATUS,
+    Answer,
     HttpCall,
     HttpTransport,
     classify,
@@ -43,10 +44,13 @@ from engine.seam import (
     DialectError,
     Turn,
     error_frame,
+    redirected,
     socket_backstop_s,
     words,
 )
 from fixture import PASSWORD_ENV, Fixture, webhook_secret
+from workloads.agno.answers import AGENTS, CONTENT, DELIVERY, PAGE, RUN_OUTPUT, SEARCH_PAGE
+from workloads.answers import held
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 
 # api_read rotates over the two lists the AgentOS console opens first.
@@ -78,7 +82,7 @@ class Agno(Dialect):
         """AgentOS has no sign-in: the key is checked once here with a list read."""
         auth = {"Authorization": f"Bearer {password}"}
         try:
-            status, _ = self.http.send(HttpCall("GET", "/agents", b"", auth))
+            status = self.http.send(HttpCall("GET", "/agents", b"", auth)).status
         except (OSError, HTTPParseError) as exc:
             raise DialectError(
                 f"AgentOS: no answer from the API ({type(exc).__name__}); check --host"
@@ -113,34 +117,47 @@ class Agno(Dialect):
 
     def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
         """agno answers 200 to a run whose model failed and to a search that could not embed
-        its query, so each answer is read. An upload (202) and a webhook delivery (200
-        "processing") are work agno accepted for later: the sample ends with the answer and
-        the work is noted for the follower (followup.py), which finds out after the run."""
+        its query, so each answer is held to its shape (answers.py) and read. An upload (202)
+        and a webhook delivery (200 "processing") are work agno accepted for later: the sample
+        ends with the answer and the work is noted for the follower (followup.py), which finds
+        out after the run."""
         result = status_result(status, body)
         if result.outcome != OK:
             return result
-        try:
-            answer = json.loads(body)
-        except ValueError:
-            return Result(status, FAILED, "not JSON", len(body))
+        problem = self._problem(workload, k, body)
+        return result if problem is None else Result(status, FAILED, problem, len(body))
+
+    def _problem(self, workload: str, k: int, body: bytes) -> str | None:
+        """What is wrong with a 2xx body (None: nothing), noting accepted work."""
         if workload == "api_read":
-            return result
-        if not isinstance(answer, dict):
-            return Result(status, FAILED, "not an object", len(body))
-        if workload == "agent_run" and str(answer.get("status", "")).upper() != "COMPLETED":
-            return Result(status, FAILED, f"run {answer.get('status')}", len(body))
-        if workload == "rag_query" and not answer.get("data"):
-            return Result(status, FAILED, "no results", len(body))
+            shape = AGENTS if READ_PATHS[k % len(READ_PATHS)] == "/agents" else PAGE
+            page = held(body, shape)
+            return page if isinstance(page, str) else None
+        if workload == "agent_run":
+            run = held(body, RUN_OUTPUT)
+            if isinstance(run, str):
+                return run
+            return None if run.status.upper() == "COMPLETED" else f"run {words(run.status)}"
+        if workload == "rag_query":
+            search = held(body, SEARCH_PAGE)
+            if isinstance(search, str):
+                return search
+            return None if search.data else "bad body: no results"
         if workload == "trigger_fire":
-            if answer.get("status") != "processing":
-                return Result(status, FAILED, f"webhook {answer.get('status')}", len(body))
+            delivery = held(body, DELIVERY)
+            if isinstance(delivery, str):
+                return delivery
+            if delivery.status != "processing":
+                return f"webhook {words(delivery.status)}"
             self.accept(k, workload, self._delivery_session(k))
-        if workload == "ingest":
-            content_id = answer.get("id")
-            if not isinstance(content_id, str) or not content_id:
-                return Result(status, FAILED, "no content id", len(body))
-            self.accept(k, workload, content_id)
-        return result
+            return None
+        content = held(body, CONTENT)
+        if isinstance(content, str):
+            return content
+        if not content.id:
+            return "bad body: no content id"
+        self.accept(k, workload, content.id)
+        return None
 
     def _delivery_session(self, k: int) -> str:
         """The session agno keeps delivery k's run in (``wa:<agent>:<sender>``): the webhook's
@@ -204,8 +221,11 @@ class Agno(Dialect):
                 # Closed with no answer to the run: named as the HTTP transport names it.
                 return Result(0, FAILED, CLOSED_BEFORE_STATUS)
             try:
-                if response.status_code != 200:
-                    return status_result(response.status_code, response.read())
+                status = response.status_code
+                if 300 <= status < 400:
+                    return redirected(Answer(status, b"", response.get("location")))
+                if status != 200:
+                    return status_result(status, response.read())
                 return self._read_turn(response, Turn(attempt, sent, 200))
             finally:
                 response.release()
@@ -253,7 +273,7 @@ class Agno(Dialect):
         if not run_id:
             return Result(200, FAILED, "no run_id to cancel")
         try:
-            status, body = self.http.send(
+            status, body, _ = self.http.send(
                 HttpCall("POST", f"{self._runs}/{run_id}/cancel", b"", self._auth)
             )
         except Exception as exc:
