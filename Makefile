@@ -14,7 +14,7 @@ AGNO_VENV := .venv-agno
 AGNO_STAMP := $(AGNO_VENV)/.installed
 AGNO_ARGS ?=
 
-.PHONY: venv test lint stub target seed report demo ui load-test load-test-help agno-venv agno
+.PHONY: venv test test-fast lint stub target seed report demo ui load-test load-test-help agno-venv agno
 
 venv: $(STAMP)
 
@@ -38,6 +38,11 @@ lint: venv
 
 test: lint
 	$(PY) -m pytest
+
+# The tests that start no process or server (pyproject.toml's markers): a couple of minutes,
+# for the loop between edits; make test stays the whole suite, as CI runs it.
+test-fast: venv
+	$(PY) -m pytest -m "not system and not slow"
 
 stub: venv
 	$(PY) -m stub $(STUB_ARGS)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.generator_env import (
+from tests.support.generator_env import (
     lateness_ms,
     platform,
     read_run,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from reports import build_report
 from scenario import load_scenario
-from tests.rundirs import synthetic_probes, synthetic_samples, write_run_dir
+from tests.support.rundirs import synthetic_probes, synthetic_samples, write_run_dir
 
 # Arrivals the shipped scenario offers at scale 1 (4x60 + 12x180 + 36x45 + 12x60).
 SHIPPED_ARRIVALS = 4740

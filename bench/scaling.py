@@ -43,7 +43,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.generator_env import (
+from tests.support.generator_env import (
     RUN_TIMEOUT_S,
     lateness_ms,
     platform,

@@ -1,7 +1,7 @@
 """agno's accepted work is followed after the run, as AgenticOS's is, and lost uploads are found.
 
 agno's AgentOS (in its own environment) embeds its knowledge through an embedder
-that fails the run's uploads of even index (tests/embed_fault_proxy.py, in front
+that fails the run's uploads of even index (tests/support/embed_fault_proxy.py, in front
 of the stub; chat runs use the stub directly and stay healthy). agno answers
 every upload 202 and embeds it in the background, so each sample ends ``ok``
 with agno's answer, and only the follow-up after the run can say which uploads
@@ -45,7 +45,7 @@ STUB_ARGS = ("--first-token-ms", "20", "--token-ms", "2", "--tokens", "8")
 TIMEOUTS = {"default_s": 30, "chat_stream_s": 30, "agent_run_s": 30}
 # Starting agno from cold, seeding, the run, its follow-up and report, on a busy machine.
 RUN_TIMEOUT_S = 420
-pytestmark = pytest.mark.timeout(2 * RUN_TIMEOUT_S)
+pytestmark = [pytest.mark.system, pytest.mark.slow, pytest.mark.timeout(2 * RUN_TIMEOUT_S)]
 
 
 def test_agno_uploads_lost_after_202_are_found_after_the_run(tmp_path, monkeypatch):

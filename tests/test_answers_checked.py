@@ -2,9 +2,9 @@
 
 Each workload's success body in both dialects is held to its Struct (a list's
 ``items`` a list and ``total`` an integer, ...), and a body of the wrong shape
-reads as what was wrong. A hostile proxy (tests/garbage_proxy.py, a real process)
-stands in front of the reference target and answers a share of list reads and
-searches with 200 and a body the contract forbids. Every such answer must become
+reads as what was wrong. A hostile proxy (tests/support/garbage_proxy.py, a real
+process) stands in front of the reference target and answers a share of list reads
+and searches with 200 and a body the contract forbids. Every such answer must become
 exactly one failed sample named by what was wrong, and nothing else may fail.
 """
 
@@ -14,6 +14,8 @@ import json
 import urllib.request
 import uuid
 from collections import Counter
+
+import pytest
 
 from engine.http import HttpTransport
 from engine.seam import WORDS_MAX
@@ -41,6 +43,8 @@ DETAIL_OF = {
 }
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_every_garbage_answer_is_one_failed_sample_named_by_what_was_wrong(tmp_path):
     scenario = write_scenario(
         tmp_path, [("sustain", 4.0, 20.0)], workloads={"api_read": 3, "rag_query": 1}

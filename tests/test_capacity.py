@@ -8,7 +8,7 @@ reference platform holds a pooled database connection through every chat turn,
 so with a pool of 2 and no overflow it serves 2 turns at once, each the stub's
 500 ms: a concurrency sweep holds to 2 users, a rate sweep to 2 turns a second
 (4/s would be its ceiling). The same platform keeps a known 6 MB per
-conversation (tests/session_memory_target.py), so the memory fit has an answer.
+conversation (tests/support/session_memory_target.py), so the memory fit has an answer.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from reports.rundir import load_run
 from reports.sweep import build as build_sweep
 from scenario import WORKLOADS
 from stack.processes import ROOT, free_port, running, stop, wait_ready
-from tests.generator_env import (
+from tests.support.generator_env import (
     GENEROUS_LIMITS,
     MIX,
     PASSWORD,
@@ -48,8 +48,10 @@ from tests.generator_env import (
     run_local,
     write_scenario,
 )
-from tests.reference import TARGET_HEALTH, stub_server
+from tests.support.reference import TARGET_HEALTH, stub_server
 from workloads.agenticos.client import AgenticOSClient
+
+pytestmark = pytest.mark.system
 
 # Users for the mode tests: the fewest at which Locust gives every workload of MIX a user
 # (trigger_fire's 3% gets its first at 16), the count the no-user warning names as the fix.
@@ -144,6 +146,7 @@ def _check_closed_loop_report(run_dir: Path, result: subprocess.CompletedProcess
     assert "closed loop" in validity and "late " not in validity, validity
 
 
+@pytest.mark.slow
 def test_users_mode_local_one_sample_per_request_six_classes_one_conversation_each(
     plat, mode_scenario, tmp_path
 ):
@@ -158,6 +161,7 @@ def test_users_mode_local_one_sample_per_request_six_classes_one_conversation_ea
     assert _conversations(plat) - before == chat_users
 
 
+@pytest.mark.slow
 def test_users_mode_too_few_users_names_the_missing_workloads_and_the_fix_before_load(
     plat, mode_scenario, tmp_path
 ):
@@ -210,6 +214,7 @@ def test_users_mode_too_few_users_names_the_missing_workloads_and_the_fix_before
     _check_closed_loop_report(run_dir, result, FEW_USERS)
 
 
+@pytest.mark.slow
 def test_concurrency_sweep_names_the_steps_that_leave_workloads_without_a_user(
     plat, mode_scenario, tmp_path
 ):
@@ -234,6 +239,7 @@ def test_concurrency_sweep_names_the_steps_that_leave_workloads_without_a_user(
     assert "| not offered |" not in markdown and "Scheduled at" not in markdown
 
 
+@pytest.mark.slow
 def test_users_mode_gives_no_user_to_a_workload_preflight_skipped(plat, mode_scenario, tmp_path):
     """With trigger_fire skipped at preflight, all 16 users go to the other five workloads
     (none idles as a trigger_fire user), and the report gives preflight's reason."""
@@ -256,6 +262,7 @@ def test_users_mode_gives_no_user_to_a_workload_preflight_skipped(plat, mode_sce
     assert "| not offered |" in row and "make seed" in row and "no user" not in row, row
 
 
+@pytest.mark.slow
 def test_users_mode_master_and_one_worker(plat, mode_scenario, tmp_path):
     run_dir = tmp_path / "users-distributed"
     args = ("-u", str(USERS), "-r", str(USERS), "-t", "6")
@@ -298,6 +305,7 @@ def test_users_mode_and_a_rate_are_refused_together(plat, mode_scenario, tmp_pat
     assert not (tmp_path / "both" / "samples.csv").exists()
 
 
+@pytest.mark.slow
 def test_web_ui_users_field_runs_users_mode(plat, mode_scenario, tmp_path):
     """The start form's Users and spawn rate drive users mode (use_common_options)."""
     port = free_port()
@@ -357,7 +365,7 @@ def capped_platform(tmp: Path) -> Iterator[Platform]:
         stub_server(tmp, *KNEE_STUB, name="model-stub") as model,
     ):
         port = free_port()
-        args = ["-m", "tests.session_memory_target", "--port", str(port)]
+        args = ["-m", "tests.support.session_memory_target", "--port", str(port)]
         args += ["--database-url", f"sqlite:///{tmp / 'target.sqlite3'}"]
         env = {
             **GENEROUS_LIMITS,
@@ -392,6 +400,7 @@ def chat_scenario(tmp_path_factory):
     )
 
 
+@pytest.mark.slow
 def test_concurrency_sweep_finds_the_pool_knee_and_the_memory_per_session(
     capped, chat_scenario, tmp_path
 ):
@@ -429,6 +438,7 @@ def test_concurrency_sweep_finds_the_pool_knee_and_the_memory_per_session(
     assert out["rss"]["points"] == 4
 
 
+@pytest.mark.slow
 def test_rate_sweep_finds_the_pool_knee(capped, chat_scenario, tmp_path):
     run_dir = tmp_path / "sweep-rates"
     run_local(capped, chat_scenario, run_dir, "--sweep-rates", "1,2,8", "--step-s", "5")
@@ -441,6 +451,7 @@ def test_rate_sweep_finds_the_pool_knee(capped, chat_scenario, tmp_path):
     assert report.load_unit == "arrivals/s"
 
 
+@pytest.mark.slow
 def test_rate_sweep_with_sweep_stop_ends_after_the_step_that_broke(capped, chat_scenario, tmp_path):
     run_dir = tmp_path / "sweep-stop"
     sweep = ("--sweep-rates", "1,2,8,16,32", "--step-s", "6", "--sweep-stop")

@@ -1,6 +1,6 @@
 """A chat turn never lies: against a server breaking turns on purpose, failures equal faults.
 
-The server (tests/hostile_chat_server.py, a real process) speaks both dialects'
+The server (tests/support/hostile_chat_server.py, a real process) speaks both dialects'
 chat (the AgenticOS WebSocket, agno's server-sent events) and counts what it
 injects: connections closed before any answer, refused handshakes and runs,
 resets and closes mid-turn, a stream ended before its final frame, a frame that
@@ -40,6 +40,8 @@ from tests.support.counting_server import started
 from tests.support.hostile_chat_server import AGENT, ELSEWHERE, PASSWORD, TOKENS_BEFORE
 from workloads.agenticos.dialect import AgenticOS
 from workloads.agno.dialect import Agno
+
+pytestmark = pytest.mark.system
 
 # The chat timeout: longer than a good turn (~0.8 s), short enough to keep the test short.
 TIMEOUT_S = 3.0

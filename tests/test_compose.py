@@ -150,7 +150,9 @@ def test_ports_are_published_on_loopback_and_the_host_is_reachable_on_linux():
             assert "host.docker.internal:host-gateway" in service["extra_hosts"], name
 
 
+@pytest.mark.system
 @pytest.mark.timeout(RUN_TIMEOUT_S + 120)
+@pytest.mark.slow
 def test_master_and_two_workers_from_compose_account_for_every_arrival(tmp_path):
     stub_port, target_port, master_port = free_port(), free_port(), free_port()
     values = {
@@ -314,7 +316,10 @@ def tear_down(env: dict[str, str]) -> None:
     )
 
 
+@pytest.mark.system
+@pytest.mark.docker
 @pytest.mark.timeout(ENGINE_TIMEOUT_S + 360)
+@pytest.mark.slow
 def test_readme_compose_demo_runs_verbatim_in_a_real_engine(tmp_path):
     reason = engine_unavailable()
     if reason:
@@ -348,7 +353,10 @@ def test_readme_compose_demo_runs_verbatim_in_a_real_engine(tmp_path):
     assert verdict == [str(summary["exit_code"])], said
 
 
+@pytest.mark.system
+@pytest.mark.docker
 @pytest.mark.timeout(ENGINE_TIMEOUT_S + 360)
+@pytest.mark.slow
 def test_the_web_ui_master_replaces_the_headless_one_and_the_workers_join_it(tmp_path):
     reason = engine_unavailable()
     if reason:
@@ -388,7 +396,10 @@ def bridge_gateway() -> str:
     return subprocess.run(inspect, capture_output=True, text=True, timeout=60).stdout.strip()
 
 
+@pytest.mark.system
+@pytest.mark.docker
 @pytest.mark.timeout(ENGINE_TIMEOUT_S + 360)
+@pytest.mark.slow
 def test_a_platform_on_the_host_is_seeded_and_loaded_through_host_gateway(tmp_path):
     """The README's host recipe on Linux: the platform on the host, the kit in containers."""
     reason = engine_unavailable()

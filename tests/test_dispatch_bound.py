@@ -12,9 +12,11 @@ import resource
 import subprocess
 import sys
 
+import pytest
+
 from engine.limits import FD_RESERVE
 from stack.processes import ROOT
-from tests.generator_env import (
+from tests.support.generator_env import (
     RUN_TIMEOUT_S,
     expected_counts,
     lateness_ms,
@@ -25,6 +27,8 @@ from tests.generator_env import (
     read_samples,
     write_scenario,
 )
+
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 # Open files the generator may hold: its own needs (FD_RESERVE) and room for a few dozen.
 OPEN_FILES = FD_RESERVE + 72

@@ -10,10 +10,12 @@ import sys
 import time
 from collections import Counter
 
+import pytest
+
 from engine.mix import Mix
 from scenario import load_scenario
 from stack.processes import ROOT, stop
-from tests.generator_env import (
+from tests.support.generator_env import (
     GENEROUS_LIMITS,
     QUICK_STUB,
     RUN_TIMEOUT_S,
@@ -27,6 +29,8 @@ from tests.generator_env import (
     run_local,
     write_scenario,
 )
+
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 PHASES = [("ramp", 2.0, 6.0), ("sustain", 3.0, 12.0)]
 # Model-bound workloads only, so that most arrivals meet the fault.

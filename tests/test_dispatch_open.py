@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from tests.generator_env import (
+from tests.support.generator_env import (
     expected_counts,
     lateness_ms,
     platform,
@@ -18,6 +18,8 @@ from tests.generator_env import (
     run_local,
     write_scenario,
 )
+
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 SLOW_FIRST_TOKEN_MS = 2500
 # Chat turns and agent runs each hold the platform (and a generator slot) this long.

@@ -20,8 +20,8 @@ from types import SimpleNamespace
 import pytest
 
 from stack.processes import ROOT, stop
-from tests import netns
-from tests.generator_env import (
+from tests.support import netns
+from tests.support.generator_env import (
     RUN_TIMEOUT_S,
     invalid_reasons,
     read_run,
@@ -46,7 +46,12 @@ PLATFORM_TIMEOUT_S = 120
 LATENESS = {"late_after_ms": 250.0, "max_late_fraction": 0.05}
 
 _why_not = netns.unavailable()
-pytestmark = pytest.mark.skipif(_why_not is not None, reason=f"no namespaces: {_why_not}")
+pytestmark = [
+    pytest.mark.system,
+    pytest.mark.slow,
+    pytest.mark.netns,
+    pytest.mark.skipif(_why_not is not None, reason=f"no namespaces: {_why_not}"),
+]
 
 
 def _netem_or_skip(link: str) -> str:
@@ -68,7 +73,7 @@ def hosts(request, tmp_path):
     with netns.topology(ROLES, _netem_or_skip(request.param)) as topology:
         directory = tmp_path / "platform"
         directory.mkdir()
-        command = [sys.executable, "-m", "tests.netns_platform", str(directory)]
+        command = [sys.executable, "-m", "tests.support.netns_platform", str(directory)]
         proc = subprocess.Popen(
             [*topology.run_in("master"), *command],
             cwd=ROOT,
@@ -119,8 +124,15 @@ def hosts(request, tmp_path):
 
 @contextlib.contextmanager
 def _relay(topology, tmp_path, *pairs: str):
-    """tests/delay_relay.py in the hub namespace until the block ends (stopped by PID)."""
-    command = [sys.executable, "-m", "tests.delay_relay", "--delay-ms", RELAY_DELAY_MS, *pairs]
+    """tests/support/delay_relay.py in the hub namespace until the block ends (stopped by PID)."""
+    command = [
+        sys.executable,
+        "-m",
+        "tests.support.delay_relay",
+        "--delay-ms",
+        RELAY_DELAY_MS,
+        *pairs,
+    ]
     proc = subprocess.Popen(
         [*topology.run_in("hub"), *command],
         cwd=ROOT,

@@ -16,6 +16,8 @@ import signal
 import time
 from collections import Counter
 
+import pytest
+
 from engine.seam import words
 from fixture import load_fixture, webhook_secret
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
@@ -44,6 +46,8 @@ EMBED_REQUESTS_BEFORE_LOAD = 5
 ERROR_RATE = 0.4
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_path):
     seed = clean_start_seed(first=EMBED_REQUESTS_BEFORE_LOAD, error_rate=ERROR_RATE)
     embed = ("--error-rate", str(ERROR_RATE), "--seed", seed)
@@ -102,6 +106,8 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
     assert "for up to 45.0 s after the run" in report
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(tmp_path):
     """Uploads and deliveries are followed each on its own: with the documents list refused
     (405), the uploads are not verifiable and say why while the deliveries are still followed
@@ -176,6 +182,8 @@ def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(t
     }
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_an_interrupted_run_writes_its_accepted_work_not_verifiable(tmp_path):
     """Stopped early, the run follows nothing, and says so for every arrival the platform
     accepted, whatever status it accepted with (agno accepts a webhook with a 200)."""

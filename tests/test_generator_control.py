@@ -19,7 +19,7 @@ from collections import Counter
 import pytest
 
 from stack.processes import ROOT, free_port, stop, wait_ready
-from tests.generator_env import (
+from tests.support.generator_env import (
     RUN_TIMEOUT_S,
     load_env,
     locust_args,
@@ -30,6 +30,8 @@ from tests.generator_env import (
     wait_for_rows,
     write_scenario,
 )
+
+pytestmark = pytest.mark.system
 
 # Long enough that every early stop lands mid-run.
 LONG = [("ramp", 4.0, 5.0), ("sustain", 60.0, 10.0)]
@@ -206,6 +208,7 @@ def test_a_wrong_password_is_refused_by_preflight_and_never_written(plat, tmp_pa
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.slow
 def test_stopping_a_headless_run_early_leaves_an_interrupted_complete_record(
     plat, long_scenario, tmp_path, sig
 ):

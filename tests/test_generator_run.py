@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from tests.generator_env import (
+from tests.support.generator_env import (
     RUN_TIMEOUT_S,
     expected_counts,
     invalid_reasons,
@@ -23,6 +23,8 @@ from tests.generator_env import (
     start_distributed,
     write_scenario,
 )
+
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 # Two phases at rates that make every workload appear within seconds.
 PHASES = [("ramp", 2.0, 8.0), ("sustain", 3.0, 16.0)]

@@ -20,6 +20,8 @@ import pytest
 from stack.agno import ensure_agno_venv
 from stack.processes import ROOT
 
+pytestmark = pytest.mark.system
+
 CHECK = textwrap.dedent(
     """
     import asyncio, socket, sys

@@ -21,7 +21,7 @@ from stack.processes import ROOT, free_port
 from stub import app as stub_app
 from stub.config import StubConfig
 from stub.faults import FaultPlan
-from tests.reference import FAST_STUB, make_agent, signed_in, stub_server, target_server
+from tests.support.reference import FAST_STUB, make_agent, signed_in, stub_server, target_server
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.preflight import (
     INJECTED_FAULT_MARKER,
@@ -63,6 +63,7 @@ def refused(fixture: Fixture, password: str = DEFAULT_ADMIN_PASSWORD) -> str:
     return message
 
 
+@pytest.mark.system
 def test_a_seeded_deployment_passes(deployment):
     result = run_preflight(deployment.fixture, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
     assert result.trigger_fire_ready and result.trigger_skip_reason is None
@@ -71,22 +72,26 @@ def test_a_seeded_deployment_passes(deployment):
     assert runs[result.run_id]["status"] == "completed"
 
 
+@pytest.mark.system
 def test_an_api_that_does_not_answer(deployment):
     fixture = dataclasses.replace(deployment.fixture, api_url=f"http://127.0.0.1:{free_port()}")
     message = refused(fixture)
     assert "does not answer" in message and "make target" in message
 
 
+@pytest.mark.system
 def test_a_wrong_password(deployment):
     message = refused(deployment.fixture, password="wrong")
     assert "refused (HTTP 401" in message and "LOAD_PASSWORD" in message
 
 
+@pytest.mark.system
 def test_an_organisation_the_user_is_not_in(deployment):
     fixture = dataclasses.replace(deployment.fixture, org_id="00000000-0000-0000-0000-000000000000")
     assert "make seed" in refused(fixture)
 
 
+@pytest.mark.system
 def test_an_unknown_or_unpublished_agent(deployment):
     _, draft = make_agent(deployment.client, deployment.stub_url + "/v1", publish=False)
     message = refused(dataclasses.replace(deployment.fixture, agent_id=draft))
@@ -95,6 +100,7 @@ def test_an_unknown_or_unpublished_agent(deployment):
     assert "does not exist" in refused(gone)
 
 
+@pytest.mark.system
 def test_an_empty_or_missing_collection(deployment):
     empty = deployment.client.post("/kb", {"name": "empty for preflight", "scope": "org"})
     fixture = dataclasses.replace(deployment.fixture, collection_name=empty["collection_name"])
@@ -104,6 +110,7 @@ def test_an_empty_or_missing_collection(deployment):
     assert "does not exist" in refused(missing)
 
 
+@pytest.mark.system
 def test_a_model_the_platform_cannot_reach(deployment):
     dead = f"http://127.0.0.1:{free_port()}"
     _, agent_id = make_agent(deployment.client, dead + "/v1")
@@ -112,6 +119,7 @@ def test_a_model_the_platform_cannot_reach(deployment):
     assert "agent run failed (HTTP 500" in message and "make stub" in message
 
 
+@pytest.mark.system
 def test_a_missing_trigger_is_a_skip_not_a_refusal(deployment):
     none = dataclasses.replace(deployment.fixture, trigger_id=None)
     result = run_preflight(none, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
@@ -134,6 +142,7 @@ def run_cli(fixture_path, password: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.system
 def test_the_command_line_exits_zero_or_one_with_one_line(deployment, tmp_path):
     path = tmp_path / "fixture.json"
     deployment.fixture.save(path)
@@ -162,6 +171,7 @@ def test_the_stub_marks_every_fault_it_injects():
     assert INJECTED_FAULT_MARKER in stub_app.RATE_LIMIT_MESSAGE
 
 
+@pytest.mark.system
 def test_injected_faults_do_not_refuse_a_fault_injection_run(deployment, tmp_path):
     # The agent run's first two model calls draw injected 500s; preflight tries again.
     faulted = _seed_whose_first_requests_fault(2, error_rate=0.5)
@@ -172,6 +182,7 @@ def test_injected_faults_do_not_refuse_a_fault_injection_run(deployment, tmp_pat
     assert result.run_id
 
 
+@pytest.mark.system
 def test_a_stub_that_faults_every_time_is_named_as_the_cause(deployment, tmp_path):
     with stub_server(tmp_path, *FAST_STUB, "--error-rate", "1") as faulty:
         _, agent_id = make_agent(deployment.client, faulty.url + "/v1")

@@ -16,6 +16,8 @@ from probes import ProbeOptions, start_probes
 from stack.processes import free_port, running, stop
 from tests.support.postgres import throwaway_postgres
 
+pytestmark = pytest.mark.system
+
 # A bounded CPU burner: it stops by itself even if the test dies.
 BURN = "import time\nend = time.time() + 30\nwhile time.time() < end: pass\n"
 EXPORTER = (

@@ -14,7 +14,7 @@ from reports import compare_runs
 from reports.compare import compare
 from reports.rundir import load_run
 from scenario import load_scenario
-from tests.rundirs import synthetic_probes, synthetic_samples, write_run_dir
+from tests.support.rundirs import synthetic_probes, synthetic_samples, write_run_dir
 
 SCENARIO = load_scenario().scaled(0.4)
 

@@ -13,7 +13,9 @@ import pytest
 from reports import compare_runs
 from reports.compare import compare
 from reports.rundir import load_run
-from tests.generator_env import QUICK_STUB, platform, run_local, write_scenario
+from tests.support.generator_env import QUICK_STUB, platform, run_local, write_scenario
+
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 # One judged phase, long enough for ~60 agent runs and ~60 reads per run (above the
 # compare's minimum count), short enough for three runs on a busy machine.

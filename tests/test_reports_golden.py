@@ -16,7 +16,7 @@ from reports.rundir import load_run
 from reports.stats import run_stats
 from reports.system import system_stats
 from reports.verdict import FAIL, NOT_MEASURED, PASS, RECOVERED, judge
-from tests.rundirs import GOLDEN, edit_run_json, golden_copy
+from tests.support.rundirs import GOLDEN, edit_run_json, golden_copy
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import pytest
 
 from reports import build_report
-from tests.rundirs import golden_copy
+from tests.support.rundirs import golden_copy
 
 SECTIONS = [
     "what-was-run",

@@ -12,7 +12,7 @@ import numpy as np
 
 from reports import build_report
 from scenario import load_scenario
-from tests.rundirs import golden_copy, synthetic_samples, write_run_dir
+from tests.support.rundirs import golden_copy, synthetic_samples, write_run_dir
 from webui.verdict_tab import verdict_rows
 
 SCENARIO = load_scenario().scaled(0.05)

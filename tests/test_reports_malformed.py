@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reports import build_report, compare_runs
-from tests.rundirs import edit_run_json, golden_copy
+from tests.support.rundirs import edit_run_json, golden_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -153,6 +153,8 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_cli_build_exit_codes_and_one_line_refusal(tmp_path):
     path = golden_copy(tmp_path / "run")
     done = _cli("build", str(path))
@@ -165,6 +167,7 @@ def test_cli_build_exit_codes_and_one_line_refusal(tmp_path):
     assert "samples.csv: empty file" in refused.stderr
 
 
+@pytest.mark.system
 def test_cli_help_names_both_commands_and_the_exit_codes():
     top = _cli("--help")
     assert top.returncode == 0

@@ -17,8 +17,10 @@ from selenium.webdriver.chrome.service import Service
 
 from reports import build_report
 from scenario import load_scenario
-from tests.rundirs import synthetic_probes, synthetic_samples, write_run_dir
+from tests.support.rundirs import synthetic_probes, synthetic_samples, write_run_dir
 from tests.test_webui import CHROMIUM_FLAGS
+
+pytestmark = [pytest.mark.system, pytest.mark.browser]
 
 SCENARIO = load_scenario().scaled(0.2)
 # (width, height, device pixel ratio, mobile): a laptop, and a 390 px phone.

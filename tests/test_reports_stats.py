@@ -20,7 +20,7 @@ from reports.stats import percentile_table, percentiles_of, run_stats
 from reports.system import system_stats
 from reports.verdict import PASS, judge
 from scenario import WORKLOADS, scenario_from_dict
-from tests.rundirs import write_run_dir
+from tests.support.rundirs import write_run_dir
 
 
 def textbook(values: list[float], p: int) -> float:

@@ -1,7 +1,7 @@
 """The verdict judges burst and recover: doctored run directories that must fail, and one that
 must recover at the right time.
 
-Each run is the seeded synthetic run of tests/rundirs.py with one thing broken by
+Each run is the seeded synthetic run of tests/support/rundirs.py with one thing broken by
 hand: a workload shed entirely in recover, a workload failing as much in sustain
 as in recover, a recover that is slow for its first seconds and good after.
 """
@@ -27,7 +27,7 @@ from reports.verdict import (
     judge,
 )
 from scenario import ScenarioError, load_scenario, scenario_from_dict
-from tests.rundirs import edit_run_json, schedule, synthetic_samples, write_run_dir
+from tests.support.rundirs import edit_run_json, schedule, synthetic_samples, write_run_dir
 
 # Long enough that recover holds a few windows of every large workload (12 s at 12/s).
 SCENARIO = load_scenario().scaled(0.2)

@@ -31,6 +31,8 @@ from tests.support.reference import (
 )
 from workloads.agenticos.seed import KB_NAME, TRIGGER_NAME
 
+pytestmark = pytest.mark.system
+
 DOCUMENTS = 6
 # Seconds a seeding run may take here: six tiny documents index in well under one.
 SEED_TIMEOUT_S = 120

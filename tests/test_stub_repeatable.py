@@ -80,6 +80,7 @@ def _stats(url: str) -> dict:
         return json.load(resp)
 
 
+@pytest.mark.system
 def test_same_seed_same_fault_sequence(tmp_path):
     runs = []
     for name, seed in (("first", "7"), ("again", "7"), ("other", "8")):
@@ -123,6 +124,7 @@ def _vectors(url: str, text: str) -> list[list[float]]:
     ]
 
 
+@pytest.mark.system
 def test_same_text_same_vector_across_paths_and_processes(tmp_path):
     with _stub(tmp_path, "one", "--seed", "1") as server:
         one = _vectors(server.url, "the same words")
@@ -137,6 +139,7 @@ def test_same_text_same_vector_across_paths_and_processes(tmp_path):
     assert abs(cosine) < 0.2
 
 
+@pytest.mark.system
 def test_embedding_dim_and_tokens_from_environment(tmp_path):
     env = {"STUB_EMBEDDING_DIM": "16", "STUB_TOKENS": "3", "STUB_FIRST_TOKEN_MS": "0"}
     with _stub(tmp_path, "env", env=env) as server:
@@ -163,6 +166,7 @@ def _refusal(*flags: str, env: dict | None = None) -> str:
     return lines[0]
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("flags", "env", "names"),
     [
@@ -181,6 +185,7 @@ def test_bad_knob_is_one_line_and_exit_2(flags, env, names):
     assert names in _refusal(*flags, env=env)
 
 
+@pytest.mark.system
 def test_port_in_use_is_one_line_and_exit_2():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -191,6 +196,7 @@ def test_port_in_use_is_one_line_and_exit_2():
         assert "--processes" not in _refusal("--port", str(port), "--processes", "2")
 
 
+@pytest.mark.system
 def test_a_stopped_stub_gets_its_port_back_while_its_connections_linger(tmp_path):
     port = free_port()
     args = ["-m", "stub", "--port", str(port)]

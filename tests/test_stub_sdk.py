@@ -18,6 +18,8 @@ from stack.processes import free_port, running
 from stub.app import ERROR_MESSAGE, RATE_LIMIT_MESSAGE, RETRY_AFTER_S
 from stub.wire import answer_text
 
+pytestmark = pytest.mark.system
+
 TOKENS = 6
 FAST = ["--first-token-ms", "20", "--token-ms", "2", "--tokens", str(TOKENS)]
 MESSAGES = [{"role": "user", "content": "say something slow"}]

@@ -23,6 +23,8 @@ import pytest
 
 from stack.processes import free_port, running
 
+pytestmark = pytest.mark.system
+
 FIRST_MS, PACE_MS, TOKENS = 300, 5, 141
 TOTAL_MS = FIRST_MS + (TOKENS - 1) * PACE_MS
 EARLY_MS = 1.5

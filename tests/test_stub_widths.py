@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.test_stub_repeatable import _post, _stub
+
+pytestmark = pytest.mark.system
 
 
 def _width(url: str, path: str, body: dict) -> int:

@@ -20,6 +20,8 @@ from tests.support.reference import FAST_STUB_DIM, make_agent, signed_in, stub_s
 from workloads.agenticos.client import AgenticOSClient
 from workloads.setup_client import APIError, signature
 
+pytestmark = pytest.mark.system
+
 # Seconds background work may take on a busy 2-core machine before a test fails:
 # indexing one small document or running one routine takes well under one.
 BACKGROUND_DEADLINE_S = 20.0

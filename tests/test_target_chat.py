@@ -23,6 +23,8 @@ from tests.support.reference import (
 )
 from workloads.agenticos.client import AgenticOSClient
 
+pytestmark = pytest.mark.system
+
 # 40 tokens 250 ms apart: an unstopped answer takes ten seconds, a stop takes one frame.
 SLOW_STUB = ("--first-token-ms", "50", "--token-ms", "250", "--tokens", "40")
 SLOW_TOKENS = 40

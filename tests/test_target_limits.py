@@ -16,9 +16,11 @@ import pytest
 import requests
 
 from stack.processes import ROOT, free_port
-from tests.reference import make_agent, stub_server, target_server
+from tests.support.reference import make_agent, stub_server, target_server
 from workloads.agenticos.client import AgenticOSClient
 from workloads.setup_client import APIError
+
+pytestmark = pytest.mark.system
 
 # Seconds a refused start may take: a cold import of FastAPI and SQLAlchemy on a busy machine.
 STARTUP_TIMEOUT_S = 60

@@ -17,10 +17,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import pytest
 import requests
 
 from tests.support.postgres import throwaway_postgres
 from tests.support.reference import make_agent, signed_in, stub_server, target_server
+
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 FIRST_TOKEN_S = 2.5
 SLOW_STUB = ("--first-token-ms", str(int(FIRST_TOKEN_S * 1000)), "--token-ms", "1", "--tokens", "4")

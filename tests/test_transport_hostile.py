@@ -1,14 +1,14 @@
 """The transport never lies: against a server that misbehaves on purpose, failures equal faults.
 
-The server (tests/hostile_server.py, a real process) counts what it injects:
-resets mid-request, connections closed before the status line, bad status lines,
-a 500 whose keep-alive connection is then reset (uvicorn's way after an unhandled
-500); and for the real AgenticOS dialect's list reads, 2xx bodies of the wrong
-shape, answers of 50 MB however framed, one announcing 10 TB, a redirect. Every
-injected fault must be exactly one failed sample named by what happened (a reset
-after the platform's 500 in those words, apart from a reset out of the blue), none
-hidden by a re-send and none invented; a keep-alive connection the server closed
-while idle is replaced before anything is written, never failed.
+The server (tests/support/hostile_server.py, a real process) counts what it
+injects: resets mid-request, connections closed before the status line, bad
+status lines, a 500 whose keep-alive connection is then reset (uvicorn's way
+after an unhandled 500); and for the real AgenticOS dialect's list reads, 2xx
+bodies of the wrong shape, answers of 50 MB however framed, one announcing 10 TB,
+a redirect. Every injected fault must be exactly one failed sample named by what
+happened (a reset after the platform's 500 in those words, apart from a reset out
+of the blue), none hidden by a re-send and none invented; a keep-alive connection
+the server closed while idle is replaced before anything is written, never failed.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ from scenario import scenario_from_dict
 from tests.support.counting_server import started
 from tests.support.hostile_server import HUGE, OVERSIZED, SIGN_IN
 from workloads.agenticos.dialect import AgenticOS
+
+pytestmark = pytest.mark.system
 
 FIXTURE = Fixture(
     api_url="http://127.0.0.1",

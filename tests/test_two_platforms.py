@@ -90,7 +90,9 @@ def _headings(run_dir) -> list[str]:
     return [line for line in (run_dir / "report.md").read_text().splitlines() if line[:2] == "##"]
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("name", PLATFORMS)
+@pytest.mark.slow
 def test_every_offered_arrival_left_exactly_one_sample(runs, name):
     run_dir, result = runs[name]
     # Pass, fail or invalid are all reports; a busy machine may make a short run invalid
@@ -110,6 +112,8 @@ def test_every_offered_arrival_left_exactly_one_sample(runs, name):
     assert counts["abandoned"] == 0
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_both_reports_have_the_same_structure(runs):
     (ref_dir, _), (agno_dir, _) = (runs[name] for name in PLATFORMS)
     ref, agno = _summary(ref_dir), _summary(agno_dir)
@@ -125,7 +129,9 @@ def test_both_reports_have_the_same_structure(runs):
     assert strip[0] == strip[1]
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("name", PLATFORMS)
+@pytest.mark.slow
 def test_a_healthy_platform_passes_every_answer_check(runs, name):
     """On a healthy stub every read, run, search, upload and delivery is answered as its
     contract says: a dialect's answer check that refuses a good answer fails here."""
@@ -139,7 +145,9 @@ def test_a_healthy_platform_passes_every_answer_check(runs, name):
     assert not failed, failed
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("name", PLATFORMS)
+@pytest.mark.slow
 def test_accepted_work_is_followed_after_the_run_on_both_platforms(runs, name):
     """Each platform's uploads and webhook deliveries end their sample with its answer and are
     followed after the run, the same way: one followups.csv row per accepted arrival, and the
@@ -161,6 +169,8 @@ def test_accepted_work_is_followed_after_the_run_on_both_platforms(runs, name):
         assert f"| {workload} | {n} | {n} | 0 | 0 | 0 |" in report
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_agno_streams_and_cancels_chat_turns_for_real(runs):
     """Cancelled turns were confirmed by agno (RunCancelled), and answers carried tokens."""
     run_dir, _ = runs["agno"]
@@ -178,6 +188,8 @@ def test_agno_platform_derives_the_webhook_secret_as_the_kit_does():
         assert agno_platform_secret(password, agent) == webhook_secret(password, agent)
 
 
+@pytest.mark.system
+@pytest.mark.slow
 def test_a_workload_without_a_counterpart_is_not_offered_and_never_passes(runs):
     """An AgentOS without the WhatsApp interface: preflight leaves trigger_fire out, the
     report's mix says "not offered" with the reason, and its thresholds are not a pass."""

@@ -23,7 +23,9 @@ from stack.local import StackOptions, child_env
 from stack.platforms import local_stack
 from stack.processes import free_port, running
 from stack.ui import locust_ui_command
-from tests.reference import FAST_STUB
+from tests.support.reference import FAST_STUB
+
+pytestmark = [pytest.mark.system, pytest.mark.browser]
 
 # Flags the machine's probe found Chromium needs here: no sandbox as root, and no
 # background networking, which this machine's closed network would refuse.

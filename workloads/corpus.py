@@ -78,7 +78,8 @@ def upload_name(run_id: str, k: int) -> str:
 
 def upload_text(run_id: str, k: int) -> str:
     """Arrival ``k``'s upload, unique so no platform takes it for one it already has (agno
-    names content by a hash of it); tests/embed_fault_proxy.py finds ``k`` in its first line."""
+    names content by a hash of it); tests/support/embed_fault_proxy.py finds ``k`` in its first
+    line."""
     return (
         f"Load test document {run_id}-{k}.\n"
         "It exists to be uploaded, accepted with 202 and indexed in the background.\n"

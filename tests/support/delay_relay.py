@@ -7,7 +7,7 @@ order, so delays never add up), for every ``LISTEN=TARGET`` pair given. It binds
 only the addresses it is told, inside the test's namespaces, and says ``ready``
 on stdout once every listener is open.
 
-    python -m tests.delay_relay --delay-ms 25 10.241.0.254:5557=10.241.0.1:5557 ...
+    python -m tests.support.delay_relay --delay-ms 25 10.241.0.254:5557=10.241.0.1:5557 ...
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``python -m tests.embed_fault_proxy``: an embedder that fails the uploads a run makes, by index.
+"""``python -m tests.support.embed_fault_proxy``: an embedder that fails a run's uploads by index.
 
 It stands in front of the stub as a platform's embedding provider and passes
 every request through, except an embeddings request whose input is a run's
@@ -16,14 +16,19 @@ import json
 import re
 import threading
 
-from tests.passthrough import PassThrough, serve
+from tests.support.passthrough import PassThrough, serve
 
 FAULTS_PATH = "/__faults__"
 # A run's upload, as both dialects write its first line; group 1 is the arrival index.
 UPLOAD = re.compile(r"Load test document \S+-(\d+)\.")
 # The provider's answer to a failed call, in OpenAI's error shape.
 ERROR_BODY = json.dumps(
-    {"error": {"message": "embedder outage (tests.embed_fault_proxy)", "type": "server_error"}}
+    {
+        "error": {
+            "message": "embedder outage (tests.support.embed_fault_proxy)",
+            "type": "server_error",
+        }
+    }
 ).encode()
 
 
@@ -68,7 +73,7 @@ class _Handler(PassThrough):
 
 def main() -> None:
     """Serve on 127.0.0.1 until terminated."""
-    parser = argparse.ArgumentParser(prog="python -m tests.embed_fault_proxy")
+    parser = argparse.ArgumentParser(prog="python -m tests.support.embed_fault_proxy")
     parser.add_argument("--upstream", required=True, help="the stub's URL")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--every", type=int, default=2, help="fail uploads whose index k %% N == 0")

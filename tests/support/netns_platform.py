@@ -6,7 +6,7 @@ so nothing outside it can reach them) and workers in other namespaces reach it a
 the master's address. It writes ``platform.json`` (fixture path, target port) when
 ready and stops everything it started when its stdin closes.
 
-    python -m tests.netns_platform DIR
+    python -m tests.support.netns_platform DIR
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import signal
 import sys
 from pathlib import Path
 
-from tests.generator_env import GENEROUS_LIMITS, platform
+from tests.support.generator_env import GENEROUS_LIMITS, platform
 
 # Every address of the namespace: it exists only inside the test's namespaces.
 BIND_ALL = "0.0.0.0"

@@ -18,7 +18,7 @@ from reports.rundir import PROBE_COLUMNS, SAMPLE_COLUMNS
 from scenario import Scenario, load_scenario
 
 # A 32-arrival run built by hand; tests/test_reports_golden.py works its numbers out.
-GOLDEN = Path(__file__).parent / "data" / "reports_golden"
+GOLDEN = Path(__file__).parents[1] / "data" / "reports_golden"
 
 # Typical service times per workload (ms), so charts and percentiles look like a run.
 BASE_LATENCY_MS = {

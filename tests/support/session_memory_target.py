@@ -4,7 +4,7 @@ A sweep's memory-per-session fit needs a platform whose cost per session is
 known: this one is the real reference target, plus ``SESSION_MB`` of written
 (so resident) memory held for each conversation a chat turn uses, released
 ``SESSION_TTL_S`` after its last turn, like the Agent OS seed's session TTL.
-Run as ``python -m tests.session_memory_target`` with the target's own options.
+Run as ``python -m tests.support.session_memory_target`` with the target's own options.
 """
 
 from __future__ import annotations
