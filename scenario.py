@@ -29,10 +29,23 @@ METRICS = (
     "error_rate",
 )
 
+# The phase every other phase is held against, and the one whose numbers must come back to
+# it: the verdict judges recovery between them, and a plan must offer enough of both.
+BASELINE_PHASE = "sustain"
+RECOVERY_PHASE = "recover"
+
 # Phases shorter than this cannot hold a meaningful arrival schedule, even scaled.
 MIN_PHASE_S = 2.0
 
 DEFAULT_PATH = Path(__file__).with_name("scenario.yaml")
+
+
+def metric_name(metric: str) -> str:
+    """A threshold metric in words: ``p95_ttft_ms`` is "p95 first token", ``p95_ms`` "p95"."""
+    if metric == "error_rate":
+        return "error rate"
+    percentile, _, rest = metric.partition("_")
+    return f"{percentile} first token" if rest == "ttft_ms" else percentile
 
 
 class ScenarioError(ValueError):
@@ -62,6 +75,27 @@ RECOVERY_MODES = ("required", "informational")
 
 
 @dataclass(frozen=True)
+class MinCounts:
+    """The fewest observations each kind of check is judged on; scenario.yaml argues each.
+
+    A latency percentile counts the arrivals that would be timed if they succeeded,
+    an error rate the arrivals offered, recovery the arrivals of each of sustain and
+    recover. A plan that offers fewer cannot judge the check: the run is inconclusive.
+    """
+
+    p50: int = 2
+    p95: int = 20
+    p99: int = 100
+    max: int = 1
+    error_rate: int = 20
+    recovery: int = 20
+
+    def for_metric(self, metric: str) -> int:
+        """The default minimum of a threshold on ``metric`` (p95_ttft_ms reads as p95)."""
+        return getattr(self, metric if metric == "error_rate" else metric.split("_")[0])
+
+
+@dataclass(frozen=True)
 class Threshold:
     """A limit on one workload's metric, judged separately in each phase it names."""
 
@@ -70,6 +104,8 @@ class Threshold:
     limit: float
     why: str = ""
     phases: tuple[str, ...] = ("sustain",)
+    # The fewest observations it is judged on (judging.min_counts unless the threshold says).
+    min_count: int = 1
 
 
 @dataclass(frozen=True)
@@ -84,6 +120,7 @@ class Judging:
     error_rate_phases: tuple[str, ...] = ("sustain", "burst", "recover")
     latency_phases: tuple[str, ...] = ("sustain",)
     recovery: str = "required"
+    min_counts: MinCounts = field(default_factory=MinCounts)
 
     def default_phases(self, metric: str) -> tuple[str, ...]:
         """The phases a threshold on ``metric`` is judged in when it does not say."""
@@ -152,9 +189,23 @@ class Scenario:
         return sum(p.duration_s for p in self.phases)
 
     @property
-    def default_connections(self) -> int:
-        """Concurrency an open run can need: peak rate times the slowest timeout."""
-        return math.ceil(self.peak_rate * self.timeouts.slowest_s)
+    def offered(self) -> tuple[str, ...]:
+        """The workloads this scenario offers: those with a share above 0."""
+        return tuple(w.name for w in self.workloads if w.share > 0)
+
+    def connections_needed(self, rate: float | None = None) -> int:
+        """Concurrency an open run can need: at the peak rate (or ``rate``, if higher), every
+        request of every offered workload in flight for its own whole timeout.
+
+        Requests of workload w in flight at any moment are at most its arrivals over its
+        last timeout, peak x share x timeout: the mix's low-discrepancy sequence keeps each
+        workload's count within a few arrivals of its share over any stretch. A workload
+        the scenario does not offer needs nothing, whatever its timeout.
+        """
+        peak = max(self.peak_rate, rate or 0.0)
+        mix = self.mix
+        need = sum(peak * mix[name] * self.timeouts.for_workload(name) for name in self.offered)
+        return math.ceil(round(need, 9))
 
     def scaled(self, scale: float) -> Scenario:
         """The same experiment with shorter phases: durations scale, rates never do."""
@@ -176,6 +227,7 @@ class Scenario:
             "error_rate_phases": [p for p in self.judging.error_rate_phases if p in names],
             "latency_phases": [p for p in self.judging.latency_phases if p in names],
             "recovery": self.judging.recovery,
+            "min_counts": asdict(self.judging.min_counts),
         }
         data["workloads"] = {
             w.name: {"share": self.mix[w.name], "description": w.description}
@@ -317,8 +369,19 @@ def _thresholds(
         if limit < 0:
             raise ScenarioError(f"{where}.limit: {limit} is negative; use 0 or more")
         judged_in = _threshold_phases(spec, where, metric, phases, judging)
-        thresholds.append(Threshold(workload, metric, limit, str(spec.get("why", "")), judged_in))
+        need = judging.min_counts.for_metric(metric)
+        if "min_count" in spec:
+            need = _count(spec["min_count"], f"{where}.min_count")
+        why = str(spec.get("why", ""))
+        thresholds.append(Threshold(workload, metric, limit, why, judged_in, need))
     return tuple(thresholds)
+
+
+def _count(value: object, where: str) -> int:
+    """A minimum count: a whole number of at least 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ScenarioError(f"{where}: {value!r} is not a whole number of at least 1; e.g. 20")
+    return value
 
 
 def _threshold_phases(
@@ -390,7 +453,20 @@ def _judging(raw: object, phases: tuple[str, ...]) -> Judging:
             lists[key] = ()
         else:
             lists[key] = _phase_list(raw[key], f"judging.{key}", phases)
-    return Judging(recovery=recovery, **lists)
+    return Judging(recovery=recovery, min_counts=_min_counts(raw.get("min_counts", {})), **lists)
+
+
+def _min_counts(raw: object) -> MinCounts:
+    if not isinstance(raw, dict):
+        raise ScenarioError(
+            f"judging.min_counts: expected a mapping of {tuple(MinCounts.__dataclass_fields__)} "
+            "to whole numbers"
+        )
+    known = MinCounts.__dataclass_fields__
+    for key in raw:
+        if key not in known:
+            raise ScenarioError(f"judging.min_counts.{key}: unknown; use one of {tuple(known)}")
+    return MinCounts(**{k: _count(v, f"judging.min_counts.{k}") for k, v in raw.items()})
 
 
 def _timeouts(raw: object) -> Timeouts:

@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from scenario import Scenario
 
 # The golden ratio's fractional part: the additive step whose multiples fill
@@ -56,3 +58,21 @@ class Mix:
     def counts(self, indexes: Iterable[int]) -> Counter[str]:
         """How many of the given global indexes go to each workload."""
         return Counter(self.pick(k) for k in indexes)
+
+    def counts_in(self, first: int, count: int) -> tuple[Counter[str], Counter[str]]:
+        """For the indexes ``first`` .. ``first + count - 1``: how many go to each workload,
+        and how many of each workload's would be cancelled if chat turns.
+
+        ``pick`` and ``cancels`` over a range at once, for plans of millions of arrivals:
+        numpy multiplies and takes remainders of float64 exactly as Python does, and
+        searchsorted(side="right") is bisect_right, so the answers are the same.
+        """
+        k = np.arange(first, first + count, dtype="float64")
+        bins = np.searchsorted(self.upper_bounds, np.remainder(k * GOLDEN_STEP, 1.0), "right")
+        cancels = np.remainder(k * CANCEL_STEP, 1.0) < self.cancel_share
+        picked = np.bincount(bins, minlength=len(self.names))
+        cancelled = np.bincount(bins[cancels], minlength=len(self.names))
+        return (
+            Counter({n: int(c) for n, c in zip(self.names, picked, strict=True) if c}),
+            Counter({n: int(c) for n, c in zip(self.names, cancelled, strict=True) if c}),
+        )

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from engine.http import BACKSTOP_TIMEOUT_S, Answer, HttpCall, HttpTransport, classify
 from engine.samples import FAILED, Result
 from fixture import Fixture
+from scenario import WORKLOADS
 
 # The platform's words are kept to this many characters: enough to say what broke,
 # short enough for a table cell.
@@ -160,24 +161,31 @@ class PreflightError(Exception):
 
 @dataclass(frozen=True)
 class PreflightResult:
-    """What preflight saw: enough for the summary line, and whether trigger_fire can run."""
+    """What preflight saw: enough for the summary line, and whether trigger_fire can run.
+
+    A check is made only for a workload the run offers (``offered``): a search for
+    rag_query or ingest, a run for agent_run or chat_stream, a signed delivery for
+    trigger_fire. What it did not check is None, never a pass.
+    """
 
     api_url: str
     agent_id: str
     # How the platform holds the agent: "published" (AgenticOS), "served" (agno).
     agent_state: str
-    search_results: int
-    run_id: str
-    run_seconds: float
-    # None when a signed delivery was accepted, else why the run leaves trigger_fire out.
+    offered: frozenset[str]
+    search_results: int | None
+    run_id: str | None
+    run_seconds: float | None
+    # None when a signed delivery was accepted or none was tried (trigger_fire not offered),
+    # else why the run leaves trigger_fire out.
     trigger_skip_reason: str | None
     # How long a probe upload took to be processed, where the preflight makes one.
     upload_seconds: float | None = None
 
     @property
     def trigger_fire_ready(self) -> bool:
-        """Whether the run can offer trigger_fire."""
-        return self.trigger_skip_reason is None
+        """Whether the run can offer trigger_fire: it asks for it and a delivery was accepted."""
+        return "trigger_fire" in self.offered and self.trigger_skip_reason is None
 
     @property
     def skipped(self) -> dict[str, str]:
@@ -188,25 +196,26 @@ class PreflightResult:
 
     def summary(self) -> str:
         """The one line the command prints when the deployment is ready."""
-        upload = (
-            ""
-            if self.upload_seconds is None
-            else f"an upload completed in {self.upload_seconds:.2f} s; "
-        )
-        trigger = (
-            "trigger_fire ready"
-            if self.trigger_fire_ready
-            else f"trigger_fire will be skipped: {self.trigger_skip_reason}"
-        )
-        return (
-            f"preflight: ok; {self.api_url} agent {self.agent_id} {self.agent_state}; "
-            f"search found {self.search_results}; run {self.run_id} completed in "
-            f"{self.run_seconds:.2f} s; {upload}{trigger}"
-        )
+        parts = [f"preflight: ok; {self.api_url} agent {self.agent_id} {self.agent_state}"]
+        if self.search_results is not None:
+            parts.append(f"search found {self.search_results}")
+        if self.run_id is not None and self.run_seconds is not None:
+            parts.append(f"run {self.run_id} completed in {self.run_seconds:.2f} s")
+        if self.upload_seconds is not None:
+            parts.append(f"an upload completed in {self.upload_seconds:.2f} s")
+        if self.trigger_fire_ready:
+            parts.append("trigger_fire ready")
+        elif self.trigger_skip_reason is not None:
+            parts.append(f"trigger_fire will be skipped: {self.trigger_skip_reason}")
+        unchecked = sorted(set(WORKLOADS) - self.offered)
+        if unchecked:
+            parts.append(f"not checked, not offered: {', '.join(unchecked)}")
+        return "; ".join(parts)
 
 
-# (fixture, email, password) -> what preflight saw; PreflightError when not ready.
-RunPreflight = Callable[[Fixture, str, str], PreflightResult]
+# (fixture, email, password, the workloads the run offers) -> what preflight saw;
+# PreflightError when the deployment cannot do that work.
+RunPreflight = Callable[[Fixture, str, str, frozenset[str]], PreflightResult]
 
 
 @dataclass(frozen=True)
@@ -215,7 +224,8 @@ class Platform:
 
     name: str
     dialect: type[Dialect]
-    # (fixture, email, password) -> what preflight saw, whose ``skipped`` maps workload ->
+    # (fixture, email, password, offered workloads) -> what preflight saw, whose ``skipped``
+    # maps workload ->
     # reason; raises PreflightError when the deployment cannot do the work.
     run_preflight: RunPreflight
     # After the run, what became of the work it accepted with 202: called as

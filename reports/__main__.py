@@ -1,8 +1,9 @@
 """`python -m reports build RUN_DIR` and `python -m reports compare BASE RUN`.
 
-The exit code is the answer: build gives 0 pass, 1 a threshold failed or was not
-measured, 2 the run is invalid or a file is malformed; compare gives 1 when a
-regression is found and 2 when it refuses.
+The exit code is the answer: build gives 2 when the run is invalid or a file is
+malformed, else 1 when a check failed or was not measured, else 2 when a check was
+inconclusive (too few arrivals to judge), else 0; compare gives 1 when a regression
+is found and 2 when it refuses.
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ def parser() -> argparse.ArgumentParser:
         "build",
         help="write report.md, report.html and summary.json into a run directory",
         description=(
-            "Write report.md, report.html and summary.json into RUN_DIR. Exit 0 when every "
-            "threshold is met, 1 when one fails or is not measured, 2 when the run is invalid "
-            "(offered != recorded, late dispatches beyond tolerance, or a malformed file)."
+            "Write report.md, report.html and summary.json into RUN_DIR. Exit 2 when the run is "
+            "invalid (offered != recorded, late dispatches beyond tolerance, or a malformed "
+            "file); else 1 when a check fails or is not measured; else 2 when a check is "
+            "inconclusive (its plan offered fewer arrivals than its minimum); else 0."
         ),
     )
     build.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (runs/<timestamp>)")
@@ -56,7 +58,8 @@ def parser() -> argparse.ArgumentParser:
         help="compare two runs of the same scenario; exit 1 on a regression",
         description=(
             "Write compare-<BASE run id>.md and .html into RUN: per phase and workload, the "
-            "change in p95, error rate and throughput, CPU and memory, and the regressions. "
+            "change in p95 from due (each failure at its timeout), error rate and "
+            "throughput, CPU and memory, the regressions and the improvements. "
             "A regression needs enough samples on both sides, a rise above an absolute floor "
             "and a relative tolerance, and a 99%% bootstrap interval excluding zero; a "
             "different machine, topology, stub lateness or generator lag is stated on top. "

@@ -1,8 +1,8 @@
 """`build`: one run directory in, report.md, report.html and summary.json out, an exit code back.
 
 The generator calls ``build_report`` when a headless run ends and exits with its
-code, so a run's process status is its verdict: 0 pass, 1 a threshold failed or
-was not measured, 2 the run is invalid.
+code, so a run's process status is its verdict: 2 the run is invalid, else 1 a
+check failed or was not measured, else 2 a check was inconclusive, else 0 pass.
 """
 
 from __future__ import annotations

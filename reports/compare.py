@@ -35,6 +35,23 @@ When the two runs did not run in the same environment (machine, topology, the
 stub's own lateness, the generator's loop lag: run.json and probes.csv), the
 comparison says so on top: a slower second run on a busier machine is not a
 slower release.
+
+Latency is compared without survivor bias: from due, with each failure (failed,
+timed out, abandoned, shed where that is an error, accepted and then lost) counted
+at its workload's timeout, never as a p95 over whichever requests happened to
+succeed. A run whose pool refused 64% of chat turns had few, selected successes;
+their p95 (51 s) beat the fixed run's (70 s), and "regression" was the opposite of
+what happened. Why this rather than refusing a latency verdict when the error
+rates differ beyond their floor: the comparisons that matter most are the ones
+where errors changed (a release that fixes them, or one that brings them), and
+this one figure still orders the runs as a user lives them (a failed request is
+no faster than one that used its whole timeout); it needs no second noise floor;
+and when both runs fail more than 5% the p95 is the timeout on both sides and the
+error rate alone carries the finding, which is true. The same holds for the time
+to first token. Accepted work nobody could verify is never a success nor a 0%
+error: a regression must hold with BASE's such work counted as lost and RUN's as
+done, an improvement the other way round, and tables show both ends. Proven
+falls are listed as improvements; only proven rises change the exit code.
 """
 
 from __future__ import annotations
@@ -46,14 +63,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.followups import LOST, NOT_VERIFIABLE
 from reports import formatting as fmt
 from reports import render
 from reports.document import Banner, Block, Bullets, Document, Heading, Paragraph, Section, Table
-from reports.evidence import percentile_change, rate_change
+from reports.evidence import nearest_rank, percentile_change, rate_change
+from reports.followups import AFTER
 from reports.rundir import Run, RunDirError, load_run
-from reports.stats import RunStats, SliceStats, WorkloadStats, run_stats, timed_successes
+from reports.stats import Counts, RunStats, SliceStats, WorkloadStats, run_stats, timed_successes
 from reports.system import GENERATOR_PROBE, SystemStats, system_stats
-from reports.verdict import Verdict, judge
+from reports.verdict import ERROR_OUTCOMES, Verdict, judge
 from scenario import Scenario
 
 # p95 latency or peak RSS more than this fraction above the base run is a regression.
@@ -97,10 +116,34 @@ class Side:
 
 
 @dataclass(frozen=True)
-class Regression:
+class Change:
+    """A rise or a fall between the runs, in words: where, which workload, what changed."""
+
     where: str
     workload: str
     what: str
+
+
+@dataclass(frozen=True)
+class Latencies:
+    """One workload's latencies from due as compared, each failure at its timeout; accepted
+    work nobody could verify counted as done (``best``) and as lost (``worst``)."""
+
+    best: np.ndarray
+    worst: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return len(self.best)
+
+
+@dataclass(frozen=True)
+class Shift:
+    """How much the environment alone moves RUN's latencies: the rise in the generator's peak
+    loop lag plus the rise in the stub's worst lateness (``rise_ms``), and the same falls."""
+
+    rise_ms: float = 0.0
+    fall_ms: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -119,12 +162,14 @@ class Comparison:
     run: Side
     scenario_difference: str | None
     rules: Rules
-    regressions: tuple[Regression, ...]
+    regressions: tuple[Change, ...]
     environment: tuple[str, ...] = ()
-    # Milliseconds of a latency rise the environment's own slowdown explains.
-    allowance_ms: float = 0.0
+    # Milliseconds of a latency change the environment's own slowdown (or relief) explains.
+    shift: Shift = Shift()
     # Changes beyond the floors that lacked samples or evidence: shown, not counted.
-    unproven: tuple[Regression, ...] = ()
+    unproven: tuple[Change, ...] = ()
+    # Proven falls in latency or errors: shown, never an exit code.
+    improvements: tuple[Change, ...] = ()
 
     @property
     def p95_tolerance(self) -> float:
@@ -185,28 +230,31 @@ def compare(
         )
     sides = [_side(r) for r in (base, run)]
     rules = Rules(p95_tolerance, rss_tolerance, min_samples, p95_floor_ms)
-    allowance = environment_allowance_ms(*sides)
-    found, unproven = regressions(*sides, rules, allowance)
+    shift = environment_shift(*sides)
+    found, unproven, improvements = changes(*sides, rules, shift)
     return Comparison(
         *sides,
         scenario_difference=difference,
         rules=rules,
         regressions=found,
         environment=environment_differences(*sides),
-        allowance_ms=allowance,
+        shift=shift,
         unproven=unproven,
+        improvements=improvements,
     )
 
 
-def environment_allowance_ms(base: Side, run: Side) -> float:
-    """How much later RUN's responses can be through the machine alone: the rise in the
-    generator's peak loop lag plus the rise in the stub's worst p99 lateness (0 if none)."""
-    rises = []
+def environment_shift(base: Side, run: Side) -> Shift:
+    """How much later (or earlier) RUN's responses can be through the machine alone: the
+    changes in the generator's peak loop lag and in the stub's worst p99 lateness (0 if not
+    probed)."""
+    rise = fall = 0.0
     for figure in (_generator_lag, _stub_lateness):
         old, new = figure(base), figure(run)
         if old is not None and new is not None:
-            rises.append(max(0.0, new - old))
-    return sum(rises)
+            rise += max(0.0, new - old)
+            fall += max(0.0, old - new)
+    return Shift(rise, fall)
 
 
 def _stub_lateness(side: Side) -> float | None:
@@ -287,20 +335,57 @@ def _offered_samples(side: Side) -> dict[str, pd.DataFrame]:
     return parts | {WHOLE_RUN: samples}
 
 
-def _latencies(samples: pd.DataFrame, workload: str) -> np.ndarray:
-    mine = samples[samples["workload"] == workload]
-    return mine.loc[timed_successes(mine), "latency_ms"].to_numpy(dtype="float64")
+def latencies_from_due(
+    samples: pd.DataFrame,
+    workload: str,
+    timeout_s: float,
+    shed_is_error: bool,
+    first_token: bool = False,
+) -> Latencies:
+    """A workload's latencies as compared: from due, each failure at ``timeout_s``.
 
-
-def regressions(
-    base: Side, run: Side, rules: Rules, allowance_ms: float = 0.0
-) -> tuple[tuple[Regression, ...], tuple[Regression, ...]]:
-    """(regressions, unproven): p95 and error-rate rises per phase and workload, and peak RSS.
-
-    A rise past the floors with too few samples or an interval that includes zero
-    is "unproven": listed, never counted.
+    Whole-turn latency is over timed successes (a turn cancelled on purpose is neither
+    success nor failure); first token over every ``ok == 1`` with one. A 429 that is not
+    an error is left out, as the error rate leaves it out.
     """
-    found, unproven = [], []
+    mine = samples[samples["workload"] == workload]
+    outcomes = ERROR_OUTCOMES | ({"shed"} if shed_is_error else set())
+    failed = mine["outcome"].isin(outcomes)
+    unverified = pd.Series(False, index=mine.index)
+    if AFTER in mine.columns:
+        failed |= mine[AFTER].isin(LOST)
+        unverified = mine[AFTER] == NOT_VERIFIABLE
+    if first_token:
+        value = mine["ttft_ms"] + (mine["sent_s"] - mine["due_s"]) * 1000.0
+        answered = (mine["ok"] == 1) & value.notna()
+    else:
+        value = mine["latency_due_ms"]
+        answered = timed_successes(mine)
+    timeout_ms = timeout_s * 1000.0
+    done = value[answered & ~failed & ~unverified].to_numpy(dtype="float64")
+    lost = np.full(int(failed.sum()), timeout_ms)
+    maybe = value[answered & ~failed & unverified].to_numpy(dtype="float64")
+    return Latencies(
+        best=np.concatenate([done, lost, maybe]),
+        worst=np.concatenate([done, lost, np.full(len(maybe), timeout_ms)]),
+    )
+
+
+def _p95(values: np.ndarray) -> float | None:
+    return nearest_rank(values, 95) if len(values) else None
+
+
+def changes(
+    base: Side, run: Side, rules: Rules, shift: Shift = Shift()
+) -> tuple[tuple[Change, ...], tuple[Change, ...], tuple[Change, ...]]:
+    """(regressions, unproven, improvements) per phase and workload: p95 latency from due
+    with failures at their timeout, p95 first token likewise where there is one, the error
+    rate, and peak RSS.
+
+    A change past the floors with too few samples or an interval that includes zero
+    (or what the environment explains) is "unproven": listed, never counted.
+    """
+    found: dict[str, list[Change]] = {"regression": [], "unproven": [], "improvement": []}
     strict = zero_tolerance_workloads(run.run.scenario)
     base_slices, base_samples = _slices(base), _offered_samples(base)
     run_samples = _offered_samples(run)
@@ -309,18 +394,15 @@ def regressions(
             before = _workload(base_slices.get(where), now.workload)
             if before is None or where not in base_samples:
                 continue
-            p95 = _p95_rise(
-                where,
-                now.workload,
-                (before, now),
-                (base_samples[where], run_samples[where]),
-                rules,
-                allowance_ms,
-            )
-            errors = _error_rise(where, before, now, now.workload in strict, rules)
-            for verdict, regression in (p95, errors):
-                if regression is not None:
-                    (found if verdict else unproven).append(regression)
+            pair = (base_samples[where], run_samples[where])
+            verdicts = [
+                _latency_change(where, now.workload, pair, (base, run), rules, shift, ttft)
+                for ttft in (False, True)
+            ]
+            verdicts.append(_error_change(where, before, now, now.workload in strict, rules))
+            for kind, change in verdicts:
+                if change is not None:
+                    found[kind].append(change)
     old_rss, new_rss = base.system.peak(*RSS), run.system.peak(*RSS)
     if (
         old_rss
@@ -328,81 +410,138 @@ def regressions(
         and new_rss > old_rss * (1 + rules.rss_tolerance)
         and new_rss - old_rss >= RSS_FLOOR_BYTES
     ):
-        found.append(
-            Regression(
+        found["regression"].append(
+            Change(
                 "system",
                 "api",
                 f"peak RSS {fmt.probe_value('rss_bytes', old_rss)} -> "
                 f"{fmt.probe_value('rss_bytes', new_rss)} ({fmt.change(old_rss, new_rss)})",
             )
         )
-    return tuple(found), tuple(unproven)
+    return tuple(found["regression"]), tuple(found["unproven"]), tuple(found["improvement"])
 
 
-def _p95_rise(
+def compared_latencies(side: Side, samples: pd.DataFrame, workload: str, ttft: bool) -> Latencies:
+    """``latencies_from_due`` with the side's own timeout and shed rule."""
+    scenario = side.run.scenario
+    return latencies_from_due(
+        samples,
+        workload,
+        scenario.timeouts.for_workload(workload),
+        scenario.shed_counts_as_error,
+        first_token=ttft,
+    )
+
+
+def _latency_change(
     where: str,
     workload: str,
-    stats: tuple[WorkloadStats, WorkloadStats],
     samples: tuple[pd.DataFrame, pd.DataFrame],
+    sides: tuple[Side, Side],
     rules: Rules,
-    allowance_ms: float,
-) -> tuple[bool, Regression | None]:
-    """(proven, the rise) when p95 rose past both floors; (False, None) when it did not."""
-    before, now = stats
-    base_samples, run_samples = samples
-    old, new = before.latency.p95, now.latency.p95
-    if old is None or new is None:
-        return False, None
-    if new - old < rules.p95_floor_ms or new <= old * (1 + rules.p95_tolerance):
-        return False, None
-    counts = f"n={before.latency.count} -> {now.latency.count}"
-    head = f"p95 {fmt.ms(old)} -> {fmt.ms(new)} ms ({fmt.change(old, new)}, {counts})"
-    if min(before.latency.count, now.latency.count) < rules.min_samples:
-        return False, Regression(
-            where, workload, f"{head}: too few samples (< {rules.min_samples})"
+    shift: Shift,
+    ttft: bool,
+) -> tuple[str, Change | None]:
+    """(kind, the change) when the compared p95 rose or fell past both floors.
+
+    A rise is judged with BASE's unverifiable work counted as lost and RUN's as done,
+    a fall the other way round, so neither rests on what nobody could verify.
+    """
+    before = compared_latencies(sides[0], samples[0], workload, ttft)
+    now = compared_latencies(sides[1], samples[1], workload, ttft)
+    label = "p95 first token" if ttft else "p95"
+    for kind, old_values, new_values in (
+        ("regression", before.worst, now.best),
+        ("improvement", before.best, now.worst),
+    ):
+        old, new = _p95(old_values), _p95(new_values)
+        if old is None or new is None:
+            return kind, None
+        rise = kind == "regression"
+        higher, lower = (new, old) if rise else (old, new)
+        if higher - lower < rules.p95_floor_ms or higher <= lower * (1 + rules.p95_tolerance):
+            continue
+        counts = f"n={len(old_values)} -> {len(new_values)}"
+        head = (
+            f"{label} from due, failures at timeout, {fmt.ms(old)} -> {fmt.ms(new)} ms "
+            f"({fmt.change(old, new)}, {counts})"
         )
-    interval = percentile_change(
-        _latencies(base_samples, workload), _latencies(run_samples, workload), CONFIDENCE
-    )
-    bounds = f"{CONFIDENCE:.0%} interval {fmt.ms(interval.low)} to {fmt.ms(interval.high)} ms"
-    if interval.low <= 0:
-        return False, Regression(where, workload, f"{head}: within noise ({bounds})")
-    if interval.low <= allowance_ms:
-        return False, Regression(
-            where,
-            workload,
-            f"{head}: within what the environment explains ({bounds}; the generator's lag and "
-            f"the stub's lateness rose by {fmt.ms(allowance_ms)} ms)",
-        )
-    return True, Regression(where, workload, f"{head}; {bounds}")
+        if min(len(old_values), len(new_values)) < rules.min_samples:
+            return "unproven", Change(
+                where, workload, f"{head}: too few samples (< {rules.min_samples})"
+            )
+        interval = percentile_change(old_values, new_values, CONFIDENCE)
+        bounds = f"{CONFIDENCE:.0%} interval {fmt.ms(interval.low)} to {fmt.ms(interval.high)} ms"
+        beyond_noise = interval.low > 0 if rise else interval.high < 0
+        if not beyond_noise:
+            return "unproven", Change(where, workload, f"{head}: within noise ({bounds})")
+        explained = shift.rise_ms if rise else shift.fall_ms
+        if (interval.low if rise else -interval.high) <= explained:
+            return "unproven", Change(
+                where,
+                workload,
+                f"{head}: within what the environment explains ({bounds}; the generator's lag "
+                f"and the stub's lateness {'rose' if rise else 'fell'} by {fmt.ms(explained)} ms)",
+            )
+        return kind, Change(where, workload, f"{head}; {bounds}")
+    return "regression", None
 
 
-def _error_rise(
+def _error_change(
     where: str, before: WorkloadStats, now: WorkloadStats, strict: bool, rules: Rules
-) -> tuple[bool, Regression | None]:
-    """(proven, the rise) when the error rate rose past its floor; (False, None) when not."""
+) -> tuple[str, Change | None]:
+    """(kind, the change) when the error rate rose or fell past its floor.
+
+    A rise counts RUN's known errors against BASE's with its unverifiable work lost; a
+    fall the other way round.
+    """
     old, new = before.counts, now.counts
-    if old.error_rate is None or new.error_rate is None:
-        return False, None
+    if not old.calls or not new.calls:
+        return "regression", None
     floor = 0.0 if strict else ERROR_FLOOR
-    if new.error_rate - old.error_rate <= floor:
-        return False, None
-    head = (
-        f"error rate {fmt.rate(old.error_rate)} -> {fmt.rate(new.error_rate)} "
-        f"({old.errors} of {old.calls} -> {new.errors} of {new.calls}"
-        f"{', a zero-tolerance workload' if strict else ''})"
-    )
-    if min(old.calls, new.calls) < rules.min_samples:
-        return False, Regression(
-            where, now.workload, f"{head}: too few samples (< {rules.min_samples})"
+    for kind, old_errors, new_errors in (
+        ("regression", _worst_errors(old), new.errors),
+        ("improvement", old.errors, _worst_errors(new)),
+    ):
+        old_rate, new_rate = old_errors / old.calls, new_errors / new.calls
+        rise = kind == "regression"
+        if (new_rate - old_rate if rise else old_rate - new_rate) <= floor:
+            continue
+        head = (
+            f"error rate {error_text(old)} -> {error_text(new)} "
+            f"({old_errors} of {old.calls} -> {new_errors} of {new.calls}"
+            f"{', a zero-tolerance workload' if strict else ''})"
         )
-    interval = rate_change(old.errors, old.calls, new.errors, new.calls, CONFIDENCE)
-    bounds = (
-        f"{CONFIDENCE:.0%} interval {fmt.points(0, interval.low)} to {fmt.points(0, interval.high)}"
-    )
-    if interval.low <= 0:
-        return False, Regression(where, now.workload, f"{head}: within noise ({bounds})")
-    return True, Regression(where, now.workload, f"{head}; {bounds}")
+        if min(old.calls, new.calls) < rules.min_samples:
+            return "unproven", Change(
+                where, now.workload, f"{head}: too few samples (< {rules.min_samples})"
+            )
+        interval = rate_change(old_errors, old.calls, new_errors, new.calls, CONFIDENCE)
+        bounds = (
+            f"{CONFIDENCE:.0%} interval {fmt.points(0, interval.low)} to "
+            f"{fmt.points(0, interval.high)}"
+        )
+        if (interval.low <= 0) if rise else (interval.high >= 0):
+            return "unproven", Change(where, now.workload, f"{head}: within noise ({bounds})")
+        return kind, Change(where, now.workload, f"{head}; {bounds}")
+    return "regression", None
+
+
+def _worst_errors(counts: Counts) -> int:
+    """Errors with the accepted work nobody could verify counted as lost."""
+    return counts.errors + counts.after.unverified
+
+
+def error_text(counts: Counts) -> str:
+    """An error rate for the tables: known errors, and when accepted work could not be
+    verified, the range it spans (never 0.00% for work nobody checked)."""
+    if not counts.calls:
+        return fmt.ABSENT
+    known = fmt.rate(counts.error_rate)
+    if not counts.after.unverified:
+        return known
+    worst = _worst_errors(counts) / counts.calls
+    return f"{known}–{fmt.rate(worst)} ({counts.after.unverified} not verifiable)"
 
 
 def comparison_document(c: Comparison) -> Document:
@@ -464,35 +603,52 @@ def _runs_section(c: Comparison) -> Section:
 def _phases_section(c: Comparison) -> Section:
     blocks: list[Block] = [
         Paragraph(
-            "Per workload, for requests offered in each phase: p95 over successes "
-            "(nearest-rank, n beside it), error rate, and successful completions per second "
-            "inside the phase's window."
+            "Per workload, for requests offered in each phase: p95 latency from due with each "
+            "failure counted at its workload's timeout (nearest-rank over every arrival but "
+            "cancelled turns and, where 429 is not an error, shed ones; n beside it), the same "
+            "for the first token where there is one, the error rate, and successful "
+            "completions per second inside the phase's window. Where accepted work could not "
+            "be verified, a p95 and an error rate are the range it spans (counted as done, "
+            "then as lost): never a success, never 0.00% for work nobody checked."
         )
     ]
     base_slices, run_slices = _slices(c.base), _slices(c.run)
     base_done, run_done = _completions(c.base), _completions(c.run)
+    base_samples, run_samples = _offered_samples(c.base), _offered_samples(c.run)
     for where, part in run_slices.items():
-        rows = []
+        rows, first_tokens = [], []
         for now in part.workloads:
-            before = _workload(base_slices.get(where), now.workload)
-            old_tp = _throughput(base_done.get(where), now.workload)
-            new_tp = _throughput(run_done.get(where), now.workload)
-            old_p95 = before.latency.p95 if before else None
-            old_rate = before.counts.error_rate if before else None
+            name = now.workload
+            before = _workload(base_slices.get(where), name)
+            old_tp = _throughput(base_done.get(where), name)
+            new_tp = _throughput(run_done.get(where), name)
+            old_latency, new_latency = (
+                compared_latencies(c.base, base_samples[where], name, False)
+                if where in base_samples
+                else None,
+                compared_latencies(c.run, run_samples[where], name, False),
+            )
+            old_errors = before.counts if before else Counts()
             rows.append(
                 (
-                    now.workload,
-                    _p95(before),
-                    _p95(now),
-                    fmt.change(old_p95, now.latency.p95),
-                    fmt.rate(old_rate),
-                    fmt.rate(now.counts.error_rate),
-                    fmt.points(old_rate, now.counts.error_rate),
+                    name,
+                    *_p95_cells(old_latency, new_latency),
+                    error_text(old_errors),
+                    error_text(now.counts),
+                    _points(old_errors, now.counts),
                     fmt.per_s(old_tp),
                     fmt.per_s(new_tp),
                     fmt.change(old_tp, new_tp),
                 )
             )
+            if now.ttft.count or (before is not None and before.ttft.count):
+                old_first = (
+                    compared_latencies(c.base, base_samples[where], name, True)
+                    if where in base_samples
+                    else None
+                )
+                new_first = compared_latencies(c.run, run_samples[where], name, True)
+                first_tokens.append((name, *_p95_cells(old_first, new_first)))
         blocks += [
             Heading(where.capitalize()),
             Table(
@@ -511,13 +667,43 @@ def _phases_section(c: Comparison) -> Section:
                 tuple(rows),
             ),
         ]
+        if first_tokens:
+            blocks.append(
+                Table(
+                    ("workload", "p95 first token BASE", "p95 first token RUN", "change"),
+                    tuple(first_tokens),
+                )
+            )
     return Section("phases", "Per phase and workload", tuple(blocks))
 
 
-def _p95(stats: WorkloadStats | None) -> str:
-    if stats is None:
+def _p95_cells(old: Latencies | None, new: Latencies) -> tuple[str, str, str]:
+    """BASE's and RUN's compared p95 with n (a range where unverifiable work could move it),
+    and the change when both are settled."""
+    return _p95_cell(old), _p95_cell(new), fmt.change(_settled(old), _settled(new))
+
+
+def _p95_cell(values: Latencies | None) -> str:
+    if values is None or not values.count:
         return fmt.ABSENT
-    return f"{fmt.ms(stats.latency.p95)} (n={stats.latency.count})"
+    best, worst = _p95(values.best), _p95(values.worst)
+    said = fmt.ms(best) if best == worst else f"{fmt.ms(best)}–{fmt.ms(worst)}"
+    return f"{said} (n={values.count})"
+
+
+def _settled(values: Latencies | None) -> float | None:
+    """The p95 when unverifiable work cannot move it, else None (no single change to show)."""
+    if values is None or not values.count:
+        return None
+    best, worst = _p95(values.best), _p95(values.worst)
+    return best if best == worst else None
+
+
+def _points(old: Counts, new: Counts) -> str:
+    """The error-rate change in points, only when neither side has unverifiable work."""
+    if old.after.unverified or new.after.unverified:
+        return fmt.ABSENT
+    return fmt.points(old.error_rate, new.error_rate)
 
 
 def _throughput(part: SliceStats | None, workload: str) -> float | None:
@@ -561,18 +747,28 @@ def _regressions_section(c: Comparison) -> Section:
     rules = c.rules
     blocks: list[Block] = [
         Paragraph(
-            f"Rules: in any phase or the whole run, a p95 rise is a regression when it is above "
-            f"{rules.p95_tolerance:.0%} and above {rules.p95_floor_ms:g} ms, both sides have at "
-            f"least {rules.min_samples} timed successes, and the {CONFIDENCE:.0%} bootstrap "
-            f"interval of the difference lies above zero and above what the environment "
-            f"explains ({fmt.ms(c.allowance_ms)} ms here: the rise in the generator's peak loop "
-            f"lag plus the rise in the stub's own lateness); an error-rate rise likewise, above "
-            f"{ERROR_FLOOR * 100:g} point (any rise on a zero-tolerance workload: "
-            f"{', '.join(strict) or 'none in this scenario'}) with at least {rules.min_samples} "
-            f"calls each; peak API RSS up more than {rules.rss_tolerance:.0%} and "
-            f"{RSS_FLOOR_BYTES // 2**20} MiB."
+            f"Rules: in any phase or the whole run, a rise in p95 latency from due (each "
+            f"failure at its timeout), or in p95 first token likewise, is a regression when it "
+            f"is above {rules.p95_tolerance:.0%} and above {rules.p95_floor_ms:g} ms, both "
+            f"sides have at least {rules.min_samples} arrivals in it, and the "
+            f"{CONFIDENCE:.0%} bootstrap interval of the difference lies above zero and above "
+            f"what the environment explains ({fmt.ms(c.shift.rise_ms)} ms here: the rise in "
+            f"the generator's peak loop lag plus the rise in the stub's own lateness); an "
+            f"error-rate rise likewise, above {ERROR_FLOOR * 100:g} point (any rise on a "
+            f"zero-tolerance workload: {', '.join(strict) or 'none in this scenario'}) with at "
+            f"least {rules.min_samples} calls each; peak API RSS up more than "
+            f"{rules.rss_tolerance:.0%} and {RSS_FLOOR_BYTES // 2**20} MiB. A rise must hold "
+            f"with BASE's unverifiable accepted work counted as lost and RUN's as done. Falls "
+            f"past the same floors, with that work counted the other way round and beyond what "
+            f"a quieter environment explains ({fmt.ms(c.shift.fall_ms)} ms here), are "
+            f"improvements: listed, never an exit code."
         ),
     ]
+    if c.improvements:
+        blocks += [
+            Heading("Improvements"),
+            Bullets(tuple(f"{r.where}, {r.workload}: {r.what}" for r in c.improvements)),
+        ]
     if c.unproven:
         blocks += [
             Heading("Changes past the floors without enough evidence (not counted)"),
@@ -623,13 +819,15 @@ def compare_runs(
     markdown.write_text(render.markdown(document))
     html.write_text(render.html(document))
     print(
-        f"{len(comparison.regressions)} regressions (exit {comparison.exit_code}): "
-        f"{markdown}, {html.name}"
+        f"{len(comparison.regressions)} regressions (exit {comparison.exit_code}), "
+        f"{len(comparison.improvements)} improvements: {markdown}, {html.name}"
     )
     for line in comparison.environment:
         print(f"  environment: {line}")
     for r in comparison.regressions:
         print(f"  {r.where}, {r.workload}: {r.what}")
+    for r in comparison.improvements:
+        print(f"  improved: {r.where}, {r.workload}: {r.what}")
     if comparison.unproven:
         print(f"  {len(comparison.unproven)} changes past the floors without evidence (see report)")
     return comparison.exit_code

@@ -6,6 +6,8 @@ samples did not happen.
 
 from __future__ import annotations
 
+from scenario import metric_name as scenario_metric_name
+
 ABSENT = "–"
 
 
@@ -53,16 +55,10 @@ def metric(name: str, value: float | None) -> str:
     return ABSENT if value is None else f"{ms(value)} ms"
 
 
-# Threshold metrics as a reader says them.
-_METRIC_NAMES = {"error_rate": "error rate", "samples": "samples"}
-
-
 def metric_name(name: str) -> str:
-    """A threshold metric in words: ``p95_ttft_ms`` is "p95 first token", ``p95_ms`` is "p95"."""
-    if name in _METRIC_NAMES:
-        return _METRIC_NAMES[name]
-    percentile, _, rest = name.partition("_")
-    return f"{percentile} first token" if rest == "ttft_ms" else percentile
+    """A verdict row's metric in words: a threshold's as the scenario says it, and the row of a
+    workload with no sample as "samples"."""
+    return name if name == "samples" else scenario_metric_name(name)
 
 
 def probe_value(metric_name: str, value: float | None) -> str:

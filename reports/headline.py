@@ -16,20 +16,22 @@ from reports import formatting as fmt
 from reports.verdict import (
     BASELINE_PHASE,
     FAIL,
+    INCONCLUSIVE,
     NEVER,
     NOT_MEASURED,
     NOT_RECOVERED,
     RECOVERED,
     RECOVERY_PHASE,
     RECOVERY_WINDOW,
+    ThresholdResult,
     Verdict,
 )
 
-# Kinds of finding that fail the run; the others (flags, informational recovery) are read.
-FAILING_KINDS = ("failed", NOT_MEASURED, "not recovered")
 # Where the evidence for each kind of finding is in the report (section ids).
 VERDICT_ANCHOR = "verdict"
 RUN_ANCHOR = "what-was-run"
+# A threshold's status as the short list names its kind.
+THRESHOLD_KINDS = {FAIL: "failed", NOT_MEASURED: NOT_MEASURED, INCONCLUSIVE: INCONCLUSIVE}
 
 
 @dataclass(frozen=True)
@@ -64,54 +66,27 @@ def _phase_anchor(phase: str) -> str:
 
 
 def findings(verdict: Verdict) -> tuple[Finding, ...]:
-    """Everything that made the run fail or that a reader must see, in verdict order."""
-    found = []
-    for t in verdict.thresholds:
-        if t.status not in (FAIL, NOT_MEASURED):
-            continue
-        if t.metric == "samples":
-            where = RUN_ANCHOR if t.phase == "preflight" else VERDICT_ANCHOR
+    """Everything that decided the run or that a reader must see, in verdict order: each
+    check that did not pass (failed, not measured, inconclusive), each workload whose
+    recovery did not come back or could not be told, then each flag."""
+    found = [_threshold_finding(t) for t in verdict.thresholds if t.status in THRESHOLD_KINDS]
+    if verdict.recovery is not None:
+        informational = "" if verdict.recovery.required else " (informational)"
+        for c in verdict.recovery.checks:
+            if c.status not in (NOT_RECOVERED, NOT_MEASURED, INCONCLUSIVE):
+                continue
             found.append(
                 Finding(
-                    NOT_MEASURED,
-                    t.phase,
-                    t.workload,
-                    "samples",
-                    "",
-                    f"none ({t.why})" if t.why else "none",
-                    0,
-                    where,
+                    c.status + informational,
+                    RECOVERY_PHASE,
+                    c.workload,
+                    "time to recover",
+                    f"{BASELINE_PHASE}'s band",
+                    NEVER if c.status == NOT_RECOVERED else c.why,
+                    c.recover.counts.calls,
+                    _phase_anchor(RECOVERY_PHASE),
                 )
             )
-            continue
-        found.append(
-            Finding(
-                "failed" if t.status == FAIL else NOT_MEASURED,
-                t.phase,
-                t.workload,
-                fmt.metric_name(t.metric),
-                f"≤ {fmt.metric(t.metric, t.limit)}",
-                fmt.metric(t.metric, t.measured),
-                t.samples,
-                _phase_anchor(t.phase),
-            )
-        )
-    if verdict.recovery is not None:
-        kind = "not recovered" if verdict.recovery.required else "not recovered (informational)"
-        for c in verdict.recovery.checks:
-            if c.status == NOT_RECOVERED:
-                found.append(
-                    Finding(
-                        kind,
-                        RECOVERY_PHASE,
-                        c.workload,
-                        "time to recover",
-                        f"{BASELINE_PHASE}'s band",
-                        NEVER,
-                        c.recover.counts.calls,
-                        _phase_anchor(RECOVERY_PHASE),
-                    )
-                )
     # A jump where an error-rate threshold already failed says nothing new.
     failed_rates = {
         (t.workload, t.phase)
@@ -136,6 +111,29 @@ def findings(verdict: Verdict) -> tuple[Finding, ...]:
     return tuple(found)
 
 
+def _threshold_finding(t: ThresholdResult) -> Finding:
+    """A threshold that did not pass, as the short list shows it (a workload with no sample
+    at all, or skipped at preflight, reads "none" with why)."""
+    kind = THRESHOLD_KINDS[t.status]
+    if t.metric == "samples":
+        where = RUN_ANCHOR if t.phase == "preflight" else VERDICT_ANCHOR
+        measured = f"none ({t.why})" if t.why else "none"
+        return Finding(kind, t.phase, t.workload, "samples", "", measured, 0, where)
+    limit = f"≤ {fmt.metric(t.metric, t.limit)}"
+    if t.status == INCONCLUSIVE:
+        limit += f" over ≥ {t.min_count:,}"
+    return Finding(
+        kind,
+        t.phase,
+        t.workload,
+        fmt.metric_name(t.metric),
+        limit,
+        t.reading or fmt.metric(t.metric, t.measured),
+        t.samples,
+        _phase_anchor(t.phase),
+    )
+
+
 def recovery_summary(verdict: Verdict) -> str:
     """Each workload's time to recover in one line, or why there is none."""
     if verdict.recovery is None:
@@ -147,36 +145,40 @@ def recovery_summary(verdict: Verdict) -> str:
         elif c.status == NOT_RECOVERED:
             parts.append(f"{c.workload} {NEVER}")
         else:
-            parts.append(f"{c.workload} {c.status}")
+            parts.append(f"{c.workload} {c.status}" + (f" ({c.why})" if c.why else ""))
     mode = "" if verdict.recovery.required else " (informational)"
     return f"time to recover{mode}, windows of {RECOVERY_WINDOW} arrivals: " + "; ".join(parts)
 
 
-def _recovery_word(verdict: Verdict) -> str:
-    if verdict.recovery is None:
-        return "recovery not measured"
-    if verdict.unrecovered:
-        return "did not recover (informational)"
-    return verdict.recovery.status
+def _informational_recovery(verdict: Verdict) -> str:
+    """An informational recovery's outcome, which the count line does not count as checks."""
+    if verdict.recovery is None or verdict.recovery.required:
+        return ""
+    statuses = [c.status for c in verdict.recovery.checks]
+    said = ", ".join(
+        f"{statuses.count(s)} {s}" for s in dict.fromkeys(sorted(statuses, key=_recovery_order))
+    )
+    return f"; recovery (informational): {said or 'no workload'}"
+
+
+def _recovery_order(status: str) -> int:
+    order = (NOT_RECOVERED, NOT_MEASURED, INCONCLUSIVE, RECOVERED)
+    return order.index(status) if status in order else len(order)
 
 
 def verdict_line(verdict: Verdict) -> str:
-    """PASS / FAIL / INVALID with its exit code and how many findings decided it."""
+    """PASS / FAIL / INCONCLUSIVE / INVALID with its exit code, then every check counted once
+    by its status (the counts sum to the total), then the flags."""
     word = verdict.word.upper()
     if verdict.invalid_reasons:
         return f"{word} (exit 2): the run cannot be judged; " + "; ".join(verdict.invalid_reasons)
-    found = findings(verdict)
-    failing = [f for f in found if f.kind in FAILING_KINDS]
-    flags = len(found) - len(failing)
-    judged = sum(t.metric != "samples" for t in verdict.thresholds)
-    if not failing:
-        tail = f", {flags} flagged" if flags else ""
-        return (
-            f"{word} (exit 0): all {judged} threshold checks met, {_recovery_word(verdict)}{tail}"
-        )
-    return f"{word} (exit {verdict.exit_code}): {len(failing)} failing of {judged} checks" + (
-        f", {flags} flagged" if flags else ""
-    )
+    tally = ", ".join(f"{n:,} {words}" for words, n in verdict.tally())
+    checks = len(verdict.checks)
+    line = f"{word} (exit {verdict.exit_code}): {checks:,} check{'' if checks == 1 else 's'}"
+    line += f": {tally}" if tally else ""
+    line += _informational_recovery(verdict)
+    flags = sum(f.kind == "flag" for f in findings(verdict))
+    return line + (f"; {flags} flagged" if flags else "")
 
 
 def console_text(summary: dict) -> str:
@@ -218,4 +220,6 @@ def console_text(summary: dict) -> str:
         )
     for name, why in summary.get("unserved", {}).items():
         lines.append(f"  not offered: {name}: {why}")
+    if summary.get("not_offered"):
+        lines.append(f"  not offered by the scenario: {', '.join(summary['not_offered'])}")
     return "\n".join(lines)

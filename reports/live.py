@@ -97,7 +97,11 @@ def live_verdict(run_dir: str | Path, offered: int | None) -> LiveVerdict:
     stats = run_stats(run)
     whole = stats.whole
     unique = {(t.workload, t.metric, t.limit): t for t in run.scenario.thresholds}.values()
-    results = tuple(judge_threshold(t, whole.workload(t.workload), SO_FAR) for t in unique)
+    results = tuple(
+        judge_threshold(t, whole.workload(t.workload), SO_FAR, run.samples)
+        for t in unique
+        if t.workload in run.workloads
+    )
     rows = []
     for workload in whole.workloads:
         counts = workload.counts

@@ -30,6 +30,7 @@ from reports.stats import Counts, PhaseStats, RunStats, SliceStats
 from reports.system import SystemStats
 from reports.verdict import (
     BASELINE_PHASE,
+    INCONCLUSIVE,
     JUMP_RULE,
     NEVER,
     NOT_JUDGED,
@@ -72,6 +73,8 @@ DUE_NOTE = (
 CLOSED_LOOP_DUE_NOTE = (
     "'p95 from due' equals p95 here: a closed-loop request is due when its user sends it."
 )
+# Why a workload with share 0 has no rows, no thresholds and no recovery anywhere below.
+NOT_OFFERED = "Not offered by the scenario: its share is 0"
 # What a closed loop says where open arrival states its schedule and lateness.
 NO_LATENESS = "does not apply: closed loop (a user sends when its last answer is in)"
 
@@ -136,12 +139,11 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Block, ...]:
         fit=True,
     )
     found = findings(verdict)
-    level = {0: "good", 1: "bad", 2: "bad"}[verdict.exit_code]
     return (
         facts,
         Banner(
             verdict_line(verdict),
-            level,
+            verdict_level(verdict),
             (*(f.text for f in found), recovery_summary(verdict)),
             (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}"),
         ),
@@ -162,6 +164,15 @@ def _unverified_banner(run: Run) -> tuple[Block, ...]:
             ("accepted-work",) * len(reasons),
         ),
     )
+
+
+def verdict_level(verdict: Verdict) -> str:
+    """How a verdict banner looks: good for a pass, bad for a failure or an invalid run, a
+    warning for a run that could not judge some check (neither a pass nor the platform's
+    failure)."""
+    if verdict.exit_code == 0:
+        return "good"
+    return "warn" if verdict.word == INCONCLUSIVE else "bad"
 
 
 def _machine(machine: object) -> str:
@@ -297,11 +308,14 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
 
 
 def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
-    """A workload preflight left out, or that no user ran (users mode), reads "not offered"
-    with the reason, never a 0% share."""
+    """A workload preflight left out, that no user ran (users mode), or that the scenario gives
+    no share reads "not offered" with the reason, never a 0% share. This row is the one place
+    a workload the scenario does not offer appears."""
+    lead = f"{description}. " if description else ""
+    if name in run.not_offered:
+        return (name, "not offered", f"{lead}{NOT_OFFERED}.")
     skipped = {**unserved(run), **(run.meta.get("skipped") or {})}
     if name in skipped:
-        lead = f"{description}. " if description else ""
         return (name, "not offered", f"{lead}Not offered: {skipped[name]}")
     return (name, f"{run.scenario.mix[name]:.1%}", description)
 
@@ -567,19 +581,10 @@ def _recovery_blocks(recovery: Recovery) -> list[Block]:
             f"{fmt.ms(c.baseline.latency.p95)} (n={c.baseline.latency.count})",
             f"{fmt.ms(c.recover.latency.p95)} (n={c.recover.latency.count})",
             _time_to_recover(c.status, c.time_to_recover_s),
-            c.status,
+            c.status + (f": {c.why}" if c.why else ""),
         )
         for c in recovery.checks
     )
-    conclusion = {
-        RECOVERED: f"Recover came back to {BASELINE_PHASE}'s numbers.",
-        NOT_RECOVERED: f"Recover did NOT come back to {BASELINE_PHASE}'s numbers"
-        + (
-            ": the run fails." if recovery.required else " (informational: the verdict ignores it)."
-        ),
-        NOT_JUDGED: f"Recovery was not judged: {BASELINE_PHASE} itself failed its thresholds.",
-        NOT_MEASURED: "Recovery was not measured: no workload had samples in both phases.",
-    }[recovery.status]
     return [
         Heading(f"Did it recover to {BASELINE_PHASE}?"),
         Paragraph(f"Rule: {RECOVERY_RULE}."),
@@ -595,8 +600,36 @@ def _recovery_blocks(recovery: Recovery) -> list[Block]:
             ),
             rows,
         ),
-        Banner(conclusion, "good" if recovery.status == RECOVERED else "bad"),
+        Banner(_recovery_conclusion(recovery), "good" if recovery.status == RECOVERED else "bad"),
     ]
+
+
+def _recovery_conclusion(recovery: Recovery) -> str:
+    """One sentence true of every workload: the worst status first, then who came back and
+    who was not judged."""
+    names: dict[str, list[str]] = {}
+    for c in recovery.checks:
+        names.setdefault(c.status, []).append(c.workload)
+    worst = ", ".join(names.get(recovery.status, []))
+    if recovery.status == NOT_RECOVERED:
+        tail = (
+            ": the run fails" if recovery.required else " (informational: the verdict ignores it)"
+        )
+        lead = f"Recover did NOT come back to {BASELINE_PHASE}'s numbers for {worst}{tail}"
+    elif recovery.status == NOT_MEASURED:
+        lead = f"Whether {worst} came back depends on accepted work nobody could verify"
+    elif recovery.status == INCONCLUSIVE:
+        lead = f"Recovery could not be judged for {worst}: too few arrivals"
+    elif recovery.status == RECOVERED:
+        lead = f"Recover came back to {BASELINE_PHASE}'s numbers for {worst}"
+    else:
+        lead = f"Recovery was not judged: no workload passed {BASELINE_PHASE}"
+    parts = [lead]
+    if recovery.status != RECOVERED and names.get(RECOVERED):
+        parts.append("recovered: " + ", ".join(names[RECOVERED]))
+    if recovery.status != NOT_JUDGED and names.get(NOT_JUDGED):
+        parts.append(f"not judged ({BASELINE_PHASE} did not pass): " + ", ".join(names[NOT_JUDGED]))
+    return "; ".join(parts) + "."
 
 
 def _whole_run(run: Run, stats: RunStats, charts: tuple[Chart, ...]) -> Section:
@@ -655,8 +688,9 @@ def _accepted_section(run: Run, stats: RunStats) -> tuple[Section, ...]:
     if unverified:
         blocks.append(
             Banner(
-                "Processing not verifiable: nothing shows what became of this accepted work, "
-                "so its error-rate thresholds are not measured, never passed.",
+                "Processing not verifiable: nothing shows what became of this accepted work. An "
+                "error-rate threshold its known failures already break fails; one it could "
+                "still tip is not measured, never passed.",
                 "warning",
                 tuple(
                     f"{w.workload}: {fmt.count(w.counts.after.unverified)} of "
@@ -714,8 +748,8 @@ def _verdict_section(verdict: Verdict) -> Section:
         (
             f"{t.workload} {fmt.metric_name(t.metric)} in {t.phase}",
             "> 0 samples" if t.limit is None else f"≤\u00a0{fmt.metric(t.metric, t.limit)}",
-            fmt.metric(t.metric, t.measured) if t.metric != "samples" else "0",
-            fmt.count(t.samples),
+            # The count rides in the reading's cell, which wraps, so the table fits a phone.
+            f"{t.reading or fmt.metric(t.metric, t.measured)} (n={t.samples:,})",
             t.status,
         )
         for t in verdict.thresholds
@@ -723,13 +757,18 @@ def _verdict_section(verdict: Verdict) -> Section:
     blocks: list[Block] = [
         Paragraph(
             "Each threshold is judged on the requests offered in each phase it names "
-            "(scenario.yaml's judging block gives the defaults and why); a workload skipped "
-            "at preflight or with no samples is not measured, never a pass; a workload that "
-            "did not come back to sustain's band in recover fails the run unless the scenario "
-            "calls recovery informational."
+            "(scenario.yaml's judging block gives the defaults and why, and the minimum count "
+            "each is judged on: 20 arrivals for a p95 or an error rate). It fails when what is "
+            "known already breaks its limit, even with accepted work nobody could verify or "
+            "fewer arrivals than its minimum; it is not measured when the unknown "
+            "part could still tip it, and inconclusive when the plan offered fewer arrivals "
+            "than its minimum and nothing known breaks it. A workload skipped at preflight is "
+            "not measured, never a pass; a workload that did not come back to sustain's band "
+            "in recover fails the run unless the scenario calls recovery informational. Exit "
+            "codes: invalid 2, else fail 1, else inconclusive 2, else pass 0."
         ),
         Table(
-            ("check", "limit", "measured", "n", "result"),
+            ("check", "limit", "measured (n)", "result"),
             rows,
             empty="The scenario sets no thresholds.",
             fit=True,
@@ -761,7 +800,7 @@ def _verdict_banner(verdict: Verdict) -> Banner:
     found = findings(verdict)
     return Banner(
         verdict_line(verdict) + ".",
-        "good" if verdict.exit_code == 0 else "bad",
+        verdict_level(verdict),
         tuple(f.text for f in found),
         tuple(f.anchor for f in found),
     )

@@ -98,6 +98,19 @@ class Run:
         nothing was due before it was sent, and lateness does not apply."""
         return self.meta.get("mode") == "users"
 
+    @property
+    def not_offered(self) -> tuple[str, ...]:
+        """Workloads the scenario gives no share: never offered, sized for or judged, and
+        listed once. A workload preflight skipped also runs at share 0, but for a reason
+        the verdict must carry, so it is not one of these."""
+        skipped = self.meta.get("skipped") or {}
+        return tuple(n for n, share in self.scenario.mix.items() if share == 0 and n not in skipped)
+
+    @property
+    def workloads(self) -> tuple[str, ...]:
+        """The workloads the report has rows for: every one but those not offered."""
+        return tuple(n for n in self.scenario.mix if n not in self.not_offered)
+
     def users_step(self, phase: str) -> dict | None:
         """Users mode: run.json's record of the step run as ``phase`` (its users, the users of
         each class, the workloads it left without a user); None when not recorded."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from engine.mix import CANCEL_STEP
 from reports.followups import NONE as NO_FOLLOW_UPS
 from reports.followups import FollowUpCounts, counts_by_workload, lost_groups
 from reports.rundir import PhaseWindow, Run
@@ -124,6 +125,9 @@ class WorkloadStats:
     latency: Percentiles
     latency_due: Percentiles
     ttft: Percentiles
+    # Arrivals whose latency is timed when they succeed: all but the chat turns the plan
+    # cancels on purpose (a stream's whole-turn latency is over completed turns only).
+    timeable: int = 0
 
 
 @dataclass(frozen=True)
@@ -203,9 +207,11 @@ class RunStats:
 
 
 def run_stats(run: Run) -> RunStats:
-    """Statistics for every phase and the whole run of a loaded run directory."""
+    """Statistics for every phase and the whole run of a loaded run directory, with a row
+    for each workload the run offers (``Run.workloads``)."""
     samples = run.samples
     scenario = run.scenario
+    names = run.workloads
     late = late_mask(samples, scenario.lateness.late_after_ms)
     phases = []
     for window in run.phases:
@@ -216,14 +222,14 @@ def run_stats(run: Run) -> RunStats:
             PhaseStats(
                 window=window,
                 recorded=int(offered_here.sum()),
-                by_offer=slice_stats(samples[offered_here], scenario, window.duration_s),
-                by_completion=slice_stats(samples[done_here], scenario, window.duration_s),
+                by_offer=slice_stats(samples[offered_here], scenario, window.duration_s, names),
+                by_completion=slice_stats(samples[done_here], scenario, window.duration_s, names),
                 lateness=lateness_stats(samples[offered_here], late[offered_here]),
             )
         )
     return RunStats(
         phases=tuple(phases),
-        whole=slice_stats(samples, scenario, run.end_s),
+        whole=slice_stats(samples, scenario, run.end_s, names),
         lateness=lateness_stats(samples, late),
     )
 
@@ -249,13 +255,15 @@ def lateness_stats(samples: pd.DataFrame, late: np.ndarray) -> LatenessStats:
     )
 
 
-def slice_stats(samples: pd.DataFrame, scenario: Scenario, window_s: float) -> SliceStats:
-    """Counts, error rates and percentiles per workload of the scenario over ``samples``.
+def slice_stats(
+    samples: pd.DataFrame, scenario: Scenario, window_s: float, names: tuple[str, ...]
+) -> SliceStats:
+    """Counts, error rates and percentiles per named workload over ``samples``.
 
-    Every workload in the mix gets a row, with zero calls if it has no samples, so
-    an absent workload shows up as absent instead of disappearing.
+    Every named workload gets a row, with zero calls if it has no samples, so an
+    absent workload shows up as absent instead of disappearing.
     """
-    names = [w.name for w in scenario.workloads]
+    names = list(names)
     by_outcome = (
         samples.groupby(["workload", "outcome"], observed=True)
         .size()
@@ -268,6 +276,8 @@ def slice_stats(samples: pd.DataFrame, scenario: Scenario, window_s: float) -> S
     latency_due = percentiles_by(samples[latency_ok], "workload", "latency_due_ms")
     ttft = percentiles_by(samples[success], "workload", "ttft_ms")
     after = counts_by_workload(samples)
+    untimed = samples[planned_cancels(samples, scenario.chat_cancel_share)]
+    cancelled = untimed.groupby("workload", observed=True).size()
     workloads = tuple(
         WorkloadStats(
             workload=name,
@@ -277,6 +287,7 @@ def slice_stats(samples: pd.DataFrame, scenario: Scenario, window_s: float) -> S
             latency=latency.get(name, NO_SAMPLES),
             latency_due=latency_due.get(name, NO_SAMPLES),
             ttft=ttft.get(name, NO_SAMPLES),
+            timeable=int(by_outcome.loc[name].sum()) - int(cancelled.get(name, 0)),
         )
         for name in names
     )
@@ -296,6 +307,14 @@ def timed_successes(samples: pd.DataFrame) -> pd.Series:
     """
     stream = samples["workload"] == STREAM_WORKLOAD
     return (samples["ok"] == 1) & (~stream | (samples["outcome"] == "ok"))
+
+
+def planned_cancels(samples: pd.DataFrame, cancel_share: float) -> pd.Series:
+    """Chat turns the plan stops after their first token (engine/mix.py ``Mix.cancels``,
+    the same float operations on the same index): never timed as whole turns."""
+    index = samples["index"].to_numpy(dtype="float64")
+    planned = np.remainder(index * CANCEL_STEP, 1.0) < cancel_share
+    return pd.Series(planned, index=samples.index) & (samples["workload"] == STREAM_WORKLOAD)
 
 
 # Outcome in samples.csv -> field of Counts.

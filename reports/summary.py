@@ -38,6 +38,7 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
         "warnings": list(verdict.warnings),
         "skipped": verdict.skipped,
         "unserved": unserved(run),
+        "not_offered": list(verdict.not_offered),
         "thresholds": [asdict(t) for t in verdict.thresholds],
         "counts": {
             "offered": run.offered,
@@ -69,7 +70,11 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
             "window_arrivals": RECOVERY_WINDOW,
             "status": verdict.recovery.status,
             "workloads": {
-                c.workload: {"status": c.status, "time_to_recover_s": c.time_to_recover_s}
+                c.workload: {
+                    "status": c.status,
+                    "time_to_recover_s": c.time_to_recover_s,
+                    "why": c.why,
+                }
                 for c in verdict.recovery.checks
             },
         },

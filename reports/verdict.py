@@ -1,12 +1,26 @@
 """From statistics to a verdict: thresholds in every phase they name, validity, jumps, recovery.
 
-A threshold with no samples is "not measured", never a pass; a run whose driver
-fell behind or lost samples is invalid rather than failed; a workload skipped at
-preflight is not measured, not forgotten; a workload whose failures jump in burst
-or recover is flagged even where no threshold covers it, because a run once
-"passed" while 58% of one workload's requests were refused; and a recover phase
-that stays broken fails the run (unless the scenario calls recovery
-informational), because "did it come back" is what the run is for.
+A check fails when what is known already breaks its limit: failures counted
+against all calls (accepted work that cannot be verified counted as done, missing
+observations as successes), so "at least 51.4% failed; 12 more not verifiable" is
+a failure, not a shrug; "not measured" is left for a check the known part passes
+and the unknown part could still tip. A check whose plan offered fewer arrivals
+than its minimum (scenario.yaml ``judging.min_counts``) is "inconclusive": not a
+failure the platform committed and not a pass. A run whose driver fell behind or
+lost samples is invalid rather than failed; a workload skipped at preflight is not
+measured, not forgotten; a workload the scenario gives no share is not judged at
+all; a workload whose failures jump in burst or recover is flagged even where no
+threshold covers it, because a run once "passed" while 58% of one workload's
+requests were refused; and a recover phase that stays broken fails the run
+(unless the scenario calls recovery informational), because "did it come back"
+is what the run is for. "Recovered" is said only of a workload whose sustain
+passed every threshold of its own on what is known: there is no good band to
+come back to otherwise.
+
+The exit code orders what a CI job must tell apart: invalid (2) before fail (1)
+before inconclusive (2) before pass (0). A definite failure of the platform is
+reported as one even when other checks could not be judged; a run that could not
+judge a check and found nothing wrong is no pass; an invalid run judges nothing.
 """
 
 from __future__ import annotations
@@ -18,20 +32,20 @@ import numpy as np
 import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
+from engine.followups import LOST, NOT_VERIFIABLE
+from reports import formatting as fmt
+from reports.followups import AFTER
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, WorkloadStats, timed_successes
 from reports.system import SystemStats
-from scenario import Threshold
+from scenario import BASELINE_PHASE, RECOVERY_PHASE, Threshold
 
 PASS = "pass"
 FAIL = "FAIL"
 NOT_MEASURED = "not measured"
+INCONCLUSIVE = "inconclusive"
 NOT_JUDGED = "not judged"
 
-# The phase every other phase is held against: the seed judges thresholds there.
-BASELINE_PHASE = "sustain"
-# The phase whose numbers must come back to the baseline's.
-RECOVERY_PHASE = "recover"
 
 # A failure or shed rate this far above sustain's (in absolute terms) is a jump.
 JUMP_POINTS = 0.01
@@ -67,9 +81,11 @@ RECOVERY_RULE = (
     f"{RECOVERY_PHASE} to the first arrival from which every window is inside the band (p95 "
     f"compared only over windows of {RECOVERY_WINDOW} successes: below that a nearest-rank p95 "
     f"is the window's maximum), and 'never, within the phase' when the last window is still "
-    f"outside it. A workload that "
-    f"recovers within the phase recovered; one whose {BASELINE_PHASE} failed its own thresholds "
-    f"is not judged (there is no good band to come back to)"
+    f"outside it. Lost accepted work counts as an error; accepted work that cannot be "
+    f"verified must be inside the band counted either way, else recovery is not measured. "
+    f"A workload that recovers within the phase recovered; one whose {BASELINE_PHASE} did not "
+    f"pass every threshold of its own is not judged (there is no good band to come back to), "
+    f"and one with fewer arrivals in either phase than the scenario's minimum is inconclusive"
 )
 
 
@@ -85,6 +101,12 @@ class ThresholdResult:
     measured: float | None
     samples: int
     status: str
+    # The fewest observations the check is judged on, and what it read, in words with units:
+    # the measured value, or why that value alone does not decide it.
+    min_count: int = 1
+    reading: str = ""
+    # Accepted work in the slice whose fate is unknown (error rates only).
+    unverified: int = 0
 
 
 @dataclass(frozen=True)
@@ -115,6 +137,8 @@ class RecoveryCheck:
     status: str
     time_to_recover_s: float | None = None
     window: int = 0
+    # Why a workload was not judged, not measured or inconclusive; empty otherwise.
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -131,6 +155,21 @@ NOT_RECOVERED = "not recovered"
 NEVER = "never, within the phase"
 
 
+# Words of the count line for each check status, in the order the line gives them: what
+# fails the run first, then what leaves it undecided, then what held.
+CHECK_WORDS = (
+    (FAIL, "failed"),
+    (NOT_MEASURED, NOT_MEASURED),
+    (NOT_RECOVERED, NOT_RECOVERED),
+    (INCONCLUSIVE, INCONCLUSIVE),
+    (PASS, "passed"),
+    (RECOVERED, RECOVERED),
+    (NOT_JUDGED, "recovery not judged"),
+)
+FAILING = frozenset({FAIL, NOT_MEASURED, NOT_RECOVERED})
+EXIT_WORDS = {0: "pass", 1: "fail", 2: "invalid"}
+
+
 @dataclass(frozen=True)
 class Verdict:
     """Everything the verdict rests on, and the exit code it implies."""
@@ -141,6 +180,8 @@ class Verdict:
     jumps: tuple[Jump, ...]
     recovery: Recovery | None
     skipped: dict[str, str]
+    # Workloads the scenario gives no share: listed once, judged never.
+    not_offered: tuple[str, ...] = ()
 
     @property
     def unrecovered(self) -> tuple[RecoveryCheck, ...]:
@@ -150,19 +191,39 @@ class Verdict:
         return tuple(c for c in self.recovery.checks if c.status == NOT_RECOVERED)
 
     @property
+    def checks(self) -> tuple[str, ...]:
+        """The status of every check the exit code rests on: each threshold in each phase,
+        and each workload's recovery when the scenario requires it."""
+        statuses = [t.status for t in self.thresholds]
+        if self.recovery is not None and self.recovery.required:
+            statuses += [c.status for c in self.recovery.checks]
+        return tuple(statuses)
+
+    @property
     def exit_code(self) -> int:
-        """0 pass; 1 a threshold failed or was not measured, or a required recovery did not
-        happen; 2 the run is invalid."""
+        """2 invalid; else 1 a check failed or was not measured, or a required recovery did
+        not happen; else 2 a check could not be judged on so few arrivals; else 0."""
         if self.invalid_reasons:
             return 2
-        if any(t.status != PASS for t in self.thresholds):
+        checks = set(self.checks)
+        if FAILING & checks:
             return 1
-        recovery_fails = self.recovery is not None and self.recovery.required
-        return 1 if recovery_fails and self.unrecovered else 0
+        return 2 if INCONCLUSIVE in checks else 0
 
     @property
     def word(self) -> str:
-        return {0: "pass", 1: "fail", 2: "invalid"}[self.exit_code]
+        """pass, fail, invalid or inconclusive: the exit code in words (2 is said two ways)."""
+        if self.exit_code == 2 and not self.invalid_reasons:
+            return INCONCLUSIVE
+        return EXIT_WORDS[self.exit_code]
+
+    def tally(self) -> tuple[tuple[str, int], ...]:
+        """(words, count) for each check status present, in CHECK_WORDS order; the counts
+        sum to ``len(self.checks)``, so a count line counts one thing on both sides."""
+        statuses = self.checks
+        return tuple(
+            (words, statuses.count(status)) for status, words in CHECK_WORDS if status in statuses
+        )
 
 
 def judge(run: Run, stats: RunStats, system: SystemStats) -> Verdict:
@@ -175,6 +236,7 @@ def judge(run: Run, stats: RunStats, system: SystemStats) -> Verdict:
         jumps=jumps(stats),
         recovery=recovery(run, stats, thresholds),
         skipped=skipped(run),
+        not_offered=run.not_offered,
     )
 
 
@@ -257,40 +319,67 @@ def warnings(run: Run, system: SystemStats) -> tuple[str, ...]:
 def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:
     """Each threshold judged on requests offered in each of its phases, plus absent workloads.
 
-    A workload in the mix that produced no sample in the whole run gets its own
-    "not measured" row even when no threshold names it (with why, when users mode
-    gave it no user), and so does one preflight skipped: absent is never a pass.
+    A workload the scenario gives no share is not judged at all; one preflight
+    skipped gets one "not measured" row with the reason instead of its thresholds; a
+    workload with a share and no sample in the whole run gets an "inconclusive" row of
+    its own even when no threshold names it (its plan, or users mode's user count, gave
+    it no arrival: absent is never a pass).
     """
+    left_out = skipped(run)
+    judged = set(run.workloads) - set(left_out)
+    samples = run.samples
     results = [
-        _judge_in_phase(t, name, stats.phase(name))
+        _judge_in_phase(t, name, stats.phase(name), samples[samples["phase"] == name])
         for t in run.scenario.thresholds
+        if t.workload in judged
         for name in t.phases
     ]
     results += [
-        ThresholdResult(name, "samples", "preflight", None, reason, None, 0, NOT_MEASURED)
-        for name, reason in skipped(run).items()
+        ThresholdResult(
+            name, "samples", "preflight", None, reason, None, 0, NOT_MEASURED, reading="none"
+        )
+        for name, reason in left_out.items()
     ]
     no_user = unserved(run)
     for name, share in run.scenario.mix.items():
-        if share > 0 and stats.whole.workload(name).counts.calls == 0:
-            why = no_user.get(name, "in the mix")
+        if share > 0 and name in judged and stats.whole.workload(name).counts.calls == 0:
+            why = no_user.get(
+                name, f"the plan offered no arrival of its {share:.1%} share; a longer run does"
+            )
             results.append(
-                ThresholdResult(name, "samples", "whole run", None, why, None, 0, NOT_MEASURED)
+                ThresholdResult(
+                    name, "samples", "whole run", None, why, None, 0, INCONCLUSIVE, reading="none"
+                )
             )
     return tuple(results)
 
 
-def _judge_in_phase(threshold: Threshold, name: str, phase: PhaseStats | None) -> ThresholdResult:
+def _judge_in_phase(
+    threshold: Threshold, name: str, phase: PhaseStats | None, samples: pd.DataFrame
+) -> ThresholdResult:
     workload = phase.by_offer.workload(threshold.workload) if phase else None
-    return judge_threshold(threshold, workload, name)
+    return judge_threshold(threshold, workload, name, samples)
 
 
 def judge_threshold(
-    threshold: Threshold, stats: WorkloadStats | None, where: str
+    threshold: Threshold, stats: WorkloadStats | None, where: str, samples: pd.DataFrame
 ) -> ThresholdResult:
-    """One threshold against one workload's statistics (None: nothing was measured)."""
-    measured, samples = metric_value(stats, threshold.metric) if stats else (None, 0)
-    status = NOT_MEASURED if measured is None else PASS if measured <= threshold.limit else FAIL
+    """One threshold against one workload's statistics over ``samples``, the slice they were
+    computed from (stats None: nothing was offered)."""
+    if threshold.metric == "error_rate":
+        return _judge_rate(threshold, stats.counts if stats else Counts(), where)
+    return _judge_latency(threshold, stats, where, samples)
+
+
+def _result(
+    threshold: Threshold,
+    where: str,
+    measured: float | None,
+    samples: int,
+    status: str,
+    reading: str,
+    unverified: int = 0,
+) -> ThresholdResult:
     return ThresholdResult(
         threshold.workload,
         threshold.metric,
@@ -300,19 +389,98 @@ def judge_threshold(
         measured,
         samples,
         status,
+        threshold.min_count,
+        reading,
+        unverified,
     )
 
 
-def metric_value(stats: WorkloadStats, metric: str) -> tuple[float | None, int]:
-    """A threshold metric's value for one workload, and the sample count it rests on."""
-    if metric == "error_rate":
-        # Accepted work nobody can verify is never a pass: the rate is not measured.
-        if stats.counts.after.unverified:
-            return None, stats.counts.calls
-        return stats.counts.error_rate, stats.counts.calls
-    name, _, rest = metric.partition("_")
-    source = stats.ttft if rest == "ttft_ms" else stats.latency
-    return getattr(source, name), source.count
+def _judge_rate(threshold: Threshold, counts: Counts, where: str) -> ThresholdResult:
+    """An error rate judged on what is known. Known errors over the calls (over the minimum
+    when fewer were offered, the rest counted as successes) above the limit fail it,
+    whatever the unverifiable work did; it passes only if it would with all of that work
+    lost; in between it is not measured, with both figures."""
+    calls, errors, need = counts.calls, counts.errors, threshold.min_count
+    unverified = counts.after.unverified
+    measured = counts.error_rate
+    said = fmt.rate(measured)
+    if errors / max(calls, need) > threshold.limit:
+        if unverified:
+            said = f"at least {said} failed; {unverified:,} more not verifiable"
+        elif calls < need:
+            said = (
+                f"{said} ({errors:,} of {calls:,}): above the limit even had {need - calls:,} "
+                "more arrivals all succeeded"
+            )
+        return _result(threshold, where, measured, calls, FAIL, said, unverified)
+    if calls < need:
+        said = f"{fmt.count(calls)} arrivals offered; the check needs {need:,}"
+        return _result(threshold, where, measured, calls, INCONCLUSIVE, said, unverified)
+    worst = (errors + unverified) / calls
+    if worst <= threshold.limit:
+        if unverified:
+            said += f"; a pass even were the {unverified:,} not verifiable all lost"
+        return _result(threshold, where, measured, calls, PASS, said, unverified)
+    said = f"{said} known, up to {fmt.rate(worst)}: {unverified:,} not verifiable"
+    return _result(threshold, where, measured, calls, NOT_MEASURED, said, unverified)
+
+
+def _judge_latency(
+    threshold: Threshold, stats: WorkloadStats | None, where: str, samples: pd.DataFrame
+) -> ThresholdResult:
+    """A latency percentile over the timed successes. Over fewer than the minimum it fails
+    only if it would with every missing observation at 0 ms; otherwise it is inconclusive
+    (the plan offered too few) or not measured (the platform answered too few)."""
+    name, _, rest = threshold.metric.partition("_")
+    first_token = rest == "ttft_ms"
+    source, timeable = None, 0
+    if stats is not None:
+        source = stats.ttft if first_token else stats.latency
+        timeable = stats.counts.calls if first_token else stats.timeable
+    measured = getattr(source, name) if source is not None else None
+    count, need = (source.count if source is not None else 0), threshold.min_count
+    said = fmt.metric(threshold.metric, measured)
+    if count >= need:
+        status = PASS if measured <= threshold.limit else FAIL
+        return _result(threshold, where, measured, count, status, said)
+    observed = _observed(samples, threshold.workload, first_token)
+    floor = _padded_percentile(observed, _PERCENT[name], need)
+    if floor is not None and floor > threshold.limit:
+        said += (
+            f" over {count:,}: at least {fmt.ms(floor)} ms even had {need - count:,} more "
+            "answered at once"
+        )
+        return _result(threshold, where, measured, count, FAIL, said)
+    if timeable < need:
+        said = f"{fmt.count(timeable)} timed arrivals offered; the check needs {need:,}"
+        return _result(threshold, where, measured, count, INCONCLUSIVE, said)
+    said = f"{count:,} of {timeable:,} timed arrivals succeeded; the check needs {need:,}"
+    return _result(threshold, where, measured, count, NOT_MEASURED, said)
+
+
+# The percentile each latency metric's first word names ("max" is the 100th).
+_PERCENT = {"p50": 50, "p95": 95, "p99": 99, "max": 100}
+
+
+def _observed(samples: pd.DataFrame, workload: str, first_token: bool) -> np.ndarray:
+    """The latencies a latency threshold is taken over: first tokens of ok == 1, or timed
+    successes' whole latency."""
+    mine = samples[samples["workload"] == workload]
+    if first_token:
+        values = mine.loc[mine["ok"] == 1, "ttft_ms"]
+    else:
+        values = mine.loc[timed_successes(mine), "latency_ms"]
+    return values.dropna().to_numpy(dtype="float64")
+
+
+def _padded_percentile(values: np.ndarray, percent: int, total: int) -> float | None:
+    """The nearest-rank percentile of ``values`` padded to ``total`` with zeros: the least it
+    could be over ``total`` observations. None when that rank falls on a zero."""
+    rank = (percent * total + 99) // 100
+    missing = total - len(values)
+    if rank <= missing:
+        return None
+    return float(np.sort(values)[rank - missing - 1])
 
 
 def jumps(stats: RunStats) -> tuple[Jump, ...]:
@@ -348,42 +516,81 @@ def recovery(
 ) -> Recovery | None:
     """Whether each workload came back to the baseline's band in recover, and how fast.
 
-    None without both phases. A workload whose baseline failed one of its own
-    thresholds is "not judged": coming back to a broken band proves nothing.
+    None without both phases. A workload whose baseline did not pass every threshold
+    of its own is "not judged": coming back to a broken or unknown band proves
+    nothing. One with fewer arrivals than ``judging.min_counts.recovery`` in either
+    phase is inconclusive. A workload skipped at preflight has its own row already.
     """
     baseline, recover = stats.phase(BASELINE_PHASE), stats.phase(RECOVERY_PHASE)
     if baseline is None or recover is None:
         return None
-    failed_baseline = {
-        t.workload for t in thresholds if t.phase == BASELINE_PHASE and t.status == FAIL
-    }
+    unpassed: dict[str, list[str]] = {}
+    for t in thresholds:
+        if t.phase == BASELINE_PHASE and t.status != PASS:
+            unpassed.setdefault(t.workload, []).append(f"{fmt.metric_name(t.metric)} {t.status}")
+    need = run.scenario.judging.min_counts.recovery
     samples = run.samples[run.samples["phase"] == RECOVERY_PHASE]
     sustain = run.samples[run.samples["phase"] == BASELINE_PHASE]
+    left_out = skipped(run)
     checks = []
     for before, after in zip(baseline.by_offer.workloads, recover.by_offer.workloads, strict=True):
-        if not before.counts.calls or not after.counts.calls:
-            checks.append(RecoveryCheck(before.workload, before, after, NOT_MEASURED))
-        elif before.workload in failed_baseline:
-            checks.append(RecoveryCheck(before.workload, before, after, NOT_JUDGED))
-        else:
-            seconds, window = time_to_recover(
-                samples[samples["workload"] == before.workload],
-                sustain[sustain["workload"] == before.workload],
-                before.counts.error_rate or 0.0,
-                recover.window.start_s,
-                run.scenario.shed_counts_as_error,
+        name = before.workload
+        if name in left_out:
+            continue
+        if min(before.counts.calls, after.counts.calls) < need:
+            why = (
+                f"{before.counts.calls:,} arrivals in {BASELINE_PHASE} and "
+                f"{after.counts.calls:,} in {RECOVERY_PHASE}; recovery needs {need:,} in each"
             )
-            status = NOT_RECOVERED if seconds is None else RECOVERED
-            checks.append(RecoveryCheck(before.workload, before, after, status, seconds, window))
+            checks.append(RecoveryCheck(name, before, after, INCONCLUSIVE, why=why))
+        elif name in unpassed:
+            why = f"{BASELINE_PHASE} did not pass: " + ", ".join(unpassed[name])
+            checks.append(RecoveryCheck(name, before, after, NOT_JUDGED, why=why))
+        else:
+            checks.append(
+                _recovery_check(
+                    run,
+                    (before, after),
+                    samples[samples["workload"] == name],
+                    sustain[sustain["workload"] == name],
+                    recover.window.start_s,
+                )
+            )
     return Recovery(tuple(checks), _overall(checks), run.scenario.judging.recovery_required)
 
 
+def _recovery_check(
+    run: Run,
+    stats: tuple[WorkloadStats, WorkloadStats],
+    samples: pd.DataFrame,
+    sustain: pd.DataFrame,
+    start_s: float,
+) -> RecoveryCheck:
+    """Recovered if inside the band with its unverifiable accepted work counted as lost; not
+    recovered if outside even with that work counted as done; else not measured."""
+    before, after = stats
+    name, shed = before.workload, run.scenario.shed_counts_as_error
+    rate = before.counts.error_rate or 0.0
+    seconds, window = time_to_recover(samples, sustain, rate, start_s, shed, unverified_lost=True)
+    if seconds is not None:
+        return RecoveryCheck(name, before, after, RECOVERED, seconds, window)
+    unverified = after.counts.after.unverified
+    if unverified and time_to_recover(samples, sustain, rate, start_s, shed)[0] is not None:
+        why = (
+            f"back in the band only if its {unverified:,} not verifiable accepted arrivals in "
+            f"{RECOVERY_PHASE} were processed"
+        )
+        return RecoveryCheck(name, before, after, NOT_MEASURED, None, window, why)
+    return RecoveryCheck(name, before, after, NOT_RECOVERED, None, window)
+
+
 def _overall(checks: list[RecoveryCheck]) -> str:
+    """The worst status among the workloads: what the recovery section's conclusion leads with."""
     statuses = {c.status for c in checks}
-    for status in (NOT_RECOVERED, RECOVERED, NOT_JUDGED):
+    for status in (NOT_RECOVERED, NOT_MEASURED, INCONCLUSIVE, RECOVERED, NOT_JUDGED):
         if status in statuses:
             return status
-    return NOT_MEASURED
+    return INCONCLUSIVE
 
 
 def _binomial_cdf(k: int, n: int, p: float) -> float:
@@ -434,18 +641,22 @@ def time_to_recover(
     baseline_rate: float,
     start_s: float,
     shed_is_error: bool,
+    unverified_lost: bool = False,
 ) -> tuple[float | None, int]:
     """Seconds from ``start_s`` until every sliding window is inside the baseline's band.
 
     Returns (None, window) when the last window is still outside it: never, within
     the phase. Windows are RECOVERY_WINDOW consecutive arrivals by due time (all of
-    them when there are fewer); p95 is nearest-rank over each window's timed
-    successes and is compared only when the window has RECOVERY_WINDOW of them
-    and the baseline had some.
+    them when there are fewer); an error is a failed sample or accepted work lost
+    after it (and, with ``unverified_lost``, accepted work nobody could verify); p95
+    is nearest-rank over each window's timed successes and is compared only when the
+    window has RECOVERY_WINDOW of them and the baseline had some.
     """
     samples = samples.sort_values("due_s", kind="stable")
     window = min(RECOVERY_WINDOW, len(samples))
     errors = samples["outcome"].isin(ERROR_OUTCOMES | ({"shed"} if shed_is_error else set()))
+    if AFTER in samples.columns:
+        errors = errors | samples[AFTER].isin((*LOST, NOT_VERIFIABLE) if unverified_lost else LOST)
     error_counts = sliding_window_view(errors.to_numpy(dtype="int64"), window).sum(axis=1)
     good = error_counts <= _error_limit(window, baseline_rate)
     baseline_ms = baseline.loc[timed_successes(baseline), "latency_ms"].to_numpy(dtype="float64")

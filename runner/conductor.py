@@ -33,6 +33,7 @@ from engine.mix import Mix
 from engine.samples import SAMPLES_FILE
 from engine.schedule import Plan
 from engine.seam import PreflightError
+from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
 from fixture import password_from_env
 from probes import ProbeRun, Reading, start_probes
 from runner.load_process import LoadProcess
@@ -57,6 +58,7 @@ from runner.settings import (
     SettingsError,
     bound_connections,
     check_new_run_dir,
+    offering,
     run_stamp,
     settings_from,
     with_host,
@@ -205,12 +207,19 @@ class Conductor:
         run_dir = self._run_dir(settings)
         fixture = with_host(settings.fixture, settings.host)
         password = password_from_env()
-        preflight = platform(fixture.platform).run_preflight(fixture, settings.email, password)
+        # Only what the scenario offers is checked: a workload with share 0 is never preflighted.
+        offered = frozenset(settings.scenario.offered)
+        preflight = platform(fixture.platform).run_preflight(
+            fixture, settings.email, password, offered
+        )
         scenario, skipped = settings.scenario, dict(preflight.skipped)
         for name, reason in skipped.items():
             scenario = _without(scenario, name)
             log.warning("%s skipped: %s", name, reason)
         shape.after_preflight(scenario)
+        settings = offering(settings, scenario)
+        for line in _too_few(settings, plan, shape, skipped):
+            log.warning(line)
         slots = self._slots()
         if settings.connections < len(slots):
             raise SettingsError(
@@ -619,6 +628,29 @@ class Conductor:
                 if k % run.workers in silent:
                     offered[segment, mix.pick(k)] += 1
         return offered
+
+
+def _too_few(settings: RunSettings, plan: Plan, shape, skipped: dict[str, str]) -> list[str]:
+    """Before load: one line per check the plan offers too few arrivals to judge, with what
+    reaches it (--scale for the scenario's phases, --run-time for one rate). None in users
+    mode: a closed loop has no plan to count (the users shape says which workloads get no
+    user)."""
+    if mode_of(shape) == USERS:
+        return []
+    scenario = settings.scenario
+    found = shortfalls(scenario, plan)
+    if not found:
+        return []
+    if settings.rate is not None:
+        return run_time_fixes(scenario, found, settings.rate)
+    if settings.unscaled is not None and [s.name for s in plan.segments] == [
+        p.name for p in scenario.phases
+    ]:
+        base = settings.unscaled
+        for name in skipped:
+            base = _without(base, name)
+        return scale_fixes(base, found, settings.scale)
+    return longer_phase_fixes(found, plan)
 
 
 def _warm_counts(plan: Plan, shares: list[int]) -> list[int]:

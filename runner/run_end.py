@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 def finish(run_dir: Path) -> int:
-    """0 pass, 1 a threshold failed or was not measured, 2 the run is invalid."""
+    """2 invalid, else 1 a check failed or was not measured, else 2 inconclusive, else 0."""
     from reports import build_report
 
     return build_report(run_dir)

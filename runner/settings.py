@@ -69,6 +69,10 @@ class RunSettings:
     # Seconds the follow-up of accepted work may take after the run (the slowest timeout
     # unless --follow-up-grace says otherwise).
     follow_up_grace_s: float = 0.0
+    # The scenario before --scale, which the fix for a plan too small to judge is scaled from.
+    unscaled: Scenario | None = None
+    # Whether --connections was given; if not, it follows the scenario the run offers.
+    connections_given: bool = False
 
 
 def add_options(parser) -> None:
@@ -101,8 +105,8 @@ def add_options(parser) -> None:
     option(
         "--connections",
         default=None,
-        help="bound on concurrent requests, all processes together "
-        "(default: peak rate x slowest timeout)",
+        help="bound on concurrent requests, all processes together (default: at the peak "
+        "rate, every offered workload's requests in flight for their own timeout)",
     )
     option("--run-dir", default=None, help="run directory (default: runs/<UTC timestamp>)")
     option("--fixture", default="fixture.json", help="fixture written by the seed")
@@ -157,14 +161,12 @@ def _explain_worker_wait(parser) -> None:
 def settings_from(options, host: str | None) -> RunSettings:
     """Validated settings from parsed options (and the host Locust or the web UI holds)."""
     scale = _number(options.scale, "--scale", float)
-    scenario = load_scenario(options.scenario).scaled(scale)
+    unscaled = load_scenario(options.scenario)
+    scenario = unscaled.scaled(scale)
     rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float)
-    peak = max(scenario.peak_rate, rate or 0.0)
-    needed = math.ceil(peak * scenario.timeouts.slowest_s)
-    if options.connections in (None, ""):
-        connections = needed
-    else:
-        connections = int(_number(options.connections, "--connections", int))
+    needed = scenario.connections_needed(rate)
+    given = options.connections not in (None, "")
+    connections = int(_number(options.connections, "--connections", int)) if given else needed
     fixture = load_fixture(options.fixture)
     password_from_env()
     run_dir = Path(options.run_dir) if options.run_dir else None
@@ -196,7 +198,17 @@ def settings_from(options, host: str | None) -> RunSettings:
             metrics_url=options.metrics_url or None,
             stub_url=options.stub_url or fixture.stub_url or None,
         ),
+        unscaled=unscaled,
+        connections_given=given,
     )
+
+
+def offering(settings: RunSettings, scenario: Scenario) -> RunSettings:
+    """The settings for the scenario the run offers after preflight (a workload it skipped
+    is at share 0): the connection bound re-sized to it unless --connections was given."""
+    needed = scenario.connections_needed(settings.rate)
+    connections = settings.connections if settings.connections_given else needed
+    return replace(settings, scenario=scenario, connections=connections, connections_needed=needed)
 
 
 def bound_connections(settings: RunSettings, processes: int) -> RunSettings:

@@ -262,6 +262,7 @@ def unserved_line(where: str, missing: dict[str, int], mix: dict[str, float], fi
     listed = ", ".join(f"{name} ({mix.get(name, 0.0):.1%})" for name in names)
     needs = ", ".join(f"{name} needs {missing[name]}" for name in names)
     return (
-        f"{where}: {listed} get no user, so they are not offered (Locust gives whole users "
-        f"by weight); {needs} users; the fix: {fix.format(users=max(missing.values()))}"
+        f"{where}: {listed} get no user, so they are not offered and their checks will be "
+        f"inconclusive (Locust gives whole users by weight); {needs} users; the fix: "
+        f"{fix.format(users=max(missing.values()))}"
     )

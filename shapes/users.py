@@ -14,7 +14,8 @@ offered. It does not refuse, because too few users is what exploring looks
 like (10 users in the web UI to see how the platform feels) and what a
 concurrency sweep's first steps are by design (1, 2, 4 users); a headless run
 gets the same warning on the console and the same "not offered" in its report,
-and its verdict says those workloads were not measured, never passed.
+and its verdict calls their checks inconclusive (exit 2 unless something else
+failed): not a pass, and not a failure of the platform.
 """
 
 from __future__ import annotations

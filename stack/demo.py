@@ -4,7 +4,8 @@ Starts the stub and the reference target (agno's AgentOS with PLATFORM=agno), se
 runs the four phases headless
 (short by default: SCALE=0.1), builds the reports, stops what it started (also on
 Ctrl-C or failure), prints the verdict's short list and where the reports are, and exits
-with the report's code: 0 pass, 1 a threshold failed, 2 the run was invalid.
+with the report's code: 0 pass, 1 a check failed, 2 the run was invalid or could not
+judge a check (the default SCALE offers too few uploads and webhooks; it says so before load).
 """
 
 from __future__ import annotations

@@ -167,11 +167,12 @@ def test_users_mode_too_few_users_names_the_missing_workloads_and_the_fix_before
 ):
     """-u 8 leaves ingest and trigger_fire without a user: one line says so and the count
     that fixes it before load starts, the run goes on, and the report lists them as not
-    offered with that reason (the verdict: not measured, never a pass)."""
+    offered with that reason (the verdict: inconclusive, exit 2: never a pass, and not the
+    platform's failure)."""
     run_dir = tmp_path / "users-few"
     args = ("-u", str(FEW_USERS), "-r", str(FEW_USERS), "-t", "4")
     result = run_local(plat, mode_scenario, run_dir, *args)
-    assert result.returncode == 1, result.stderr[-3000:]
+    assert result.returncode == 2, result.stderr[-3000:]
     lines = result.stderr.splitlines()
     warned = [n for n, line in enumerate(lines) if "get no user" in line]
     assert len(warned) == 1, result.stderr[-3000:]
@@ -197,7 +198,7 @@ def test_users_mode_too_few_users_names_the_missing_workloads_and_the_fix_before
     assert record["offered"] == len(samples) > 0
     assert {s["workload"] for s in samples} == {"api_read", "chat_stream", "agent_run", "rag_query"}
     # The report: not offered in the mix with why and the fix; named in the phase; the
-    # verdict's "not measured" rows carry the same reason; the console lists them too.
+    # verdict's "inconclusive" rows carry the same reason; the console lists them too.
     markdown = (run_dir / "report.md").read_text()
     for name, needs in FEW_UNSERVED.items():
         row = next(r for r in markdown.splitlines() if r.startswith(f"| {name} | "))
@@ -207,10 +208,15 @@ def test_users_mode_too_few_users_names_the_missing_workloads_and_the_fix_before
         assert f"not offered: {name}: no user" in result.stdout
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["unserved"].keys() == FEW_UNSERVED.keys()
-    unmeasured = {
-        t["workload"]: t["why"] for t in summary["thresholds"] if t["metric"] == "samples"
+    unjudged = {
+        t["workload"]: (t["status"], t["why"])
+        for t in summary["thresholds"]
+        if t["metric"] == "samples"
     }
-    assert all(unmeasured[name].startswith("no user") for name in FEW_UNSERVED), unmeasured
+    for name in FEW_UNSERVED:
+        status, why = unjudged[name]
+        assert status == "inconclusive" and why.startswith("no user"), unjudged
+    assert summary["verdict"] == "inconclusive"
     _check_closed_loop_report(run_dir, result, FEW_USERS)
 
 

@@ -131,6 +131,30 @@ def test_a_missing_trigger_is_a_skip_not_a_refusal(deployment):
     assert not result.trigger_fire_ready and "no longer exists" in result.trigger_skip_reason
 
 
+def test_a_run_checks_only_the_workloads_it_offers(deployment):
+    """A reads-only run neither runs the agent nor searches nor fires the trigger: a model
+    the platform cannot reach, an empty collection and a missing trigger are all fine."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    _, agent_id = make_agent(deployment.client, dead + "/v1")
+    broken = dataclasses.replace(
+        deployment.fixture,
+        agent_id=agent_id,
+        stub_url=dead,
+        collection_name="no_such_collection",
+        trigger_id=None,
+    )
+    reads = frozenset({"api_read"})
+    result = run_preflight(broken, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD, reads)
+    assert (result.search_results, result.run_id, result.skipped) == (None, None, {})
+    assert not result.trigger_fire_ready
+    assert result.summary().endswith(
+        "not checked, not offered: agent_run, chat_stream, ingest, rag_query, trigger_fire"
+    )
+    # What it offers is still checked: the same fixture refuses a run that offers agent_run.
+    with pytest.raises(PreflightError, match="agent run failed"):
+        run_preflight(broken, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD, reads | {"agent_run"})
+
+
 def run_cli(fixture_path, password: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "workloads.agenticos.preflight", "--fixture", str(fixture_path)],

@@ -173,4 +173,6 @@ def test_cli_help_names_both_commands_and_the_exit_codes():
     assert top.returncode == 0
     assert "build" in top.stdout and "compare" in top.stdout
     build = _cli("build", "--help")
-    assert "Exit 0 when every threshold is met" in " ".join(build.stdout.split())
+    said = " ".join(build.stdout.split())
+    assert "Exit 2 when the run is invalid" in said and "else 1 when a check fails" in said
+    assert "else 2 when a check is inconclusive" in said and "else 0" in said

@@ -27,10 +27,18 @@ from reports.verdict import (
     judge,
 )
 from scenario import ScenarioError, load_scenario, scenario_from_dict
-from tests.support.rundirs import edit_run_json, schedule, synthetic_samples, write_run_dir
+from tests.support.rundirs import (
+    ANY_COUNT,
+    edit_run_json,
+    judged_at_any_count,
+    schedule,
+    synthetic_samples,
+    write_run_dir,
+)
 
-# Long enough that recover holds a few windows of every large workload (12 s at 12/s).
-SCENARIO = load_scenario().scaled(0.2)
+# Long enough that recover holds a few windows of every large workload (12 s at 12/s); every
+# check judged however few its arrivals (the minimums are tested in test_reports_inconclusive).
+SCENARIO = judged_at_any_count(load_scenario().scaled(0.2))
 
 
 def _recover_start() -> float:
@@ -74,6 +82,7 @@ def test_everything_shed_in_recover_fails(tmp_path, capsys):
     assert summary["recovery"]["workloads"]["agent_run"] == {
         "status": NOT_RECOVERED,
         "time_to_recover_s": None,
+        "why": "",
     }
     kinds = {(f["kind"], f["phase"], f["workload"]) for f in summary["findings"]}
     assert ("failed", "recover", "agent_run") in kinds
@@ -88,12 +97,14 @@ def test_recovery_fails_a_run_even_without_a_recover_threshold(tmp_path):
     verdict = _verdict(path)
     assert [c.workload for c in verdict.unrecovered] == ["agent_run"]
     assert verdict.exit_code == 1
-    edit_run_json(path, scenario={"judging": {"recovery": "informational"}})
+    edit_run_json(
+        path, scenario={"judging": {"recovery": "informational", "min_counts": ANY_COUNT}}
+    )
     assert _verdict(path).exit_code == 0
     assert build_report(path) == 0
     summary = json.loads((path / "summary.json").read_text())
     assert summary["headline"] == (
-        "PASS (exit 0): all 0 threshold checks met, did not recover (informational), 2 flagged"
+        "PASS (exit 0): 0 checks; recovery (informational): 1 not recovered, 5 recovered; 1 flagged"
     )
     kinds = [f["kind"] for f in summary["findings"]]
     assert kinds == ["not recovered (informational)", "flag"]

@@ -15,7 +15,9 @@ def test_shipped_scenario_normalises_shares_and_sizes_connections():
     assert sc.mix["api_read"] == pytest.approx(0.45)
     assert sum(sc.mix.values()) == pytest.approx(1.0)
     assert [p.name for p in sc.phases] == ["ramp", "sustain", "burst", "recover"]
-    assert sc.default_connections == 3240
+    # Every request of every workload in flight for its own timeout at 36/s:
+    # 36 x (0.45 x 60 + 0.20 x 90 + 0.15 x 90 + 0.12 x 60 + 0.05 x 60 + 0.03 x 60) = 2538.
+    assert sc.connections_needed() == 2538
     assert len(sc.thresholds) >= 8
 
 

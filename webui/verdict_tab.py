@@ -22,7 +22,7 @@ from flask import request
 from reports import formatting as fmt
 from reports.live import LiveVerdict, live_verdict
 from reports.rundir import RunDirError
-from reports.verdict import PASS
+from reports.verdict import INCONCLUSIVE, PASS
 
 TAB_KEY = "verdict"
 
@@ -83,12 +83,16 @@ def verdict_rows(run_dir: Path, offered: int | None) -> list[dict]:
     """
     verdict = live_verdict(run_dir, offered)
     passed = sum(r.status == PASS for r in verdict.thresholds)
+    few = sum(r.status == INCONCLUSIVE for r in verdict.thresholds)
+    too_few = f", {few} on too few samples yet" if few else ""
     if offered is None:
         head = f"final: {verdict.final or 'the run ended; its report is being written'}"
     elif not verdict.validity.valid:
-        head = f"so far: INVALID, {passed} of {len(verdict.thresholds)} thresholds would pass"
+        head = (
+            f"so far: INVALID, {passed} of {len(verdict.thresholds)} thresholds would pass{too_few}"
+        )
     else:
-        head = f"so far: {passed} of {len(verdict.thresholds)} thresholds pass"
+        head = f"so far: {passed} of {len(verdict.thresholds)} thresholds pass{too_few}"
     rows = [{"workload": head}, {"workload": _validity(verdict)}]
     for row in verdict.rows:
         rows.append(

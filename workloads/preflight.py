@@ -5,8 +5,9 @@ finds is the same on every platform (the agent answers, a search finds the
 seeded documents, a run completes, and whether trigger_fire can run), so the
 engine reads one result (``engine.seam.PreflightResult``) and the operator sees
 one summary line. The command line is the same too: ``python -m
-workloads.<platform>.preflight`` exits 0 with that line, or 1 with the one-line
-refusal.
+workloads.<platform>.preflight`` checks for every workload and exits 0 with that
+line, or 1 with the one-line refusal; a run checks only the workloads its scenario
+offers (a workload with share 0 is never preflighted).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from fixture import (
     load_fixture,
     password_from_env,
 )
+from scenario import WORKLOADS
 from workloads.setup_client import APIError, APIUnreachable
 
 
@@ -54,7 +56,8 @@ def preflight_main(
     args = parser.parse_args(argv)
     try:
         fixture = load_fixture(args.fixture)
-        result = run_preflight(fixture, getattr(args, "email", DEFAULT_EMAIL), password_from_env())
+        who = getattr(args, "email", DEFAULT_EMAIL)
+        result = run_preflight(fixture, who, password_from_env(), frozenset(WORKLOADS))
     except (PreflightError, FixtureError) as exc:
         print(f"preflight: {exc}", file=sys.stderr)
         return 1

@@ -1,8 +1,9 @@
 """Build run directories to the contract in reports/README.md, for tests and the benchmark.
 
 Tests build the run directories they read instead of checking in large fixtures:
-a schedule from the scenario's phases, one sample per arrival, outcomes and
-latencies drawn from a seeded generator, and whatever damage a test injects.
+a schedule from the scenario's phases, one sample per arrival with the workload the
+kit's own mix gives its index, outcomes and latencies drawn from a seeded generator,
+and whatever damage a test injects.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.mix import GOLDEN_STEP, Mix
 from reports.rundir import PROBE_COLUMNS, SAMPLE_COLUMNS
-from scenario import Scenario, load_scenario
+from scenario import MinCounts, Scenario, load_scenario, scenario_from_dict
 
 # A 32-arrival run built by hand; tests/test_reports_golden.py works its numbers out.
 GOLDEN = Path(__file__).parents[1] / "data" / "reports_golden"
@@ -29,6 +31,20 @@ BASE_LATENCY_MS = {
     "ingest": 60.0,
     "trigger_fire": 30.0,
 }
+
+
+# Every minimum count at 1, so a short synthetic run is judged on what it has and a test of
+# something else is not inconclusive; tests of the minimums use the shipped ones.
+ANY_COUNT = dict.fromkeys(MinCounts.__dataclass_fields__, 1)
+
+
+def judged_at_any_count(scenario: Scenario) -> Scenario:
+    """The scenario with every check's minimum count at 1."""
+    raw = scenario.to_dict()
+    raw["judging"]["min_counts"] = ANY_COUNT
+    for threshold in raw["thresholds"]:
+        threshold.pop("min_count")
+    return scenario_from_dict(raw)
 
 
 def schedule(scenario: Scenario) -> list[dict]:
@@ -63,11 +79,15 @@ def synthetic_samples(
     ``HTTP 500`` failures and a latency multiplier, to inject a regression.
     """
     rng = np.random.default_rng(seed)
-    names = list(scenario.mix)
-    frames = []
+    mix = Mix.from_scenario(scenario)
+    names, bounds = np.array(mix.names, dtype=object), np.array(mix.upper_bounds)
+    frames, first = [], 0
     for phase in schedule(scenario):
         n = phase["offered_total"]
-        workload = rng.choice(names, size=n, p=list(scenario.mix.values()))
+        # The kit's own mix on the global index (Mix.pick, vectorised), as a real run assigns.
+        spot = np.remainder(np.arange(first, first + n, dtype="float64") * GOLDEN_STEP, 1.0)
+        workload = names[np.searchsorted(bounds, spot, side="right")]
+        first += n
         due = phase["start_s"] + np.arange(n) / phase["rate"]
         base = np.array([BASE_LATENCY_MS[w] for w in workload])
         factor = np.array([(latency_factor or {}).get((phase["name"], w), 1.0) for w in workload])
@@ -163,7 +183,7 @@ def write_run_dir(
         "phases": phases,
         "offered": len(samples),
         "workers": 1,
-        "connections": scenario.default_connections,
+        "connections": scenario.connections_needed(),
         "host": "http://127.0.0.1:8000",
         "topology": "test: synthetic samples",
         "machine": {"hostname": "test", "cpus": 2, "memory_gb": 24, "os": "Linux"},

@@ -22,6 +22,7 @@ import uuid
 
 from engine.seam import PreflightError, PreflightResult
 from fixture import Fixture, webhook_secret
+from scenario import WORKLOADS
 from workloads.agenticos.client import AgenticOSClient
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
 from workloads.preflight import api_failures_refused, preflight_main
@@ -30,6 +31,10 @@ from workloads.setup_client import APIError, APIUnreachable
 # Tries of a probe that reaches the model: at a 20% injected fault rate, five
 # refusals in a row happen once in 3,000 preflights.
 PROBE_ATTEMPTS = 5
+# Workloads that need a search to work (the collection exists, the embedder answers),
+# and those that need an agent run to complete against the model.
+SEARCHED = frozenset({"rag_query", "ingest"})
+RUN = frozenset({"agent_run", "chat_stream"})
 # Text in every fault the stub injects (stub/app.py ERROR_MESSAGE and
 # RATE_LIMIT_MESSAGE); a platform that passes its provider's error on carries it.
 INJECTED_FAULT_MARKER = "stub model injected"
@@ -189,20 +194,28 @@ def _trigger_state(client: AgenticOSClient, fixture: Fixture, password: str) -> 
     return None
 
 
-def run_preflight(fixture: Fixture, email: str, password: str) -> PreflightResult:
-    """Check the deployment can do every workload; PreflightError (one line) if not."""
+def run_preflight(
+    fixture: Fixture, email: str, password: str, offered: frozenset[str] = frozenset(WORKLOADS)
+) -> PreflightResult:
+    """Check the deployment can do the workloads the run ``offered``; PreflightError (one line)
+    if not. Each probe is made only for a workload that needs it (SEARCHED, RUN)."""
+    found, run_id, run_seconds, skip_reason = None, None, None, None
     with AgenticOSClient(fixture.api_url) as client:
         _check_api(client, fixture)
         _sign_in(client, email, password)
         with api_failures_refused("the API", "run make seed against this deployment"):
             _check_agent(client, fixture)
-            found = _check_search(client, fixture)
-            run_id, run_seconds = _check_run(client, fixture)
-            skip_reason = _trigger_state(client, fixture, password)
+            if offered & SEARCHED:
+                found = _check_search(client, fixture)
+            if offered & RUN:
+                run_id, run_seconds = _check_run(client, fixture)
+            if "trigger_fire" in offered:
+                skip_reason = _trigger_state(client, fixture, password)
     return PreflightResult(
         api_url=fixture.api_url,
         agent_id=fixture.agent_id,
         agent_state="published",
+        offered=offered,
         search_results=found,
         run_id=run_id,
         run_seconds=run_seconds,

@@ -17,12 +17,16 @@ import uuid
 
 from engine.seam import PreflightError, PreflightResult
 from fixture import Fixture, webhook_secret
+from scenario import WORKLOADS
 from workloads.agno.client import AgnoClient
 from workloads.agno.seed import DONE, follow
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
 from workloads.preflight import api_failures_refused, preflight_main
 from workloads.setup_client import APIError, APIUnreachable
 
+# Workloads that need a knowledge search, and those that need an agent run, to work.
+SEARCHED = frozenset({"rag_query", "ingest"})
+RUN = frozenset({"agent_run", "chat_stream"})
 # An upload must be processed within this long, or the run's ingest would only measure a queue.
 UPLOAD_WAIT_S = 60.0
 
@@ -116,20 +120,29 @@ def _webhook_state(client: AgnoClient, fixture: Fixture, password: str) -> str |
     return None
 
 
-def run_preflight(fixture: Fixture, email: str, password: str) -> PreflightResult:
-    """Check the AgentOS can do every workload; PreflightError (one line) if not."""
+def run_preflight(
+    fixture: Fixture, email: str, password: str, offered: frozenset[str] = frozenset(WORKLOADS)
+) -> PreflightResult:
+    """Check the AgentOS can do the workloads the run ``offered``; PreflightError (one line)
+    if not. Each probe is made only for a workload that needs it."""
     del email  # AgentOS has no users to sign in as: the key is the credential.
+    found, run_id, run_seconds, upload_seconds, skip_reason = None, None, None, None, None
     with AgnoClient(fixture.api_url, password) as client:
         _check_api(client, fixture)
         with api_failures_refused("AgentOS", "run the seed against this AgentOS"):
-            found = _check_search(client, fixture)
-            run_id, run_seconds = _check_run(client, fixture)
-            upload_seconds = _check_upload(client)
-            skip_reason = _webhook_state(client, fixture, password)
+            if offered & SEARCHED:
+                found = _check_search(client, fixture)
+            if offered & RUN:
+                run_id, run_seconds = _check_run(client, fixture)
+            if "ingest" in offered:
+                upload_seconds = _check_upload(client)
+            if "trigger_fire" in offered:
+                skip_reason = _webhook_state(client, fixture, password)
     return PreflightResult(
         api_url=fixture.api_url,
         agent_id=fixture.agent_id,
         agent_state="served",
+        offered=offered,
         search_results=found,
         run_id=run_id,
         run_seconds=run_seconds,
