@@ -133,6 +133,8 @@ class _ActiveRun:
     accepted: list = field(default_factory=list)
     start: dict = field(default_factory=dict)
     lost: list[dict] = field(default_factory=list)
+    # When the follow-up of accepted work ended: followups.csv's states are as of then.
+    followed_until: str | None = None
 
     @property
     def workers(self) -> int:
@@ -524,7 +526,7 @@ class Conductor:
     def _follow_up(self, run: _ActiveRun) -> None:
         """After the drain, ask the platform what became of the work it accepted (202), within
         the follow-up grace (the slowest timeout unless --follow-up-grace says otherwise), and
-        write followups.csv beside the samples. An
+        write followups.csv beside the samples, noting when (the states are as of then). An
         interrupted run is not followed, and its accepted work is written "not verifiable" (a
         platform may accept with a 200, which the report alone could not tell from a pass)."""
         if not run.accepted:
@@ -557,6 +559,7 @@ class Conductor:
             why = f"follow-up failed: {type(exc).__name__}"
             followups = [FollowUp(k, w, ref, NOT_VERIFIABLE, why) for k, w, ref in accepted]
         write_followups(run.files.dir, followups)
+        run.followed_until = _iso(time.time())
         states = Counter(f.state for f in followups)
         log.info("follow-up: %s", ", ".join(f"{n} {s}" for s, n in sorted(states.items())))
 
@@ -607,6 +610,7 @@ class Conductor:
             "machine": machine(),
             "probes": probes or NOT_SUMMARISED,
             "follow_up_grace_s": settings.follow_up_grace_s,
+            "follow_up_ended_at": run.followed_until,
             "skipped": run.skipped,
             "stopped": run.stopped or NOT_ENDED,
             **mode_fields(self.environment.shape_class),
