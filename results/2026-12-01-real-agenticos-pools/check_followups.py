@@ -1,6 +1,6 @@
 """Check a run's followups.csv against AgenticOS's own tables (rag_documents, agent_runs).
 
-    python check_followups.py RUN_DIR FIXTURE_JSON [ENDED_AT] [POSTGRES_URL]
+    python check_followups.py RUN_DIR TRIGGER_ID [ENDED_AT] [POSTGRES_URL]
 
 The follow-up read the platform through its API; this reads the platform's
 Postgres directly, as of the moment the follow-up ended (run.json's
@@ -35,10 +35,9 @@ from engine.seam import words
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:55432/agenticos"
 
 
-def main(run_dir: str, fixture_path: str, ended_at: str = "", url: str = DEFAULT_URL) -> int:
+def main(run_dir: str, trigger_id: str, ended_at: str = "", url: str = DEFAULT_URL) -> int:
     run = Path(run_dir)
     meta = json.loads((run / "run.json").read_text())
-    fixture = json.loads(Path(fixture_path).read_text())
     rows = list(csv.DictReader((run / "followups.csv").open()))
     at = datetime.fromisoformat(meta.get("follow_up_ended_at") or ended_at)
     start = datetime.fromtimestamp(meta["start_epoch"], UTC)
@@ -74,7 +73,7 @@ def main(run_dir: str, fixture_path: str, ended_at: str = "", url: str = DEFAULT
             (r for r in rows if r["workload"] == "trigger_fire"), key=lambda r: int(r["index"])
         )
         (conversation,) = db.execute(
-            "SELECT conversation_id FROM agent_triggers WHERE id = %s", (fixture["trigger_id"],)
+            "SELECT conversation_id FROM agent_triggers WHERE id = %s", (trigger_id,)
         ).fetchone()
         # Every run of the run-log conversation with the delivery its user message echoes.
         runs = db.execute(
