@@ -7,14 +7,19 @@ STAMP := $(VENV)/.installed
 STUB_ARGS ?=
 TARGET_ARGS ?=
 SEED_ARGS ?=
-# Which platform demo and seed speak to: agenticos (the reference target) or agno.
+# Which platform demo and seed speak to: agenticos (the reference target), agno or langgraph.
 PLATFORM ?= agenticos
 # agno's AgentOS lives in its own environment: it pins its own FastAPI and pydantic.
 AGNO_VENV := .venv-agno
 AGNO_STAMP := $(AGNO_VENV)/.installed
 AGNO_ARGS ?=
+# LangGraph's Agent Server lives in its own environment too: langgraph-api pins its own Starlette.
+LANGGRAPH_VENV := .venv-langgraph
+LANGGRAPH_STAMP := $(LANGGRAPH_VENV)/.installed
+LANGGRAPH_ARGS ?=
 
-.PHONY: venv test test-fast lint stub target seed report demo ui load-test load-test-help agno-venv agno
+.PHONY: venv test test-fast lint stub target seed report demo ui load-test load-test-help agno-venv agno \
+	langgraph-venv langgraph
 
 venv: $(STAMP)
 
@@ -31,6 +36,14 @@ $(AGNO_STAMP): requirements-agno.txt
 	$(AGNO_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(AGNO_VENV)/bin/python -m pip install --quiet -r requirements-agno.txt
 	touch $(AGNO_STAMP)
+
+langgraph-venv: $(LANGGRAPH_STAMP)
+
+$(LANGGRAPH_STAMP): requirements-langgraph.txt
+	test -x $(LANGGRAPH_VENV)/bin/python || $(PYTHON) -m venv $(LANGGRAPH_VENV)
+	$(LANGGRAPH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LANGGRAPH_VENV)/bin/python -m pip install --quiet -r requirements-langgraph.txt
+	touch $(LANGGRAPH_STAMP)
 
 lint: venv
 	$(VENV)/bin/ruff check .
@@ -64,6 +77,12 @@ seed: venv
 agno: export OS_SECURITY_KEY ?= $(LOAD_PASSWORD)
 agno: agno-venv
 	$(AGNO_VENV)/bin/python -m agno_platform $(AGNO_ARGS)
+
+# LangGraph's Agent Server (in-memory runtime) on the stub, on 127.0.0.1:8123, 20 runs at once
+# (LANGGRAPH_ARGS="--n-jobs-per-worker N"); the key is LOADKIT_API_KEY (default: LOAD_PASSWORD).
+langgraph: export LOADKIT_API_KEY ?= $(LOAD_PASSWORD)
+langgraph: langgraph-venv
+	$(LANGGRAPH_VENV)/bin/python -m langgraph_platform $(LANGGRAPH_ARGS)
 
 report: venv
 	@test -n "$(RUN)" || { echo "make report: give the run directory, e.g. make report RUN=runs/20261129T142300Z"; exit 2; }

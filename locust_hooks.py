@@ -18,7 +18,9 @@ from locust import events
 from locust.runners import MasterRunner, WorkerRunner
 
 from fixture import password_from_env
+from runner import live_metrics
 from runner.conductor import Conductor
+from runner.live_metrics import RunMetrics
 from runner.load_process import LoadProcess
 from runner.messages import (
     DRAINED,
@@ -36,7 +38,10 @@ from runner.messages import (
 )
 from runner.settings import (
     BAD_INPUT,
+    SettingsError,
     add_options,
+    prometheus_address,
+    prometheus_linger_s,
     refuse_users_options,
     settings_from,
 )
@@ -54,6 +59,8 @@ WORKER_POLL_S = 0.5
 
 _conductor: Conductor | None = None
 _process: LoadProcess | None = None
+_metrics: RunMetrics | None = None
+_linger_s = 0.0
 
 
 def install() -> None:
@@ -67,6 +74,7 @@ def install() -> None:
     events.report_to_master.add_listener(_on_report_to_master)
     events.worker_report.add_listener(_on_worker_report)
     events.quitting.add_listener(_on_quitting)
+    events.quit.add_listener(_on_quit)
 
 
 def _refuse_at_start(line: str) -> None:
@@ -81,9 +89,13 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
     try:
         if generates_load:
             password_from_env()
+        if isinstance(runner, WorkerRunner) and options.prometheus:
+            # Locust's config files and the k8s operator give both roles the same options.
+            log.info("--prometheus: the master serves the metrics (it holds every sample)")
         if not isinstance(runner, WorkerRunner):
             refuse_users_options(options)
             settings_from(options, environment.host)
+            _serve_metrics(prometheus_address(options), prometheus_linger_s(options))
     except BAD_INPUT as exc:
         _refuse_at_start(str(exc))
     if generates_load:
@@ -96,7 +108,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         _handle_signals_before_load(runner)
         if isinstance(runner, MasterRunner) and options.headless:
             _bound_the_wait_for_workers(runner, options)
-        _conductor = Conductor(environment, _process)
+        _conductor = Conductor(environment, _process, _metrics)
         runner.register_message(READY, lambda msg, **_: _conductor.on_ready(msg.data))
         runner.register_message(PONG, lambda msg, **_: _conductor.on_pong(msg.data))
         runner.register_message(
@@ -106,6 +118,23 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         if web_ui is not None:
             add_rate_page(web_ui, lambda: environment.shape_class)
             add_verdict_tab(web_ui, _conductor.progress)
+
+
+def _serve_metrics(address: tuple[str, int] | None, linger_s: float) -> None:
+    """Start the metrics server the master's runs count into (--prometheus), or nothing."""
+    global _metrics, _linger_s
+    if address is None:
+        return
+    metrics = RunMetrics()
+    try:
+        live_metrics.serve(address, metrics)
+    except OSError as exc:
+        host, port = address
+        raise SettingsError(
+            f"--prometheus: cannot serve on {host}:{port} ({exc.strerror or exc}); "
+            "give a free port, or an address of this host"
+        ) from None
+    _metrics, _linger_s = metrics, linger_s
 
 
 def _handle_signals_before_load(runner) -> None:
@@ -200,3 +229,12 @@ def _on_quitting(environment, **_) -> None:
             environment.process_exit_code = _conductor.exit_code
     elif _process is not None:
         _process.stop("interrupted")
+
+
+def _on_quit(exit_code, **_) -> None:
+    """Locust is about to exit with the run's code: serve the final metrics one scrape more
+    (once: a signal that cuts the wait short runs Locust's shutdown, and so this, again)."""
+    global _metrics
+    metrics, _metrics = _metrics, None
+    if metrics is not None and metrics.has_runs:
+        live_metrics.linger(_linger_s)

@@ -1,4 +1,4 @@
-"""Benchmark: is a master + 2 workers run on time from its first arrival, run after run?
+"""Benchmark: is a master + N workers run on time from its first arrival, run after run?
 
 Starts a stub, the reference target and a seed on 127.0.0.1 (the test suite's
 platform), then runs ``--runs`` short headless distributed runs in a row and
@@ -6,9 +6,10 @@ prints, per run: its verdict, the dispatches sent more than the scenario's
 lateness bound (100 ms) after their due time in the first second and in the
 whole run, the worst lateness in the first second, each worker's first event-loop
 lag reading (its worst stall in the first two seconds), the start lead the master
-picked, the round trips it measured and how late each worker woke for t = 0.
+picked, the round trips it measured and how late each worker woke for t = 0, and what
+each worker spent before it said ready (sign-in, connecting, settling memory: ms).
 
-    python bench/distributed_start.py [--runs 20] [--rate 16] [--seconds 4]
+    python bench/distributed_start.py [--runs 20] [--rate 16] [--seconds 4] [--workers 2]
 
 The machine may be shared with other work: the figures say what happened here
 and now, and the report quoting them says so beside them.
@@ -39,9 +40,9 @@ LATE_AFTER_MS = 100.0
 FIRST_S = 1.0
 
 
-def one_run(plat, scenario: Path, run_dir: Path) -> str:
+def one_run(plat, scenario: Path, run_dir: Path, workers: int) -> str:
     """Run once and describe it in one line."""
-    result = run_distributed(plat, scenario, run_dir, 2)
+    result = run_distributed(plat, scenario, run_dir, workers)
     samples = read_samples(run_dir)
     record = read_run(run_dir)
     first = [s for s in samples if float(s["due_s"]) < FIRST_S]
@@ -54,12 +55,18 @@ def one_run(plat, scenario: Path, run_dir: Path) -> str:
             if row["probe"].startswith("generator.") and row["metric"] == "loop_lag_ms":
                 lag.setdefault(row["probe"].split(".")[1], float(row["value"]))
     start = record.get("start", {})
-    behind = {slot: p.get("behind_ms") for slot, p in start.get("processes", {}).items()}
+    processes = sorted(start.get("processes", {}).items())
+    behind = {slot: p.get("behind_ms") for slot, p in processes}
+    ready = {
+        slot: f"{p.get('sign_in_ms')}/{p.get('connect_ms')}/{p.get('settle_ms')}"
+        for slot, p in processes
+    }
     return (
         f"exit {result.returncode}  offered {record['offered']} recorded {len(samples)}  "
         f"late first 1 s {late_first}/{len(first)} (worst {worst_first:.1f} ms)  "
         f"late whole run {late_all}  first loop lag ms {lag}  lead {start.get('lead_s')} s  "
-        f"rtt ms {start.get('round_trip_ms')}  woke behind ms {behind}"
+        f"rtt ms {start.get('round_trip_ms')}  woke behind ms {behind}  "
+        f"sign-in/connect/settle ms {ready}"
     )
 
 
@@ -68,6 +75,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--rate", type=float, default=16.0)
     parser.add_argument("--seconds", type=float, default=4.0)
+    parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
@@ -75,7 +83,7 @@ def main() -> int:
         with platform(tmp_path / "platform") as plat:
             late_runs = 0
             for n in range(args.runs):
-                line = one_run(plat, scenario, tmp_path / f"run{n}")
+                line = one_run(plat, scenario, tmp_path / f"run{n}", args.workers)
                 late_runs += "late first 1 s 0/" not in line
                 print(f"run {n + 1:2d}: {line}", flush=True)
             print(f"{args.runs - late_runs} of {args.runs} runs had no late dispatch in 1 s")

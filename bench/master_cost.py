@@ -5,7 +5,10 @@ worker's report (msgpack, as Locust's ZeroMQ link delivers it), unpack it, and
 append the ``samples.csv`` row (csv_row formatting, the csv writer, a flush per
 batch). Locust's own statistics arrive already aggregated per worker and cost the
 master little. Dividing one core by the cost per sample gives the samples a second
-one master can write; divided by what one worker offers, the workers it can take.
+one master can write; divided by what one worker offers, the workers it can take. With
+``--prometheus`` the master also counts every sample into its live metrics
+(runner/live_metrics.py): measured beside the bare cost, the same batches, so the
+ratio is what the option costs on this machine.
 
     python bench/master_cost.py [--samples 300000] [--batch 9000] [--worker-rate 5000]
 """
@@ -23,8 +26,13 @@ from locust.rpc import Message
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.samples import Sample
+from runner.live_metrics import RunMetrics
 from runner.messages import REPORT_KEY, Batch, to_wire
 from runner.run_files import RunFiles
+from scenario import load_scenario
+
+# The bench's one phase: the scenario's sustain (its name is all the samples carry).
+PHASES = ["sustain"]
 
 
 def _batch(size: int, first: int) -> dict:
@@ -45,11 +53,29 @@ def _batch(size: int, first: int) -> dict:
         )
         for i in range(size)
     ]
-    return to_wire(Batch("bench", 0, samples, []))
+    return to_wire(Batch("bench", 0, samples, offered=[[0, "api_read", first + size]]))
+
+
+def _cpu_per_sample_us(wires: list[bytes], total: int, metrics: RunMetrics | None) -> float:
+    """Master CPU per sample, in us, taking every batch in as the conductor does."""
+    with tempfile.TemporaryDirectory() as tmp:
+        files = RunFiles(Path(tmp), "bench")
+        if metrics is not None:
+            metrics.begin("bench", load_scenario(), PHASES)
+        start = time.process_time()
+        for wire in wires:
+            data = Message.unserialize(wire).data[REPORT_KEY]
+            files.append_samples(data["slot"], data["samples"], PHASES)
+            if metrics is not None:
+                metrics.take("bench", data["slot"], data["samples"], PHASES, data["offered"])
+        used = time.process_time() - start
+        files.close()
+    return used / total * 1e6
 
 
 def main() -> int:
-    """Feed batches through serialise -> unpack -> samples.csv; CPU per sample."""
+    """Feed batches through serialise -> unpack -> samples.csv (-> live metrics); CPU per
+    sample without and with --prometheus."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=300_000)
     parser.add_argument("--batch", type=int, default=9000, help="samples per worker report")
@@ -60,21 +86,16 @@ def main() -> int:
         for k in range(0, args.samples, args.batch)
     ]
     total = len(wires) * args.batch
-    with tempfile.TemporaryDirectory() as tmp:
-        files = RunFiles(Path(tmp), "bench")
-        start = time.process_time()
-        for wire in wires:
-            data = Message.unserialize(wire).data[REPORT_KEY]
-            files.append_samples(data["slot"], data["samples"], ["bench"])
-        used = time.process_time() - start
-        files.close()
-    per_sample_us = used / total * 1e6
-    per_second = 1e6 / per_sample_us
-    print(f"{total} samples in batches of {args.batch}: {per_sample_us:.1f} us master CPU each")
-    print(
-        f"one master core writes about {per_second:.0f} samples/s: "
-        f"{per_second / args.worker_rate:.1f} workers at {args.worker_rate:.0f}/s each"
-    )
+    bare_us = _cpu_per_sample_us(wires, total, None)
+    live_us = _cpu_per_sample_us(wires, total, RunMetrics())
+    for name, per_sample_us in (("samples.csv", bare_us), ("with --prometheus", live_us)):
+        per_second = 1e6 / per_sample_us
+        print(
+            f"{name}: {total} samples in batches of {args.batch}: {per_sample_us:.1f} us master "
+            f"CPU each; one master core takes about {per_second:.0f} samples/s: "
+            f"{per_second / args.worker_rate:.1f} workers at {args.worker_rate:.0f}/s each"
+        )
+    print(f"--prometheus costs the master {live_us / bare_us:.2f}x the CPU per sample")
     return 0
 
 

@@ -36,6 +36,13 @@ scan, request bytes built once per reused call):
 There is no bound on connections here: the dispatcher bounds concurrent requests, so
 a request never waits for a socket (waiting would be inside the timed region and
 hide a cap).
+
+A streamed answer (server-sent events, or a body of lines) is read as it arrives by
+``HttpTransport.stream``, on a connection of its own (a stream held open must not
+occupy a pooled socket the other workloads draw from), opened to the address
+resolved when the transport was made, under the same rules: written once, every
+break raised and named, the deadline the caller's, and ``max_body`` the bound on any
+one line and on a body read whole.
 """
 
 from __future__ import annotations
@@ -43,7 +50,8 @@ from __future__ import annotations
 import errno
 import socket as _stdlib_socket
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -275,6 +283,20 @@ class HttpTransport:
             raise
         return sock
 
+    @contextmanager
+    def stream(self, call: HttpCall, socket_timeout_s: float) -> Iterator[StreamedAnswer]:
+        """One exchange whose answer is read as it arrives, on a connection of its own that
+        is closed when the block ends. ``socket_timeout_s`` is the socket's own backstop; the
+        caller's deadline (the dispatcher's, from the send) governs. Raises ``ExchangeError``
+        or an ``OSError`` as ``send`` does; the answer's reads raise the same."""
+        sock = self.open_socket()
+        try:
+            sock.settimeout(socket_timeout_s)
+            sock.sendall(self._wire(call))
+            yield StreamedAnswer(sock, self._max_body)
+        finally:
+            sock.close()
+
     def _connect(self) -> _Connection:
         connection = _Connection(self.open_socket())
         self.stats.opened += 1
@@ -495,6 +517,181 @@ def _counted_past(max_body: int) -> ExchangeError:
     """A body read one byte past the bound (``8388609 read``): the count says how far it was
     read, not how far the kernel's buffers happened to reach, so equal faults read alike."""
     return ExchangeError(over_bound("body", max_body, f"{max_body + 1} read"))
+
+
+@dataclass(frozen=True)
+class Event:
+    """One server-sent event: its name (``message`` when the server gave none) and its data
+    (the event's ``data:`` lines joined by newlines)."""
+
+    name: str
+    data: bytes
+
+
+class StreamedAnswer:
+    """An answer whose body is read as it arrives: its status and head first, then the
+    decoded body as ``lines`` or server-sent ``events``, or all of it with ``read``.
+
+    The body ends in good order (the chunked body's last chunk, Content-Length reached,
+    or the server closing a body delimited by neither) by the iterator ending; anything
+    else raises: ``ExchangeError`` (connection closed in the body, a bad chunk, one line,
+    or a body read whole, past ``max_body``) or the OS error itself (a reset).
+    """
+
+    def __init__(self, sock: socket.socket, max_body: int = MAX_BODY):
+        self._sock = sock
+        self._max_body = max_body
+        buf = sock.recv(READ_CHUNK)
+        if not buf:
+            raise ExchangeError(CLOSED_BEFORE_STATUS)
+        while (end := buf.find(b"\r\n\r\n")) < 0:
+            if len(buf) > MAX_HEAD:
+                raise ExchangeError(BAD_HEAD)
+            more = sock.recv(READ_CHUNK)
+            if not more:
+                raise ExchangeError(CLOSED_IN_HEAD if b"\r\n" in buf else BAD_STATUS_LINE)
+            buf += more
+        self.status, _ = _status(buf[:end])
+        self._raw_head = buf[:end]
+        self._head = buf[:end].lower()
+        self._rest = buf[end + 4 :]
+        # Decoded body bytes handed out so far: what a broken turn says it had received.
+        self.received = 0
+
+    @property
+    def location(self) -> str | None:
+        """Where a redirect pointed (its ``Location``, as sent), None when absent."""
+        return _location(self._raw_head, self._head)
+
+    def read(self) -> bytes:
+        """The rest of the body, whole (a refusal's words), up to ``max_body``."""
+        pieces, size = [], 0
+        for piece in self._pieces():
+            size += len(piece)
+            if size > self._max_body:
+                raise ExchangeError(over_bound("body", self._max_body, "counted as read"))
+            pieces.append(piece)
+        return b"".join(pieces)
+
+    def lines(self) -> Iterator[bytes]:
+        """The body's lines as they arrive, without their ends (CRLF, LF or a lone CR, as
+        server-sent events allow); a last line without an end is yielded when the body ends."""
+        pending = b""
+        for piece in self._pieces():
+            pending += piece
+            start = 0
+            while True:
+                cr, lf = pending.find(b"\r", start), pending.find(b"\n", start)
+                if cr < 0 and lf < 0:
+                    break
+                end = lf if cr < 0 or (0 <= lf < cr) else cr
+                if end == cr and end == len(pending) - 1:
+                    # A CR at the end of what arrived may be the first half of a CRLF.
+                    break
+                yield pending[start:end]
+                start = end + (2 if pending[end : end + 2] == b"\r\n" else 1)
+            pending = pending[start:]
+            if len(pending) > self._max_body:
+                raise ExchangeError(over_bound("line", self._max_body, "counted as read"))
+        if pending:
+            yield pending.rstrip(b"\r")
+
+    def events(self) -> Iterator[Event]:
+        """The body's server-sent events as each is complete (its blank line arrived): the
+        WHATWG event-stream format's event and data fields; comments (a heartbeat), ids and
+        retry hints are read past. An event without data is not dispatched, as a browser's
+        EventSource does not."""
+        name, data = b"", []
+        for line in self.lines():
+            if not line:
+                if data:
+                    yield Event(name.decode() or "message", b"\n".join(data))
+                name, data = b"", []
+                continue
+            field, _, value = line.partition(b":")
+            if value[:1] == b" ":
+                value = value[1:]
+            if field == b"event":
+                name = value
+            elif field == b"data":
+                data.append(value)
+
+    def _pieces(self) -> Iterator[bytes]:
+        """The decoded body in the pieces it arrives in (chunked coding undone)."""
+        coding = _header(self._head, b"transfer-encoding")
+        if self.status in _NO_BODY or 100 <= self.status < 200:
+            return
+        if coding is not None and b"chunked" in coding:
+            yield from self._counted(self._chunked())
+            return
+        length = _header(self._head, b"content-length")
+        if length is None:
+            yield from self._counted(self._to_close())
+            return
+        try:
+            left = int(length)
+        except ValueError:
+            raise ExchangeError(BAD_HEAD) from None
+        yield from self._counted(self._sized(left))
+
+    def _counted(self, pieces: Iterator[bytes]) -> Iterator[bytes]:
+        for piece in pieces:
+            self.received += len(piece)
+            yield piece
+
+    def _recv(self) -> bytes:
+        if self._rest:
+            more, self._rest = self._rest, b""
+            return more
+        more = self._sock.recv(READ_CHUNK)
+        if not more:
+            raise ExchangeError(CLOSED_IN_BODY)
+        return more
+
+    def _sized(self, left: int) -> Iterator[bytes]:
+        while left > 0:
+            piece = self._recv()[:left]
+            left -= len(piece)
+            yield piece
+
+    def _to_close(self) -> Iterator[bytes]:
+        if self._rest:
+            yield self._recv()
+        while more := self._sock.recv(READ_CHUNK):
+            yield more
+
+    def _chunked(self) -> Iterator[bytes]:
+        """Each chunk's data as it arrives, a chunk's first bytes before its last; ends at
+        the last chunk (its trailers skipped), raises on a bad size line or a close."""
+        buf = b""
+        while True:
+            while (line_end := buf.find(b"\r\n")) < 0:
+                if len(buf) > MAX_HEAD:
+                    raise ExchangeError(BAD_CHUNK)
+                buf += self._recv()
+            try:
+                size = int(buf[:line_end].split(b";", 1)[0], 16)
+            except ValueError:
+                raise ExchangeError(BAD_CHUNK) from None
+            buf = buf[line_end + 2 :]
+            if size == 0:
+                while (end := buf.find(b"\r\n")) != 0:
+                    if end < 0:
+                        buf += self._recv()
+                    else:
+                        buf = buf[end + 2 :]
+                return
+            while size > 0:
+                if not buf:
+                    buf = self._recv()
+                piece, buf = buf[:size], buf[size:]
+                size -= len(piece)
+                yield piece
+            while len(buf) < 2:
+                buf += self._recv()
+            if buf[:2] != b"\r\n":
+                raise ExchangeError(BAD_CHUNK)
+            buf = buf[2:]
 
 
 def classify(status: int, size: int) -> Result:

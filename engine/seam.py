@@ -21,9 +21,17 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from engine.http import BACKSTOP_TIMEOUT_S, Answer, HttpCall, HttpTransport, classify
+from engine.http import (
+    BACKSTOP_TIMEOUT_S,
+    CLOSED_IN_BODY,
+    Answer,
+    ExchangeError,
+    HttpCall,
+    HttpTransport,
+    classify,
+)
 from engine.samples import FAILED, Result
 from fixture import Fixture
 from scenario import WORKLOADS
@@ -129,6 +137,14 @@ def error_frame(data: object) -> str:
     return f"error frame: {words(str(message))}" if message else "error frame"
 
 
+def broken_stream(exc: ExchangeError) -> str:
+    """How a streamed turn whose body broke is named: the connection closed (a FIN inside
+    the body), else the stream was not one (a bad chunk, a line past the bound)."""
+    if exc.detail == CLOSED_IN_BODY:
+        return CONNECTION_CLOSED
+    return f"bad event stream: {words(exc.detail)}"
+
+
 def redirected(answer: Answer) -> Result:
     """A 3xx, failed and named by where it pointed (``HTTP 302 to /login``): the kit never
     follows one, since that would send the request a second time, elsewhere."""
@@ -181,6 +197,8 @@ class PreflightResult:
     trigger_skip_reason: str | None
     # How long a probe upload took to be processed, where the preflight makes one.
     upload_seconds: float | None = None
+    # What that probe was, in the summary's words ("an upload", "a background run").
+    upload_kind: str = "an upload"
 
     @property
     def trigger_fire_ready(self) -> bool:
@@ -202,7 +220,7 @@ class PreflightResult:
         if self.run_id is not None and self.run_seconds is not None:
             parts.append(f"run {self.run_id} completed in {self.run_seconds:.2f} s")
         if self.upload_seconds is not None:
-            parts.append(f"an upload completed in {self.upload_seconds:.2f} s")
+            parts.append(f"{self.upload_kind} completed in {self.upload_seconds:.2f} s")
         if self.trigger_fire_ready:
             parts.append("trigger_fire ready")
         elif self.trigger_skip_reason is not None:
@@ -233,3 +251,5 @@ class Platform:
     # with accepted as (index, workload, ref) and returning engine.followups.FollowUp
     # rows; None when the platform shows nothing (accepted work is "not verifiable").
     follow_up: Callable[..., list] | None = None
+    # What each workload becomes on this platform, for the report's mix (dialect.REQUESTS).
+    requests: dict[str, str] = field(default_factory=dict)

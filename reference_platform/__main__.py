@@ -11,6 +11,7 @@ import asyncio
 import logging
 import socket
 import sys
+from pathlib import Path
 
 import uvicorn
 
@@ -19,6 +20,8 @@ from reference_platform.bootstrap import prepare_database
 from reference_platform.settings import Settings, SettingsError, load_settings
 
 log = logging.getLogger("reference_platform")
+# Time, process and level first: what reports/platform_log.py finds a line's level by.
+LOG_FORMAT = "%(asctime)s target %(levelname)s %(message)s"
 
 
 def _first_line(exc: BaseException) -> str:
@@ -47,11 +50,29 @@ def _listen(settings: Settings) -> socket.socket:
     return sock
 
 
+def _log_to(log_file: str) -> None:
+    """Every log line, uvicorn's included, to stderr and to ``log_file`` when one is named,
+    in one format that names its level (what a run's report counts errors by)."""
+    handlers: list[logging.Handler] = [logging.StreamHandler()]
+    if log_file:
+        path = Path(log_file)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handlers.append(logging.FileHandler(path))
+        except OSError as exc:
+            raise SettingsError(
+                f"--log-file={log_file}: cannot write it ({exc.strerror}); "
+                "pass a writable path or leave it out"
+            ) from None
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, handlers=handlers, force=True)
+
+
 def main(argv: list[str]) -> int:
     """Run the target until SIGINT/SIGTERM; 0 on a clean stop, 2 on a startup error."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s target %(levelname)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     try:
         settings = load_settings(argv)
+        _log_to(settings.log_file)
     except SettingsError as exc:
         print(f"target: {exc}", file=sys.stderr)
         return 2
@@ -81,6 +102,8 @@ def main(argv: list[str]) -> int:
         create_app(settings),
         ws="wsproto",
         access_log=False,
+        # uvicorn's loggers pass their lines to ours (one format, and the log file too).
+        log_config=None,
         log_level="warning",
         timeout_graceful_shutdown=10,
     )

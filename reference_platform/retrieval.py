@@ -2,7 +2,9 @@
 
 The target keeps vectors as float32 bytes in an ordinary table and ranks them
 with numpy: no vector extension is needed on either database, and a search
-still reads every row of the collection, which is the work being measured.
+still reads every row of the collection, which is the work being measured. It
+also means the process's memory follows the collection: a long run that uploads
+grows it (README "Memory over a long run"), where AgenticOS ranks in PostgreSQL.
 """
 
 from __future__ import annotations

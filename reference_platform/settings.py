@@ -45,6 +45,9 @@ class Settings:
     rate_limit_run_per_minute: int = 30
     # AgenticOS's sign-in limit: 10 a minute per client address and per user name.
     rate_limit_login_per_minute: int = 10
+    # A file the log is also written to (stderr always has it): how a load run in another
+    # container reads what the platform logged. Empty: stderr only.
+    log_file: str = ""
 
     def __repr__(self) -> str:
         """Never show the admin password, not even in a traceback."""
@@ -84,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--embedding-url",
         help=f"Ollama-style embedding endpoint (default {DEFAULT_EMBEDDING_URL}, "
         "env EMBEDDING_URL)",
+    )
+    parser.add_argument(
+        "--log-file",
+        help="also append the log to this file, its folder made if missing "
+        "(default none: stderr only, env TARGET_LOG_FILE)",
     )
     return parser
 
@@ -171,4 +179,5 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str] = os.environ) 
             env("RATE_LIMIT_LOGIN_PER_MINUTE", str(defaults.rate_limit_login_per_minute)),
             1,
         ),
+        log_file=pick(args.log_file, "TARGET_LOG_FILE", defaults.log_file),
     )

@@ -44,11 +44,11 @@ def parser() -> argparse.ArgumentParser:
     commands = top.add_subparsers(dest="command", required=True)
     build = commands.add_parser(
         "build",
-        help="write report.md, report.html and summary.json into a run directory",
+        help="write report.md, report.html, summary.json and junit.xml into a run directory",
         description=(
-            "Write report.md, report.html and summary.json into RUN_DIR. Exit 2 when the run is "
-            "invalid (offered != recorded, late dispatches beyond tolerance, or a malformed "
-            "file); else 1 when a check fails or is not measured; else 2 when a check is "
+            "Write report.md, report.html, summary.json and junit.xml into RUN_DIR. Exit 2 when "
+            "the run is invalid (offered != recorded, late dispatches beyond tolerance, or a "
+            "malformed file); else 1 when a check fails or is not measured; else 2 when a check is "
             "inconclusive (its plan offered fewer arrivals than its minimum); else 0."
         ),
     )

@@ -1,4 +1,5 @@
-"""`build`: one run directory in, report.md, report.html and summary.json out, an exit code back.
+"""`build`: one run directory in, report.md, report.html, summary.json and junit.xml out, an exit
+code back.
 
 The generator calls ``build_report`` when a headless run ends and exits with its
 code, so a run's process status is its verdict: 2 the run is invalid, else 1 a
@@ -14,6 +15,7 @@ from pathlib import Path
 from reports import render
 from reports.charts import report_charts
 from reports.headline import console_text
+from reports.junit import JUNIT_FILE, junit_xml
 from reports.report import report_document
 from reports.rundir import RunDirError, load_run
 from reports.stats import run_stats
@@ -44,6 +46,7 @@ def build_report(run_dir: str | Path) -> int:
     (run.path / "report.html").write_text(render.html(document))
     facts = summary(run, stats, system, verdict)
     (run.path / "summary.json").write_text(json.dumps(facts, indent=2) + "\n")
+    (run.path / JUNIT_FILE).write_text(junit_xml(run, stats.lateness, verdict), encoding="utf-8")
     print(console_text(facts))
-    print(f"  report: {run.path / 'report.md'}, report.html, summary.json")
+    print(f"  report: {run.path / 'report.md'}, report.html, summary.json, {JUNIT_FILE}")
     return verdict.exit_code

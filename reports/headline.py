@@ -222,4 +222,6 @@ def console_text(summary: dict) -> str:
         lines.append(f"  not offered: {name}: {why}")
     if summary.get("not_offered"):
         lines.append(f"  not offered by the scenario: {', '.join(summary['not_offered'])}")
+    if (summary.get("platform_log") or {}).get("errors"):
+        lines.append("  " + summary["platform_log"]["line"])
     return "\n".join(lines)

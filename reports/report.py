@@ -75,6 +75,8 @@ CLOSED_LOOP_DUE_NOTE = (
 )
 # Why a workload with share 0 has no rows, no thresholds and no recovery anywhere below.
 NOT_OFFERED = "Not offered by the scenario: its share is 0"
+# The system section's id: the first screen's platform-log line links to it.
+SYSTEM = "system"
 # What a closed loop says where open arrival states its schedule and lateness.
 NO_LATENESS = "does not apply: closed loop (a user sends when its last answer is in)"
 
@@ -96,7 +98,7 @@ def report_document(
             f"{_machine(run.meta.get('machine'))}. The full verdict is the last section, "
             "under the numbers it rests on."
         ),
-        glance=_glance(run, stats, verdict),
+        glance=_glance(run, stats, verdict, system),
         sections=(
             _what_was_run(run, stats, system, verdict),
             *phase_sections,
@@ -108,8 +110,9 @@ def report_document(
     )
 
 
-def _glance(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Block, ...]:
-    """The first screen: what to check before anything else, then one verdict line."""
+def _glance(run: Run, stats: RunStats, verdict: Verdict, system: SystemStats) -> tuple[Block, ...]:
+    """The first screen: what to check before anything else, then one verdict line (and the
+    platform's logged errors beside it, which no threshold sees)."""
     late = stats.lateness
     rule = run.scenario.lateness
     kept = (
@@ -139,13 +142,14 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Block, ...]:
         fit=True,
     )
     found = findings(verdict)
+    logged = _logged_errors(system)
     return (
         facts,
         Banner(
             verdict_line(verdict),
             verdict_level(verdict),
-            (*(f.text for f in found), recovery_summary(verdict)),
-            (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}"),
+            (*(f.text for f in found), recovery_summary(verdict), *logged),
+            (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}", *(SYSTEM for _ in logged)),
         ),
         *_unverified_banner(run),
     )
@@ -173,6 +177,12 @@ def verdict_level(verdict: Verdict) -> str:
     if verdict.exit_code == 0:
         return "good"
     return "warn" if verdict.word == INCONCLUSIVE else "bad"
+
+
+def _logged_errors(system: SystemStats) -> tuple[str, ...]:
+    """The platform-log line for the first screen, when the platform logged errors."""
+    logged = system.platform_log
+    return (logged.summary_line(),) if logged is not None and logged.errors else ()
 
 
 def _machine(machine: object) -> str:
@@ -234,6 +244,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
             ("what", "as recorded in run.json"),
             (
                 ("scenario", run.scenario.name),
+                ("platform", _platform(run)),
                 ("mode", _mode(run)),
                 ("started", _meta(run, "started_at")),
                 ("ended", _meta(run, "ended_at")),
@@ -307,10 +318,21 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
     return Section("what-was-run", "What was run", tuple(blocks))
 
 
+def _platform(run: Run) -> str:
+    """The platform the run spoke to, as its fixture named it (runs before it was recorded
+    say so)."""
+    name = (run.meta.get("platform") or {}).get("name")
+    return str(name) if name else "not recorded"
+
+
 def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
     """A workload preflight left out, that no user ran (users mode), or that the scenario gives
     no share reads "not offered" with the reason, never a 0% share. This row is the one place
-    a workload the scenario does not offer appears."""
+    a workload the scenario does not offer appears. What the workload became on the platform
+    that ran follows the scenario's words, where the run recorded it."""
+    request = ((run.meta.get("platform") or {}).get("requests") or {}).get(name)
+    if request:
+        description = f"{description}: {request}" if description else request
     lead = f"{description}. " if description else ""
     if name in run.not_offered:
         return (name, "not offered", f"{lead}{NOT_OFFERED}.")
@@ -739,8 +761,11 @@ def _system_section(run: Run, system: SystemStats, charts: tuple[Chart, ...]) ->
                 "(reasons under What was run)."
             )
         )
+    if system.platform_log is not None:
+        line = system.platform_log.summary_line()
+        blocks.append(Paragraph(line[0].upper() + line[1:] + "."))
     blocks += [Figure(c) for c in charts]
-    return Section("system", "The system under test while it ran", tuple(blocks))
+    return Section(SYSTEM, "The system under test while it ran", tuple(blocks))
 
 
 def _verdict_section(verdict: Verdict) -> Section:

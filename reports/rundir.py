@@ -155,6 +155,7 @@ def _read_run_json(file: Path) -> tuple[dict, Scenario, tuple[PhaseWindow, ...]]
         raise RunDirError(f"{file}: offered is {meta['offered']!r}; expected a whole number")
     if not isinstance(meta["duration_s"], int | float) or isinstance(meta["duration_s"], bool):
         raise RunDirError(f"{file}: duration_s is {meta['duration_s']!r}; expected seconds")
+    _check_platform_log(file, meta.get("platform_log"))
     phases = _phase_windows(file, meta["phases"])
     expected = [p.name for p in scenario.phases]
     if [p.name for p in phases] != expected:
@@ -162,6 +163,22 @@ def _read_run_json(file: Path) -> tuple[dict, Scenario, tuple[PhaseWindow, ...]]
             f"{file}: phases {[p.name for p in phases]} differ from the scenario's {expected}"
         )
     return meta, scenario, phases
+
+
+def _check_platform_log(file: Path, raw: object) -> None:
+    """``platform_log``, when present: the log's path and the stretch of it the run wrote."""
+    if raw is None:
+        return
+    fields = ("path", "from_byte", "to_byte")
+    if not isinstance(raw, dict) or any(k not in raw for k in fields):
+        raise RunDirError(f"{file}: platform_log must be an object with {', '.join(fields)}")
+    start, end = raw["from_byte"], raw["to_byte"]
+    whole = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end))
+    if not isinstance(raw["path"], str) or not whole or not 0 <= start <= end:
+        raise RunDirError(
+            f"{file}: platform_log is {raw!r}; expected a path and byte offsets "
+            "0 <= from_byte <= to_byte"
+        )
 
 
 def _phase_windows(file: Path, raw: object) -> tuple[PhaseWindow, ...]:

@@ -80,6 +80,13 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
         },
         "generators": [asdict(g) for g in system.generators],
         "probes_missing": system.missing,
+        "platform_log": None
+        if system.platform_log is None
+        else {
+            **asdict(system.platform_log),
+            "errors": system.platform_log.errors,
+            "line": system.platform_log.summary_line(),
+        },
     }
 
 

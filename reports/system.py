@@ -4,6 +4,8 @@ probes.csv is long format, so every series is summarised the same way: how many
 readings, the peak in each phase and overall, and the final value. A probe that
 was not taken has no rows and is named with its reason, never printed as zero.
 The generator watches itself too: a saturated driver looks like a slow server.
+When the kit started the platform, what it logged at ERROR or above during the
+run is counted here as well (reports/platform_log.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from reports.platform_log import PlatformLog, platform_log
 from reports.rundir import Run
 
 GENERATOR_PROBE = "generator"
@@ -45,12 +48,14 @@ class GeneratorLoad:
 
 @dataclass(frozen=True)
 class SystemStats:
-    """Every probe series, the generators' own load, and the probes that were not taken."""
+    """Every probe series, the generators' own load, the probes that were not taken, and the
+    platform's log errors (None when the run names no log: the kit did not start the platform)."""
 
     has_probes_file: bool
     series: tuple[ProbeSeries, ...]
     generators: tuple[GeneratorLoad, ...]
     missing: dict[str, str]
+    platform_log: PlatformLog | None = None
 
     def peak(self, probe: str, metric: str) -> float | None:
         """The overall peak of one series, or None when it was not recorded."""
@@ -59,10 +64,11 @@ class SystemStats:
 
 
 def system_stats(run: Run) -> SystemStats:
-    """Summaries of every series in probes.csv, and the generators' own load."""
+    """Summaries of every series in probes.csv, the generators' own load, the platform's log."""
     missing = {str(k): str(v) for k, v in (run.meta.get("probes") or {}).get("missing", {}).items()}
+    logged = platform_log(run)
     if run.probes is None or run.probes.empty:
-        return SystemStats(run.probes is not None, (), (), missing)
+        return SystemStats(run.probes is not None, (), (), missing, logged)
     series = _series(run.probes, run)
     late_after_ms = run.scenario.lateness.late_after_ms
     generators = tuple(
@@ -70,7 +76,7 @@ def system_stats(run: Run) -> SystemStats:
         for probe in sorted({s.probe for s in series})
         if probe.split(".")[0] == GENERATOR_PROBE
     )
-    return SystemStats(True, series, generators, missing)
+    return SystemStats(True, series, generators, missing, logged)
 
 
 def probe_phase(t_s: pd.Series, run: Run) -> pd.Series:

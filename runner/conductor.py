@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import logging
 import math
+import os
 import sys
 import time
 from collections import Counter
@@ -36,6 +37,7 @@ from engine.seam import PreflightError
 from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
 from fixture import password_from_env
 from probes import ProbeRun, Reading, start_probes
+from runner.live_metrics import RunMetrics
 from runner.load_process import LoadProcess
 from runner.messages import (
     PING,
@@ -119,6 +121,8 @@ class _ActiveRun:
     slots: dict[str, int]
     distributed: bool
     skipped: dict[str, str]
+    # The platform spoken to, as run.json records it: its name and each workload's request.
+    platform: dict[str, object] = field(default_factory=dict)
     clock: RunClock | None = None
     started_at: str = ""
     probes: ProbeRun | None = None
@@ -135,6 +139,8 @@ class _ActiveRun:
     lost: list[dict] = field(default_factory=list)
     # When the follow-up of accepted work ended: followups.csv's states are as of then.
     followed_until: str | None = None
+    # Bytes in the platform's log when the test started (preflight included), if one is named.
+    platform_log_from: int = 0
 
     @property
     def workers(self) -> int:
@@ -145,10 +151,11 @@ class _ActiveRun:
 class Conductor:
     """Runs each test on the master (or in a local run) and says when it is over."""
 
-    def __init__(self, environment, local: LoadProcess | None):
+    def __init__(self, environment, local: LoadProcess | None, metrics: RunMetrics | None = None):
         self.environment = environment
         self.exit_code: int | None = None
         self._local = local
+        self._metrics = metrics
         self._run: _ActiveRun | None = None
         self._preparing: str | None = None
         self._ready: dict[int, Ready] = {}
@@ -199,6 +206,7 @@ class Conductor:
     def _begin(self) -> None:
         environment = self.environment
         settings = settings_from(environment.parsed_options, environment.host)
+        log_from = _size(settings.platform_log)
         shape = environment.shape_class
         if not hasattr(shape, "initial_plan"):
             raise SettingsError(
@@ -211,9 +219,8 @@ class Conductor:
         password = password_from_env()
         # Only what the scenario offers is checked: a workload with share 0 is never preflighted.
         offered = frozenset(settings.scenario.offered)
-        preflight = platform(fixture.platform).run_preflight(
-            fixture, settings.email, password, offered
-        )
+        spoken = platform(fixture.platform)
+        preflight = spoken.run_preflight(fixture, settings.email, password, offered)
         scenario, skipped = settings.scenario, dict(preflight.skipped)
         for name, reason in skipped.items():
             scenario = _without(scenario, name)
@@ -264,6 +271,8 @@ class Conductor:
             slots=slots,
             distributed=isinstance(environment.runner, MasterRunner),
             skipped=skipped,
+            platform={"name": spoken.name, "requests": spoken.requests},
+            platform_log_from=log_from,
         )
         if settings.run_dir is not None:
             self._used_run_dirs.add(settings.run_dir)
@@ -272,6 +281,8 @@ class Conductor:
         run.clock = RunClock(start_epoch)
         run.started_at = _iso(start_epoch)
         run.probes = start_probes(settings.probes, run.files.dir / "probes.csv", start_epoch)
+        if self._metrics is not None:
+            self._metrics.begin(run.run_id, scenario, _phase_names(plan))
         self._run = run
         self._apply_early_change(run)
         self._write_record(run)
@@ -359,8 +370,12 @@ class Conductor:
             late = len(data["samples"])
             log.warning("discarded %d samples that arrived after their run ended", late)
             return
-        phases = [s.name for s in run.plan.segments]
+        phases = _phase_names(run.plan)
         run.files.append_samples(data["slot"], data["samples"], phases)
+        if self._metrics is not None:
+            self._metrics.take(
+                run.run_id, data["slot"], data["samples"], phases, data.get("offered", ())
+            )
         run.accepted += data.get("accepted", ())
         if data["readings"] and run.probes is not None:
             run.probes.record(Reading(*r) for r in data["readings"])
@@ -512,6 +527,8 @@ class Conductor:
         run.files.close()
         run.lost = _lost_processes(run)
         record = self._write_record(run, probes)
+        if self._metrics is not None:
+            self._metrics.end(run.run_id, record["phases"])
         shortfall = record["offered"] - run.files.recorded
         log.info(
             "run %s %s: offered %d, recorded %d%s",
@@ -612,9 +629,12 @@ class Conductor:
             "follow_up_grace_s": settings.follow_up_grace_s,
             "follow_up_ended_at": run.followed_until,
             "skipped": run.skipped,
+            "platform": run.platform,
             "stopped": run.stopped or NOT_ENDED,
             **mode_fields(self.environment.shape_class),
         }
+        if settings.platform_log is not None:
+            record["platform_log"] = _log_stretch(settings.platform_log, run)
         run.files.write_run_json(record)
         return record
 
@@ -623,7 +643,7 @@ class Conductor:
         process that never said (lost), up to when the run ended."""
         offered: Counter = Counter()
         for drained in run.drained.values():
-            for segment, name, count in drained.offered:
+            for segment, name, count in drained.batch.offered:
                 offered[segment, name] += count
         silent = set(range(run.workers)) - set(run.drained)
         if silent:
@@ -632,6 +652,11 @@ class Conductor:
                 if k % run.workers in silent:
                     offered[segment, mix.pick(k)] += 1
         return offered
+
+
+def _phase_names(plan: Plan) -> list[str]:
+    """Each segment's name by its number: the phase a sample of that segment is written with."""
+    return [s.name for s in plan.segments]
 
 
 def _too_few(settings: RunSettings, plan: Plan, shape, skipped: dict[str, str]) -> list[str]:
@@ -731,6 +756,22 @@ def _without(scenario: Scenario, workload: str) -> Scenario:
 def _split(total: int, parts: int) -> list[int]:
     """``total`` connections over ``parts`` processes, differing by at most one."""
     return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+def _size(log: Path | None) -> int:
+    """Bytes in the log now (0 when there is none, or it cannot be read)."""
+    try:
+        return log.stat().st_size if log is not None else 0
+    except OSError:
+        return 0
+
+
+def _log_stretch(log: Path, run: _ActiveRun) -> dict:
+    """run.json's ``platform_log``: the log relative to the run directory (so the report finds
+    it wherever the two are mounted together) and the bytes written since the test started."""
+    path = os.path.relpath(log.resolve(), run.files.dir.resolve())
+    end = max(_size(log), run.platform_log_from)
+    return {"path": path, "from_byte": run.platform_log_from, "to_byte": end}
 
 
 def _iso(epoch: float) -> str:

@@ -24,7 +24,7 @@ from engine.schedule import Plan
 from engine.seam import Dialect, DialectError
 from engine.serve import CHAT
 from engine.share import Share
-from fixture import Fixture, FixtureError, password_from_env
+from fixture import FixtureError, fixture_from_dict, password_from_env
 from runner.messages import (
     DRAINED,
     PONG,
@@ -88,6 +88,9 @@ class LoadProcess:
         self._send = send
         self._fire = fire_request
         self._run: _Run | None = None
+        # The import graph is settled now, when this process starts, so that Prepare's
+        # settle scans only what came after it (runner/warm_up.py).
+        settle_memory()
 
     def on_prepare(self, prepare: Prepare) -> None:
         """Sign in and build the dispatcher's tools, then tell the master whether it worked."""
@@ -97,16 +100,21 @@ class LoadProcess:
         self.stop("superseded by a new run")
         scenario = scenario_from_dict(prepare.scenario)
         http = HttpTransport(prepare.host, max_body=scenario.max_body_bytes)
-        fixture = Fixture(**prepare.fixture)
-        dialect = platform(fixture.platform).dialect(fixture, prepare.host, prepare.run_id, http)
+        fixture = fixture_from_dict(prepare.fixture)
         error = ""
+        began = time.monotonic()
         try:
+            # The dialect reads its platform's part of the fixture: a missing field stops here.
+            dialect = platform(fixture.platform).dialect(
+                fixture, prepare.host, prepare.run_id, http
+            )
             dialect.sign_in(prepare.email, password_from_env())
         except (DialectError, FixtureError) as exc:
             error = str(exc)
             http.close()
         else:
             self._run = _Run(prepare, scenario, slot, dialect, http)
+            self._run.start["sign_in_ms"] = _ms_since(began)
             self._warm_up(self._run)
         self._send(READY, to_wire(Ready(prepare.run_id, slot, error)))
 
@@ -115,9 +123,12 @@ class LoadProcess:
         wanted = run.prepare.warm[run.slot] if run.slot < len(run.prepare.warm) else 0
         began = time.monotonic()
         opened = run.http.prepare(wanted)
+        run.start["connect_ms"] = _ms_since(began)
+        settled = time.monotonic()
         settle_memory()
+        run.start["settle_ms"] = _ms_since(settled)
         run.start["connections_opened"] = opened
-        run.start["warm_up_ms"] = round((time.monotonic() - began) * 1000, 1)
+        run.start["warm_up_ms"] = _ms_since(began)
 
     def on_ping(self, ping: Ping) -> None:
         """Answer the master's ping at once (it times the round trip to pick the start)."""
@@ -197,12 +208,9 @@ class LoadProcess:
         self._run = None
         if run.probe is not None:
             run.probe.stop()
-        offered = []
-        if run.dispatcher is not None:
-            offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
-        else:
+        if run.dispatcher is None:
             run.http.close()
-        drained = Drained(self._batch(run), offered, reason, run.start)
+        drained = Drained(self._batch(run), reason, run.start)
         self._send(DRAINED, to_wire(drained))
 
     def take_batch(self) -> dict | None:
@@ -216,7 +224,10 @@ class LoadProcess:
         samples, run.samples = run.samples, []
         readings = run.probe.take() if run.probe is not None else []
         accepted = run.dialect.take_accepted()
-        return Batch(run.prepare.run_id, run.slot, samples, readings, accepted)
+        offered = []
+        if run.dispatcher is not None:
+            offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
+        return Batch(run.prepare.run_id, run.slot, samples, readings, accepted, offered)
 
     def _on_sample(self, run: _Run, sample: Sample) -> None:
         run.samples.append(sample)
@@ -242,3 +253,8 @@ class LoadProcess:
                 exception=None,
                 context={},
             )
+
+
+def _ms_since(began: float) -> float:
+    """Milliseconds since a monotonic reading, to 0.1 ms as run.json's start states them."""
+    return round((time.monotonic() - began) * 1000, 1)

@@ -79,22 +79,25 @@ class PlanUpdate:
 
 @dataclass
 class Batch:
-    """Samples and the generator's own readings since the last batch, from one process, and
-    the arrivals the platform accepted for later work as ``[index, workload, ref]``."""
+    """Samples and the generator's own readings since the last batch, from one process, the
+    arrivals the platform accepted for later work as ``[index, workload, ref]``, and what the
+    process has offered so far as ``[segment, workload, count]``, counted at the instant its
+    samples were taken: offered minus the samples the master holds is then exactly what was
+    in flight there (the live metrics' in-flight; run.json's offered from the last batch)."""
 
     run_id: str
     slot: int
     samples: list = field(default_factory=list)
     readings: list = field(default_factory=list)
     accepted: list = field(default_factory=list)
+    offered: list = field(default_factory=list)
 
 
 @dataclass
 class Drained:
-    """A process's last batch: it offered nothing more, and how many it offered per phase."""
+    """A process's last batch (its ``offered`` is final: it offers nothing more), and why."""
 
     batch: Batch
-    offered: list = field(default_factory=list)
     reason: str = ""
     # How the start went here: plan_ahead_ms (plan received before t = 0; negative is after)
     # and behind_ms (how late this process woke for t = 0); see LoadProcess.
@@ -111,4 +114,4 @@ def to_wire(message: Prepare | Ping | Pong | Ready | PlanUpdate | Batch | Draine
 
 def drained_from_wire(data: dict) -> Drained:
     """The Drained message a process sent (a dict after msgpack, the object in a local run)."""
-    return Drained(Batch(**data["batch"]), data["offered"], data["reason"], data.get("start", {}))
+    return Drained(Batch(**data["batch"]), data["reason"], data.get("start", {}))

@@ -33,6 +33,11 @@ RUNS_DIR = Path("runs")
 DATABASE_URL_ENV = "DATABASE_URL"
 # How long a headless master waits for --expect-workers before it gives up (exit 2).
 DEFAULT_WORKER_WAIT_S = 120.0
+# How long the master keeps serving a run's final metrics before it exits: Prometheus's
+# default scrape interval, so the next scrape after the end sees every sample.
+DEFAULT_PROMETHEUS_LINGER_S = 15.0
+# Where --prometheus binds when it names only a port: this machine alone can scrape it.
+LOOPBACK = "127.0.0.1"
 # The heading the kit's options appear under in ``locust --help``.
 OPTIONS_TITLE = "agent-loadkit (open arrival; README 'Generator')"
 
@@ -73,6 +78,8 @@ class RunSettings:
     unscaled: Scenario | None = None
     # Whether --connections was given; if not, it follows the scenario the run offers.
     connections_given: bool = False
+    # The platform's log, when the kit started the platform and can read what it writes.
+    platform_log: Path | None = None
 
 
 def add_options(parser) -> None:
@@ -140,6 +147,28 @@ def add_options(parser) -> None:
         web=False,
         help="probe the stub's /stats (default: the fixture's stub)",
     )
+    option(
+        "--platform-log",
+        default=None,
+        web=False,
+        help="the platform's log file, when this machine can read it: the report counts "
+        "the ERROR and CRITICAL lines written during the run",
+    )
+    option(
+        "--prometheus",
+        default=None,
+        web=False,
+        metavar="HOST:PORT",
+        help="serve the run's live metrics at http://HOST:PORT/metrics from the master, for "
+        f"Prometheus (a PORT alone binds {LOOPBACK}); docs/outputs.md lists them",
+    )
+    option(
+        "--prometheus-linger-s",
+        default=DEFAULT_PROMETHEUS_LINGER_S,
+        web=False,
+        help="seconds the master keeps serving the final metrics after the last run, so the "
+        "next scrape sees every sample (default: 15, Prometheus's default scrape interval)",
+    )
     _explain_worker_wait(parser)
 
 
@@ -180,6 +209,12 @@ def settings_from(options, host: str | None) -> RunSettings:
         if grace in (None, "")
         else _number(grace, "--follow-up-grace", float)
     )
+    platform_log = Path(options.platform_log) if options.platform_log else None
+    if platform_log is not None and not platform_log.is_file():
+        raise SettingsError(
+            f"--platform-log: {platform_log} is not a file here; pass the log the platform "
+            "writes (reference_platform --log-file), or leave it out"
+        )
     return RunSettings(
         scenario=scenario,
         scale=scale,
@@ -200,6 +235,7 @@ def settings_from(options, host: str | None) -> RunSettings:
         ),
         unscaled=unscaled,
         connections_given=given,
+        platform_log=platform_log,
     )
 
 
@@ -270,6 +306,37 @@ def probe_database_url(options) -> str | None:
             f"{DATABASE_URL_ENV}=... or pass --database-url-file (or set PGPASSWORD)"
         )
     return url
+
+
+def prometheus_address(options) -> tuple[str, int] | None:
+    """Where --prometheus serves (host, port), None when it is off; a bare port (or ``:PORT``)
+    binds loopback, and ``[::1]:PORT`` is an IPv6 host."""
+    text = getattr(options, "prometheus", None)
+    if not text:
+        return None
+    host, colon, port = str(text).rpartition(":")
+    host = host.removeprefix("[").removesuffix("]") if colon else ""
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise SettingsError(
+            f"--prometheus: {text!r} is not HOST:PORT with a port from 1 to 65535; "
+            f"give e.g. --prometheus {LOOPBACK}:9646"
+        )
+    return host or LOOPBACK, int(port)
+
+
+def prometheus_linger_s(options) -> float:
+    """--prometheus-linger-s as seconds (0: exit at once after the last run)."""
+    value = getattr(options, "prometheus_linger_s", DEFAULT_PROMETHEUS_LINGER_S)
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise SettingsError(
+            f"--prometheus-linger-s: {value!r} is not a number of seconds; give e.g. 15 "
+            "(your scrape interval), or 0"
+        )
+    return seconds
 
 
 def refuse_users_options(options) -> None:

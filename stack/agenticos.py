@@ -35,7 +35,7 @@ def _topology(options: StackOptions, stub: Server) -> str:
     return (
         f"one host: reference target (1 uvicorn process, {database}, {', '.join(knobs)}) "
         f"and stub ({stub.url}, {' '.join(stub_knobs) or 'default delays'}) on 127.0.0.1, "
-        "Locust in one local process"
+        f"{options.generator}"
     )
 
 

@@ -10,44 +10,24 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 from collections.abc import Iterator
 
 from fixture import DEFAULT_EMAIL
-from stack.local import LocalStack, StackOptions, child_env, password, seed
+from stack.local import LocalStack, StackOptions, child_env, ensure_venv, password, seed
 from stack.processes import ROOT, free_port, running
 
 # How ``make demo`` names this platform in its first line.
 WHAT = "agno's AgentOS"
 
 AGNO_PYTHON = ROOT / ".venv-agno" / "bin" / "python"
-# A first install downloads agno, LanceDB and pyarrow; bounded so a dead index is an error.
-INSTALL_TIMEOUT_S = 900
 # agno imports LanceDB, pyarrow and the OpenAI SDK before it listens: slower than our servers
 # from a cold disk on a busy machine.
 READY_TIMEOUT_S = 120.0
 
 
-class AgnoUnavailable(RuntimeError):
-    """agno's environment could not be built here; one line saying why."""
-
-
 def ensure_agno_venv() -> str:
     """The agno interpreter, building its environment first if needed (``make agno-venv``)."""
-    done = subprocess.run(
-        ["make", "--no-print-directory", "agno-venv"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-    )
-    if done.returncode != 0 or not AGNO_PYTHON.exists():
-        lines = (done.stderr or done.stdout).strip().splitlines()
-        raise AgnoUnavailable(
-            f"make agno-venv failed: {lines[-1] if lines else done.returncode}; "
-            "check that PyPI is reachable"
-        )
-    return str(AGNO_PYTHON)
+    return ensure_venv("agno-venv", AGNO_PYTHON)
 
 
 def _topology(options: StackOptions, stub_url: str) -> str:
@@ -58,7 +38,7 @@ def _topology(options: StackOptions, stub_url: str) -> str:
     return (
         "one host: agno AgentOS 3.1.10 (agno_platform/, 1 uvicorn process, SQLite sessions, "
         f"LanceDB knowledge) and stub ({stub_url}, {' '.join(stub_knobs) or 'default delays'}) "
-        "on 127.0.0.1, Locust in one local process"
+        f"on 127.0.0.1, {options.generator}"
     )
 
 

@@ -30,6 +30,9 @@ LOCUST = (sys.executable, "-m", "locust", "-f", "locustfile.py")
 
 # Seeding ingests and waits for the index; a cold start on a busy machine is slow.
 SEED_TIMEOUT_S = 300
+# A platform environment's first install downloads its web stack and more (agno: LanceDB and
+# pyarrow; LangGraph: LangChain and OpenTelemetry); bounded so a dead index is an error.
+INSTALL_TIMEOUT_S = 900
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,10 @@ class StackOptions:
     documents: int = 40
     stub_args: tuple[str, ...] = ()
     target_env: dict[str, str] = field(default_factory=dict)
-    # Which platform to start: the reference target ("agenticos") or agno's AgentOS ("agno").
+    # Which platform to start, by its name in the registry (workloads/platforms.py).
     platform: str = "agenticos"
+    # How the load is generated, for the topology line (bench/soak.py runs master + workers).
+    generator: str = "Locust in one local process"
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,8 @@ class LocalStack:
         return self.target.url + "/metrics"
 
     def locust_options(self) -> list[str]:
-        """The Locust options that point a run at this stack and take every probe it can."""
+        """The Locust options that point a run at this stack and take every probe it can, the
+        platform's log included (the report counts what it logged at ERROR and above)."""
         return [
             "--host",
             self.target.url,
@@ -72,6 +78,8 @@ class LocalStack:
             *(["--metrics-url", self.metrics_url] if self.metrics else []),
             "--stub-url",
             self.stub.url,
+            "--platform-log",
+            str(self.target.log),
         ]
 
     def locust_env(self) -> dict[str, str]:
@@ -121,3 +129,26 @@ def seed(
     if done.returncode != 0:
         lines = (done.stderr or done.stdout).strip().splitlines()
         raise RuntimeError(f"seeding failed: {lines[-1] if lines else done.returncode}")
+
+
+class PlatformUnavailable(RuntimeError):
+    """A platform's own environment could not be built here; one line saying why."""
+
+
+def ensure_venv(target: str, python: Path) -> str:
+    """A platform's interpreter, building its environment first if needed (``make TARGET``):
+    a platform that pins its own web stack runs from an environment apart from the kit's."""
+    done = subprocess.run(
+        ["make", "--no-print-directory", target],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+    )
+    if done.returncode != 0 or not python.exists():
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        raise PlatformUnavailable(
+            f"make {target} failed: {lines[-1] if lines else done.returncode}; "
+            "check that PyPI is reachable"
+        )
+    return str(python)

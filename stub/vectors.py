@@ -4,6 +4,12 @@ Retrieval over the stub's vectors must be reproducible between runs and
 between processes, so a vector is derived from a hash of its text, never from
 a random state. Different texts get unrelated directions, which is all a load
 test's vector search needs.
+
+Nothing is cached: a vector is computed again for each request. Computing one
+costs under a millisecond at 3,072 wide, less than encoding it as JSON floats,
+while a cache of them grows with every new text (an upload's chunks are new
+every time): 2,000 such vectors in the ``lru_cache`` it had took 236 MiB
+(stub/README.md has the measurements, from bench/stub_vectors.py).
 """
 
 from __future__ import annotations
@@ -12,10 +18,6 @@ import base64
 import hashlib
 import math
 import struct
-from functools import lru_cache
-
-# A load run embeds the same few queries again and again; this many stay cached.
-CACHE_SIZE = 4096
 
 # Widths of the embedding models platforms default to (AgenticOS: text-embedding-3-large),
 # so a platform checking its vectors against its collection gets what the real model sends.
@@ -38,7 +40,6 @@ def width(model: object, dimensions: object, override: int | None) -> int:
     return MODEL_WIDTHS.get(str(model or ""), DEFAULT_WIDTH)
 
 
-@lru_cache(maxsize=CACHE_SIZE)
 def embed(text: str, dim: int) -> tuple[float, ...]:
     """A unit vector of width dim from the SHAKE-256 stream of the text, as float32 values."""
     raw = struct.unpack(f"<{dim}h", hashlib.shake_256(text.encode()).digest(2 * dim))

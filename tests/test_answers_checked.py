@@ -1,6 +1,6 @@
 """A 2xx is not success by itself: every answer is checked against the contract's shape.
 
-Each workload's success body in both dialects is held to its Struct (a list's
+Each workload's success body in every dialect is held to its Struct (a list's
 ``items`` a list and ``total`` an integer, ...), and a body of the wrong shape
 reads as what was wrong. A hostile proxy (tests/support/garbage_proxy.py, a real
 process) stands in front of the reference target and answers a share of list reads
@@ -31,6 +31,7 @@ from tests.support.generator_env import (
 )
 from workloads.agenticos.dialect import AgenticOS, error_frame, http_failure
 from workloads.agno.dialect import Agno
+from workloads.langgraph.dialect import LangGraph
 
 # Garbage kind the proxy served -> the detail the sample must carry.
 DETAIL_OF = {
@@ -101,19 +102,31 @@ def test_the_platforms_words_are_one_line_trimmed_and_grouped():
     assert error_frame({}) == "error frame"
 
 
+# Each platform's own part of the fixture, as its seed would write it.
+SEEDED = {
+    "agenticos": {
+        "org_id": "org",
+        "agent_id": "agent",
+        "model_profile_id": "profile",
+        "collection_name": "c",
+        "documents": 0,
+    },
+    "agno": {"agent_id": "agent", "collection_name": "c", "documents": 0},
+    "langgraph": {"graph_id": "agent", "namespace": "c", "documents": 0},
+}
+DIALECTS = {"agenticos": AgenticOS, "agno": Agno, "langgraph": LangGraph}
+
+
 def _dialects() -> dict:
-    fixture = Fixture(
-        api_url="http://127.0.0.1",
-        org_id="org",
-        agent_id="agent",
-        stub_url="",
-        collection_name="c",
-        documents=0,
-    )
     http = HttpTransport("http://127.0.0.1:9")
     return {
-        "agenticos": AgenticOS(fixture, "http://127.0.0.1:9", "run", http),
-        "agno": Agno(fixture, "http://127.0.0.1:9", "run", http),
+        name: dialect(
+            Fixture(api_url="http://127.0.0.1", stub_url="", platform=name, seeded=SEEDED[name]),
+            "http://127.0.0.1:9",
+            "run",
+            http,
+        )
+        for name, dialect in DIALECTS.items()
     }
 
 
@@ -171,10 +184,36 @@ SHAPES = [
     ("agno", "trigger_fire", 0, 200, b'{"status": "processing"}', ""),
     ("agno", "trigger_fire", 0, 200, b'{"status": "ignored"}', "webhook ignored"),
     ("agno", "trigger_fire", 0, 200, b"[]", "not an object"),
+    ("langgraph", "api_read", 0, 200, b'[{"thread_id": "t"}]', ""),
+    ("langgraph", "api_read", 1, 200, b'{"items": []}', "not an array"),
+    ("langgraph", "agent_run", 0, 200, b'{"messages": [{"type": "human"}, {"type": "ai"}]}', ""),
+    (
+        "langgraph",
+        "agent_run",
+        0,
+        200,
+        b'{"__error__": {"error": "E", "message": "boom"}}',
+        "run error: boom",
+    ),
+    ("langgraph", "agent_run", 0, 200, b'{"messages": [{"type": "human"}]}', "no answer"),
+    ("langgraph", "agent_run", 0, 200, b'{"messages": "none"}', "messages is str"),
+    ("langgraph", "rag_query", 0, 200, b'{"items": [{"key": "k", "score": 0.5}]}', ""),
+    ("langgraph", "rag_query", 0, 200, b'{"items": []}', "no results"),
+    ("langgraph", "rag_query", 0, 200, b'{"items": [{"score": 0.5}]}', "no items[].key"),
+    ("langgraph", "ingest", 0, 204, b"", ""),
+    (
+        "langgraph",
+        "trigger_fire",
+        0,
+        200,
+        b'{"run_id": "r", "thread_id": "t", "status": "pending"}',
+        "",
+    ),
+    ("langgraph", "trigger_fire", 0, 200, b'{"run_id": "r", "status": "pending"}', "no thread_id"),
 ]
 
 
-def test_every_workloads_answer_is_held_to_its_contracts_shape_in_both_dialects():
+def test_every_workloads_answer_is_held_to_its_contracts_shape_in_every_dialect():
     """A 2xx of the wrong shape is one failed sample saying what was wrong, on each platform;
     one of the right shape is ok (and accepted work is noted for the follow-up)."""
     dialects = _dialects()
@@ -188,3 +227,4 @@ def test_every_workloads_answer_is_held_to_its_contracts_shape_in_both_dialects(
         assert words.startswith(detail), (name, workload, body, result.detail)
     assert [w for _, w, _ in dialects["agenticos"].take_accepted()] == ["ingest", "trigger_fire"]
     assert [w for _, w, _ in dialects["agno"].take_accepted()] == ["ingest", "trigger_fire"]
+    assert dialects["langgraph"].take_accepted() == [(0, "trigger_fire", "t/r")]

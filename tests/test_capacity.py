@@ -50,6 +50,7 @@ from tests.support.generator_env import (
 )
 from tests.support.reference import TARGET_HEALTH, stub_server
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.fixture import seeded as agenticos_part
 
 pytestmark = pytest.mark.system
 
@@ -76,7 +77,7 @@ def _conversations(plat: Platform) -> int:
     fixture = load_fixture(plat.fixture)
     with AgenticOSClient(plat.target.url) as client:
         client.sign_in(DEFAULT_EMAIL, PASSWORD)
-        client.org_id = fixture.org_id
+        client.org_id = agenticos_part(fixture).org_id
         return sum(1 for _ in client.list_all("/conversations"))
 
 
@@ -250,7 +251,7 @@ def test_users_mode_gives_no_user_to_a_workload_preflight_skipped(plat, mode_sce
     """With trigger_fire skipped at preflight, all 16 users go to the other five workloads
     (none idles as a trigger_fire user), and the report gives preflight's reason."""
     fixture = json.loads(plat.fixture.read_text())
-    fixture["trigger_id"] = None
+    fixture["seeded"]["trigger_id"] = None
     no_trigger = tmp_path / "fixture.json"
     no_trigger.write_text(json.dumps(fixture))
     run_dir = tmp_path / "users-skipped"

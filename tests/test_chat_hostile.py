@@ -1,7 +1,7 @@
 """A chat turn never lies: against a server breaking turns on purpose, failures equal faults.
 
-The server (tests/support/hostile_chat_server.py, a real process) speaks both dialects'
-chat (the AgenticOS WebSocket, agno's server-sent events) and counts what it
+The server (tests/support/hostile_chat_server.py, a real process) speaks the three dialects'
+chat (the AgenticOS WebSocket, agno's and LangGraph's server-sent events) and counts what it
 injects: connections closed before any answer, refused handshakes and runs,
 resets and closes mid-turn, a stream ended before its final frame, a frame that
 is not JSON, an error frame, a stop nobody asked for, a turn that never sends a
@@ -40,20 +40,25 @@ from tests.support.counting_server import started
 from tests.support.hostile_chat_server import AGENT, ELSEWHERE, PASSWORD, TOKENS_BEFORE
 from workloads.agenticos.dialect import AgenticOS
 from workloads.agno.dialect import Agno
+from workloads.langgraph.dialect import LangGraph
 
 pytestmark = pytest.mark.system
 
 # The chat timeout: longer than a good turn (~0.8 s), short enough to keep the test short.
 TIMEOUT_S = 3.0
 RATE, SECONDS = 15.0, 3.0
-FIXTURE = Fixture(
-    api_url="http://127.0.0.1",
-    org_id="org",
-    agent_id=AGENT,
-    stub_url="",
-    collection_name="c",
-    documents=0,
-)
+# Each platform's own part of the fixture, as its seed would write it.
+SEEDED = {
+    "agenticos": {
+        "org_id": "org",
+        "agent_id": AGENT,
+        "model_profile_id": "profile",
+        "collection_name": "c",
+        "documents": 0,
+    },
+    "agno": {"agent_id": AGENT, "collection_name": "c", "documents": 0},
+    "langgraph": {"graph_id": AGENT, "namespace": "c", "documents": 0},
+}
 # What each injected fault must read as, by dialect; the same words where the fault is the same.
 SAME = {
     "dropped": CLOSED_BEFORE_STATUS,
@@ -79,8 +84,17 @@ DETAILS = {
         "refused_401": "HTTP 401: Invalid authentication",
         "stream_ended": STREAM_ENDED,
     },
+    "langgraph": {
+        **SAME,
+        "refused_500": "HTTP 500: hostile refusal",
+        "refused_401": "HTTP 401: invalid x-api-key",
+        "stream_ended": STREAM_ENDED,
+        # Nothing in LangGraph's stream says a run stopped: a stream that ends without the
+        # answer, unasked, is a stream ended, whatever stopped it.
+        "stopped_unasked": STREAM_ENDED,
+    },
 }
-DIALECTS = {"agenticos": AgenticOS, "agno": Agno}
+DIALECTS = {"agenticos": AgenticOS, "agno": Agno, "langgraph": LangGraph}
 
 
 @pytest.fixture
@@ -124,7 +138,8 @@ def _run(dialect, http: HttpTransport) -> tuple[list, Mix, int]:
 @pytest.mark.parametrize("name", sorted(DIALECTS))
 def test_every_injected_chat_fault_is_one_failed_sample_named_by_what_happened(server, name):
     http = HttpTransport(server.url)
-    dialect = DIALECTS[name](FIXTURE, server.url, "hostile", http)
+    fixture = Fixture(api_url=server.url, stub_url="", platform=name, seeded=SEEDED[name])
+    dialect = DIALECTS[name](fixture, server.url, "hostile", http)
     dialect.sign_in("loadkit@example.com", PASSWORD)
     samples, mix, offered = _run(dialect, http)
     counts = server.counts()
@@ -137,7 +152,9 @@ def test_every_injected_chat_fault_is_one_failed_sample_named_by_what_happened(s
 
     # One failed sample per injected fault, by kind, in the words the dialect must use.
     failed = Counter(s.detail for s in samples if s.outcome == FAILED)
-    expected = Counter({DETAILS[name][kind]: counts[kind] for kind in DETAILS[name]})
+    expected: Counter[str] = Counter()
+    for kind, detail in DETAILS[name].items():
+        expected[detail] += counts[kind]
     assert failed == expected, outcomes
     assert all(counts[kind] > 0 for kind in DETAILS[name]), counts
 
@@ -161,8 +178,13 @@ def test_every_injected_chat_fault_is_one_failed_sample_named_by_what_happened(s
     # A turn that broke after its tokens says how far it got (a reset may lose what was
     # in flight), and time to first token is there exactly when a token came.
     for kind in ("closed", "stream_ended", "error"):
-        got = [s.tokens for s in samples if s.detail == DETAILS[name][kind]]
-        assert got == [TOKENS_BEFORE[kind]] * counts[kind], (kind, got)
+        detail = DETAILS[name][kind]
+        got = Counter(s.tokens for s in samples if s.detail == detail)
+        want: Counter[int] = Counter()
+        for other, words in DETAILS[name].items():
+            if words == detail:
+                want[TOKENS_BEFORE.get(other, 0)] += counts[other]
+        assert got == want, (kind, got)
     for s in samples:
         assert (s.ttft_ms is None) == (s.tokens == 0), s
         if s.outcome in (OK, CANCELLED):

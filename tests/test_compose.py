@@ -172,6 +172,7 @@ def test_master_and_two_workers_from_compose_account_for_every_arrival(tmp_path)
         "MASTER_PORT": str(master_port),
         "WORKERS": "2",
         "SCALE": SCALE,
+        "PLATFORM_LOG": str(tmp_path / "platform" / "target.log"),
     }
     run_dir = tmp_path / "run"
     stub_cmd = command("stub", values)[1:]
@@ -236,7 +237,12 @@ def test_master_and_two_workers_from_compose_account_for_every_arrival(tmp_path)
     assert {s["worker"] for s in samples} == {"0", "1"}
     counts = Counter(s["workload"] for s in samples)
     assert counts == Mix.from_scenario(scenario).counts(range(expected))
-    assert code == json.loads((run_dir / "summary.json").read_text())["exit_code"]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert code == summary["exit_code"]
+    # The target's --log-file is the master's --platform-log: the report read what it logged.
+    assert record["platform_log"]["path"] == "../platform/target.log"
+    assert record["platform_log"]["to_byte"] >= record["platform_log"]["from_byte"] > 0
+    assert summary["platform_log"]["missing"] is None
 
 
 def test_compose_master_command_leaves_the_run_directory_to_its_timestamp_default():

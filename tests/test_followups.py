@@ -38,6 +38,7 @@ from tests.support.generator_env import (
 )
 from tests.support.rundirs import golden_copy
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.fixture import seeded as agenticos_part
 from workloads.agenticos.followup import follow_up
 
 # Embedder requests before load: the collection's width probe, three seeded documents,
@@ -63,10 +64,12 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
         fixture = load_fixture(plat.fixture)
         with AgenticOSClient(plat.target.url) as client:
             client.sign_in(DEFAULT_ADMIN_EMAIL, PASSWORD)
-            client.org_id = fixture.org_id
+            client.org_id = agenticos_part(fixture).org_id
             docs = {
                 d["id"]: d
-                for d in client.list_all("/rag/documents", collection_name=fixture.collection_name)
+                for d in client.list_all(
+                    "/rag/documents", collection_name=agenticos_part(fixture).collection_name
+                )
             }
     samples = read_samples(run_dir)
     assert len(samples) == 24 and all(s["outcome"] == "ok" for s in samples), done.stderr[-2000:]
@@ -116,15 +119,16 @@ def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(t
     list refused, the other way round."""
     with platform(tmp_path / "platform") as plat:
         fixture = load_fixture(plat.fixture)
+        own = agenticos_part(fixture)
         start_epoch = time.time() - 1
         accepted = []
         with AgenticOSClient(plat.target.url) as client:
             client.sign_in(DEFAULT_ADMIN_EMAIL, PASSWORD)
-            client.org_id = fixture.org_id
+            client.org_id = own.org_id
             for k in range(3):
-                answer = client.upload(fixture.collection_name, f"f{k}.txt", b"followed alone")
+                answer = client.upload(own.collection_name, f"f{k}.txt", b"followed alone")
                 accepted.append((k, "ingest", answer["id"]))
-            secret = webhook_secret(PASSWORD, fixture.agent_id)
+            secret = webhook_secret(PASSWORD, own.agent_id)
             # Two deliveries of this load run; one an earlier run left in the backlog and one
             # a preflight sent: their runs start after this run began, and are not this run's.
             bodies = [
@@ -135,7 +139,7 @@ def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(t
             ]
             for body in bodies:
                 raw = json.dumps(body).encode()
-                fired = client.fire_webhook("webhook", fixture.trigger_id, raw, secret)
+                fired = client.fire_webhook("webhook", own.trigger_id, raw, secret)
                 assert fired.status_code == 202
                 if body.get("run_id") == "this-run":
                     accepted.append((body["index"], "trigger_fire", f"delivery-{body['index']}"))

@@ -298,7 +298,7 @@ def _wait_for_end(run_dir, proc) -> dict:
 
 def test_a_fixture_without_a_trigger_runs_without_trigger_fire_and_says_so(plat, tmp_path):
     fixture = json.loads(plat.fixture.read_text())
-    fixture["trigger_id"] = None
+    fixture["seeded"]["trigger_id"] = None
     (tmp_path / "fixture.json").write_text(json.dumps(fixture))
     scenario = write_scenario(tmp_path, [("sustain", 2.0, 20.0)])
     run_dir = tmp_path / "run"

@@ -172,7 +172,7 @@ def test_a_reads_only_scenario_against_a_fixture_without_a_trigger_passes(plat, 
     offered by the scenario. The shipped thresholds name every workload; api_read's
     limits are loosened for a busy machine, since what is under test is who is judged."""
     fixture = json.loads(plat.fixture.read_text())
-    fixture["trigger_id"] = None
+    fixture["seeded"]["trigger_id"] = None
     no_trigger = tmp_path / "fixture.json"
     no_trigger.write_text(json.dumps(fixture))
     thresholds = yaml.safe_load(DEFAULT_PATH.read_text())["thresholds"]

@@ -5,6 +5,7 @@ spec is the schedule and the golden-ratio mix (tested alone in
 test_generator_schedule.py): a run must offer exactly what they say, when they say.
 """
 
+import json
 import time
 from collections import Counter
 
@@ -50,7 +51,7 @@ def scenario(tmp_path_factory):
 @pytest.fixture(scope="module")
 def local_run(plat, scenario, tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("runs") / "local"
-    result = run_local(plat, scenario, run_dir)
+    result = run_local(plat, scenario, run_dir, "--platform-log", str(plat.target.log))
     return run_dir, result
 
 
@@ -98,6 +99,21 @@ def test_local_run_offers_exactly_the_schedule_and_records_every_arrival(local_r
     # The report was built when the run ended, and its verdict is the exit code.
     assert (run_dir / "report.md").exists()
     assert result.returncode == 0, invalid_reasons(run_dir, result)
+
+
+def test_the_platform_logs_no_error_for_the_runs_turns_and_cancels(plat, local_run):
+    # Every chat turn, cancelled or not, ends with the client closing on `complete`; a turn
+    # still giving its connection back then was cancelled mid-rollback and logged a traceback.
+    # The report counts what the platform logged from preflight to the run's end.
+    run_dir = local_run[0]
+    samples = read_samples(run_dir)
+    assert {"ok", "cancelled"} <= {s["outcome"] for s in samples if s["workload"] == "chat_stream"}
+    stretch = read_run(run_dir)["platform_log"]
+    assert (run_dir / stretch["path"]).resolve() == plat.target.log.resolve()
+    assert stretch["to_byte"] >= stretch["from_byte"] > 0
+    logged = json.loads((run_dir / "summary.json").read_text())["platform_log"]
+    assert logged["missing"] is None
+    assert logged["errors"] == 0, logged["line"]
 
 
 def test_local_run_fills_run_json_and_the_side_files(local_run):
@@ -148,6 +164,10 @@ def test_master_and_two_workers_offer_the_same_arrivals(plat, scenario, local_ru
     assert start["lead_s"] >= 1.0 + 4 * max(start["round_trip_ms"].values()) / 1000 - 1e-3
     for process in start["processes"].values():
         assert process["plan_ahead_ms"] > 0 and process["connections_opened"] >= 1, start
+        # What it spent before it was ready: its warm-up is the connecting and the settling.
+        assert process["sign_in_ms"] > 0, start
+        parts = process["connect_ms"] + process["settle_ms"]
+        assert parts <= process["warm_up_ms"] + 0.2, start
     # Locust's own statistics got every worker's last report too.
     stats = (run_dir / "locust_stats.csv").read_text().splitlines()
     aggregated = next(line for line in stats if ",Aggregated," in line)

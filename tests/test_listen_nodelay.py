@@ -18,6 +18,7 @@ import textwrap
 import pytest
 
 from stack.agno import ensure_agno_venv
+from stack.langgraph import ensure_langgraph_venv
 from stack.processes import ROOT
 
 pytestmark = pytest.mark.system
@@ -65,12 +66,18 @@ LISTENERS = {
     "agno_platform": (
         "from agno_platform.__main__ import _listen\nsock = _listen('127.0.0.1', 0); sock.listen()"
     ),
+    "langgraph_platform": (
+        "from langgraph_platform.__main__ import _listen\n"
+        "sock = _listen('127.0.0.1', 0); sock.listen()"
+    ),
 }
+# The launchers whose platform runs from an environment of its own.
+OWN_PYTHON = {"agno_platform": ensure_agno_venv, "langgraph_platform": ensure_langgraph_venv}
 
 
 @pytest.mark.parametrize("server", sorted(LISTENERS))
 def test_accepted_connections_get_tcp_nodelay_under_plain_asyncio(server):
-    python = ensure_agno_venv() if server == "agno_platform" else sys.executable
+    python = OWN_PYTHON[server]() if server in OWN_PYTHON else sys.executable
     script = CHECK.replace("LISTEN", LISTENERS[server])
     done = subprocess.run(
         [python, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120

@@ -23,6 +23,7 @@ from stub.config import StubConfig
 from stub.faults import FaultPlan
 from tests.support.reference import FAST_STUB, make_agent, signed_in, stub_server, target_server
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.fixture import seeded as agenticos_part
 from workloads.agenticos.preflight import (
     INJECTED_FAULT_MARKER,
     PROBE_ATTEMPTS,
@@ -49,7 +50,7 @@ def deployment(tmp_path_factory) -> Deployment:
         options = SeedOptions(target.url, stub.url, DEFAULT_ADMIN_EMAIL, 4, str(logs / "f.json"))
         fixture = seed(options, DEFAULT_ADMIN_PASSWORD)
         client = signed_in(target.url)
-        client.org_id = fixture.org_id
+        client.org_id = agenticos_part(fixture).org_id
         yield Deployment(fixture, client, stub.url)
         client.close()
 
@@ -63,6 +64,12 @@ def refused(fixture: Fixture, password: str = DEFAULT_ADMIN_PASSWORD) -> str:
     return message
 
 
+def changed(fixture: Fixture, **fields: object) -> Fixture:
+    """The fixture with fields of its AgenticOS part (or its api_url, stub_url) changed."""
+    common = {k: fields.pop(k) for k in ("api_url", "stub_url") if k in fields}
+    return dataclasses.replace(fixture, seeded={**fixture.seeded, **fields}, **common)
+
+
 @pytest.mark.system
 def test_a_seeded_deployment_passes(deployment):
     result = run_preflight(deployment.fixture, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
@@ -74,7 +81,7 @@ def test_a_seeded_deployment_passes(deployment):
 
 @pytest.mark.system
 def test_an_api_that_does_not_answer(deployment):
-    fixture = dataclasses.replace(deployment.fixture, api_url=f"http://127.0.0.1:{free_port()}")
+    fixture = changed(deployment.fixture, api_url=f"http://127.0.0.1:{free_port()}")
     message = refused(fixture)
     assert "does not answer" in message and "make target" in message
 
@@ -87,26 +94,26 @@ def test_a_wrong_password(deployment):
 
 @pytest.mark.system
 def test_an_organisation_the_user_is_not_in(deployment):
-    fixture = dataclasses.replace(deployment.fixture, org_id="00000000-0000-0000-0000-000000000000")
+    fixture = changed(deployment.fixture, org_id="00000000-0000-0000-0000-000000000000")
     assert "make seed" in refused(fixture)
 
 
 @pytest.mark.system
 def test_an_unknown_or_unpublished_agent(deployment):
     _, draft = make_agent(deployment.client, deployment.stub_url + "/v1", publish=False)
-    message = refused(dataclasses.replace(deployment.fixture, agent_id=draft))
+    message = refused(changed(deployment.fixture, agent_id=draft))
     assert "not published" in message and "make seed" in message
-    gone = dataclasses.replace(deployment.fixture, agent_id="00000000-0000-0000-0000-000000000000")
+    gone = changed(deployment.fixture, agent_id="00000000-0000-0000-0000-000000000000")
     assert "does not exist" in refused(gone)
 
 
 @pytest.mark.system
 def test_an_empty_or_missing_collection(deployment):
     empty = deployment.client.post("/kb", {"name": "empty for preflight", "scope": "org"})
-    fixture = dataclasses.replace(deployment.fixture, collection_name=empty["collection_name"])
+    fixture = changed(deployment.fixture, collection_name=empty["collection_name"])
     message = refused(fixture)
     assert "is empty" in message and "make seed" in message
-    missing = dataclasses.replace(deployment.fixture, collection_name="no_such_collection")
+    missing = changed(deployment.fixture, collection_name="no_such_collection")
     assert "does not exist" in refused(missing)
 
 
@@ -114,19 +121,17 @@ def test_an_empty_or_missing_collection(deployment):
 def test_a_model_the_platform_cannot_reach(deployment):
     dead = f"http://127.0.0.1:{free_port()}"
     _, agent_id = make_agent(deployment.client, dead + "/v1")
-    fixture = dataclasses.replace(deployment.fixture, agent_id=agent_id, stub_url=dead)
+    fixture = changed(deployment.fixture, agent_id=agent_id, stub_url=dead)
     message = refused(fixture)
     assert "agent run failed (HTTP 500" in message and "make stub" in message
 
 
 @pytest.mark.system
 def test_a_missing_trigger_is_a_skip_not_a_refusal(deployment):
-    none = dataclasses.replace(deployment.fixture, trigger_id=None)
+    none = changed(deployment.fixture, trigger_id=None)
     result = run_preflight(none, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
     assert not result.trigger_fire_ready and "make seed" in result.trigger_skip_reason
-    deleted = dataclasses.replace(
-        deployment.fixture, trigger_id="00000000-0000-0000-0000-000000000000"
-    )
+    deleted = changed(deployment.fixture, trigger_id="00000000-0000-0000-0000-000000000000")
     result = run_preflight(deleted, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
     assert not result.trigger_fire_ready and "no longer exists" in result.trigger_skip_reason
 
@@ -136,7 +141,7 @@ def test_a_run_checks_only_the_workloads_it_offers(deployment):
     the platform cannot reach, an empty collection and a missing trigger are all fine."""
     dead = f"http://127.0.0.1:{free_port()}"
     _, agent_id = make_agent(deployment.client, dead + "/v1")
-    broken = dataclasses.replace(
+    broken = changed(
         deployment.fixture,
         agent_id=agent_id,
         stub_url=dead,
@@ -201,7 +206,7 @@ def test_injected_faults_do_not_refuse_a_fault_injection_run(deployment, tmp_pat
     faulted = _seed_whose_first_requests_fault(2, error_rate=0.5)
     with stub_server(tmp_path, *FAST_STUB, "--error-rate", "0.5", "--seed", faulted) as faulty:
         _, agent_id = make_agent(deployment.client, faulty.url + "/v1")
-        fixture = dataclasses.replace(deployment.fixture, agent_id=agent_id, stub_url=faulty.url)
+        fixture = changed(deployment.fixture, agent_id=agent_id, stub_url=faulty.url)
         result = run_preflight(fixture, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
     assert result.run_id
 
@@ -210,7 +215,7 @@ def test_injected_faults_do_not_refuse_a_fault_injection_run(deployment, tmp_pat
 def test_a_stub_that_faults_every_time_is_named_as_the_cause(deployment, tmp_path):
     with stub_server(tmp_path, *FAST_STUB, "--error-rate", "1") as faulty:
         _, agent_id = make_agent(deployment.client, faulty.url + "/v1")
-        fixture = dataclasses.replace(deployment.fixture, agent_id=agent_id, stub_url=faulty.url)
+        fixture = changed(deployment.fixture, agent_id=agent_id, stub_url=faulty.url)
         message = refused(fixture)
     assert f"all {PROBE_ATTEMPTS} attempts" in message and "injected" in message
     assert "--seed" in message and "make stub" not in message

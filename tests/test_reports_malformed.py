@@ -105,6 +105,12 @@ CASES = {
         ),
         "run.json: missing keys phases",
     ),
+    "run.json with a platform log ending before it starts": (
+        lambda p: edit_run_json(
+            p, platform_log={"path": "stack/target.log", "from_byte": 90, "to_byte": 10}
+        ),
+        "run.json: platform_log is {'path': 'stack/target.log', 'from_byte': 90, 'to_byte': 10}",
+    ),
     "run.json with a broken scenario": (
         lambda p: edit_run_json(p, scenario={"lateness": {"max_late_fraction": 2}}),
         "run.json: scenario.lateness.max_late_fraction: 2 must be between 0 and 1",

@@ -30,6 +30,8 @@ SLOW_STUB = ("--first-token-ms", "50", "--token-ms", "250", "--tokens", "40")
 SLOW_TOKENS = 40
 # Seconds to wait for any one frame; generous for a busy machine, far below a hang.
 FRAME_TIMEOUT_S = 15
+# Sockets closed on `complete`: enough that a race hit by a third of turns cannot hide.
+CLOSING_CLIENTS = 20
 TURN_FRAMES = [
     "conversation_created",
     "user_prompt",
@@ -175,6 +177,22 @@ def test_a_model_failure_ends_the_turn_with_an_error_frame(chat):
         assert frames_until_end(ws)[-1]["type"] == "complete"
     finally:
         ws.close()
+
+
+def test_clients_that_close_on_complete_leave_no_error_in_the_platforms_log(chat):
+    # The turn gives its connection back before `complete`: closing on that frame once
+    # cancelled the turn mid-rollback, and each such close logged a CancelledError traceback.
+    for turn in range(CLOSING_CLIENTS):
+        ws = connect(chat)
+        try:
+            start(ws, chat.fast_agent)
+            frames = frames_until_end(ws, stop_on_first_token=turn % 2 == 1)
+        finally:
+            ws.close()
+        assert frames[-1]["type"] == "complete"
+    statuses = [r["status"] for r in chat.client.get("/runs", limit=100)["items"]]
+    assert "stopped" in statuses and "completed" in statuses
+    assert [line for line in chat.target.output().splitlines() if " ERROR " in line] == []
 
 
 def test_a_bad_token_is_refused_at_the_handshake(chat):

@@ -44,14 +44,17 @@ from workloads.agenticos.dialect import AgenticOS
 
 pytestmark = pytest.mark.system
 
+# An AgenticOS deployment's fixture, as the seed writes it (its part names the ids it uses).
 FIXTURE = Fixture(
     api_url="http://127.0.0.1",
-    org_id="org",
-    agent_id="agent",
-    model_profile_id="profile",
     stub_url="",
-    collection_name="c",
-    documents=0,
+    seeded={
+        "org_id": "org",
+        "agent_id": "agent",
+        "model_profile_id": "profile",
+        "collection_name": "c",
+        "documents": 0,
+    },
 )
 
 

@@ -23,9 +23,9 @@ import pytest
 from agno_platform.app import webhook_secret as agno_platform_secret
 from engine.samples import OUTCOMES
 from fixture import webhook_secret
-from stack.agno import AgnoUnavailable, ensure_agno_venv
+from stack.agno import ensure_agno_venv
 from stack.demo import locust_command
-from stack.local import StackOptions, child_env
+from stack.local import PlatformUnavailable, StackOptions, child_env
 from stack.platforms import local_stack
 from stack.processes import ROOT
 
@@ -50,7 +50,7 @@ def runs(tmp_path_factory):
     against a fixture naming a WhatsApp interface the AgentOS does not have ("agno-no-webhook")."""
     try:
         ensure_agno_venv()
-    except AgnoUnavailable as exc:
+    except PlatformUnavailable as exc:
         pytest.skip(f"agno's environment cannot install here: {exc}")
     done = {}
     for name in PLATFORMS:
@@ -62,7 +62,7 @@ def runs(tmp_path_factory):
             done[name] = _run(stack, base / "run", SCALE)
             if name == "agno":
                 fixture = json.loads(stack.fixture.read_text())
-                fixture["extra"] = {"whatsapp_prefix": "/no-such-interface"}
+                fixture["seeded"]["whatsapp_prefix"] = "/no-such-interface"
                 elsewhere = base / "no-webhook.json"
                 elsewhere.write_text(json.dumps(fixture))
                 no_webhook = replace(stack, fixture=elsewhere)

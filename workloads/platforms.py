@@ -15,7 +15,11 @@ from engine.seam import Platform
 # Name -> package; each has dialect.py exporting DIALECT and preflight.py exporting
 # run_preflight, and may have followup.py exporting follow_up; imported only when that
 # platform is asked for.
-PLATFORMS = {"agenticos": "workloads.agenticos", "agno": "workloads.agno"}
+PLATFORMS = {
+    "agenticos": "workloads.agenticos",
+    "agno": "workloads.agno",
+    "langgraph": "workloads.langgraph",
+}
 DEFAULT_PLATFORM = "agenticos"
 
 
@@ -25,10 +29,12 @@ def platform(name: str) -> Platform:
         known = ", ".join(sorted(PLATFORMS))
         raise ValueError(f"platform: {name!r} is not one this kit speaks; use one of {known}")
     package = PLATFORMS[name]
-    dialect = import_module(f"{package}.dialect").DIALECT
+    dialect_module = import_module(f"{package}.dialect")
     preflight = import_module(f"{package}.preflight").run_preflight
     try:
         follow_up = import_module(f"{package}.followup").follow_up
     except ModuleNotFoundError:
         follow_up = None
-    return Platform(name, dialect, preflight, follow_up)
+    return Platform(
+        name, dialect_module.DIALECT, preflight, follow_up, dict(dialect_module.REQUESTS)
+    )

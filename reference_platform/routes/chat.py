@@ -2,10 +2,15 @@
 
 The token arrives as a subprotocol (``["chat", "access_token.<token>"]``) and a
 bad one is refused at the handshake with HTTP 403. A turn holds its database
-session from the conversation lookup to the last frame, model stream included,
-as AgenticOS does. ``{"type": "stop"}`` cancels the stream and ends the turn
-with ``complete`` carrying ``stopped: true``; a provider failure ends it with
-an ``error`` frame. Frame order follows shared/contract/agenticos-api.md.
+session from the conversation lookup to the run's end, model stream included,
+and gives it back before ``message_saved`` and ``complete``, as AgenticOS does
+(its run session closes before it sends those frames). Sending them inside the
+session would let a client that closes on ``complete`` have the socket's
+cleanup cancel the turn while the pool rolls the connection back, and each
+such close logged a ``CancelledError`` traceback. ``{"type": "stop"}`` cancels
+the stream and ends the turn with ``complete`` carrying ``stopped: true``; a
+provider failure ends it with an ``error`` frame. Frame order follows
+shared/contract/agenticos-api.md.
 """
 
 from __future__ import annotations
@@ -127,67 +132,66 @@ class ChatSocket:
             await self.send("error", message=message)
 
     async def stream_turn(self, request: TurnRequest) -> None:
-        """The turn proper, holding one database session from start to end."""
+        """The turn proper: its work in one database session, its last two frames after it."""
+        async with self.state.db.session() as session:
+            saved_id, finish = await self._answer(session, request)
+        await self.send("message_saved", message_id=saved_id)
+        self.busy = False
+        await self.send("complete", **finish)
+
+    async def _answer(self, session: AsyncSession, request: TurnRequest) -> tuple[str, dict]:
+        """Stream the answer and save it; (the saved message's id, ``complete``'s data)."""
         state = self.state
-        async with state.db.session() as session:
-            try:
-                agent = await _published_agent(session, self.org_id, request.agent_id)
-            except APIError as exc:
-                raise TurnFailed(exc.message) from None
-            conversation = await self._conversation(session, request, agent.id)
-            await self.send(
-                "conversation_created", conversation_id=conversation.id, agent_id=agent.id
-            )
-            messages = await prompt_messages(session, agent, request.message, conversation.id)
-            session.add(
-                Message(conversation_id=conversation.id, role="user", content=request.message)
-            )
-            conversation.updated_at = utcnow()
-            await session.commit()
-            await self.send("user_prompt", content=request.message)
-            await self.send("user_prompt_processed")
-            run = Run(
-                org_id=self.org_id,
-                agent_id=agent.id,
-                user_id=self.user_id,
-                conversation_id=conversation.id,
-                source="chat",
-                status="queued",
-                prompt=request.message,
-            )
-            await start_run(session, run, state.counts)
-            run_id = run.id
-            try:
-                target = await model_target(session, agent)
-                await self.send("model_request_start", run_id=run_id)
-                completion, stopped = await self._stream(target, messages)
-            except ProviderError as exc:
-                await finish_run(session, run, state.counts, "failed", error=str(exc))
-                raise TurnFailed(str(exc)) from None
-            except BaseException:
-                await abandon_run(session, run_id, state.counts)
-                raise
-            usage = {
-                "input_tokens": completion.input_tokens,
-                "output_tokens": completion.output_tokens,
-                "total_tokens": completion.input_tokens + completion.output_tokens,
-            }
-            if not stopped:
-                await self.send("final_result_start")
-                await self.send("call_tools_start")
-                await self.send("final_result", output=completion.text)
-            saved = Message(
-                conversation_id=conversation.id, role="assistant", content=completion.text
-            )
-            session.add(saved)
-            status = "stopped" if stopped else "completed"
-            await finish_run(session, run, state.counts, status, completion)
-            await self.send("message_saved", message_id=saved.id)
-            finish = {"conversation_id": conversation.id, "run_id": run.id, "usage": usage}
-            if stopped:
-                finish["stopped"] = True
-            self.busy = False
-            await self.send("complete", **finish)
+        try:
+            agent = await _published_agent(session, self.org_id, request.agent_id)
+        except APIError as exc:
+            raise TurnFailed(exc.message) from None
+        conversation = await self._conversation(session, request, agent.id)
+        await self.send("conversation_created", conversation_id=conversation.id, agent_id=agent.id)
+        messages = await prompt_messages(session, agent, request.message, conversation.id)
+        session.add(Message(conversation_id=conversation.id, role="user", content=request.message))
+        conversation.updated_at = utcnow()
+        await session.commit()
+        await self.send("user_prompt", content=request.message)
+        await self.send("user_prompt_processed")
+        run = Run(
+            org_id=self.org_id,
+            agent_id=agent.id,
+            user_id=self.user_id,
+            conversation_id=conversation.id,
+            source="chat",
+            status="queued",
+            prompt=request.message,
+        )
+        await start_run(session, run, state.counts)
+        run_id = run.id
+        try:
+            target = await model_target(session, agent)
+            await self.send("model_request_start", run_id=run_id)
+            completion, stopped = await self._stream(target, messages)
+        except ProviderError as exc:
+            await finish_run(session, run, state.counts, "failed", error=str(exc))
+            raise TurnFailed(str(exc)) from None
+        except BaseException:
+            await abandon_run(session, run_id, state.counts)
+            raise
+        usage = {
+            "input_tokens": completion.input_tokens,
+            "output_tokens": completion.output_tokens,
+            "total_tokens": completion.input_tokens + completion.output_tokens,
+        }
+        if not stopped:
+            await self.send("final_result_start")
+            await self.send("call_tools_start")
+            await self.send("final_result", output=completion.text)
+        saved = Message(conversation_id=conversation.id, role="assistant", content=completion.text)
+        session.add(saved)
+        status = "stopped" if stopped else "completed"
+        await finish_run(session, run, state.counts, status, completion)
+        finish = {"conversation_id": conversation.id, "run_id": run.id, "usage": usage}
+        if stopped:
+            finish["stopped"] = True
+        return saved.id, finish
 
     async def _conversation(
         self, session: AsyncSession, request: TurnRequest, agent_id: str

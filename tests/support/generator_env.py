@@ -221,12 +221,14 @@ def start_distributed(
     prefix: Callable[[str], list[str]] = lambda role: [],
     port: int | None = None,
     reach_at: str | None = None,
+    worker_extra: tuple[str, ...] = (),
 ) -> Iterator[Distributed]:
     """A headless master + ``workers`` worker processes, stopped (by PID) when the block ends.
 
     ``prefix(role)`` ("master", "worker0", ...) is put before each command, e.g. to run it
     in a network namespace; the master listens at ``bind_host``:``port`` (a free one by
-    default) and workers reach it there, or at ``reach_at`` (a relay in between).
+    default) and workers reach it there, or at ``reach_at`` (a relay in between); each
+    worker's command ends with ``worker_extra``.
     """
     port = port or free_port()
     master_args = locust_args(plat, scenario, run_dir, "--headless", *extra)
@@ -234,6 +236,7 @@ def start_distributed(
     master_args += ["--master-bind-host", bind_host, "--master-bind-port", str(port)]
     worker_args = ["-m", "locust", "-f", "locustfile.py", "--worker"]
     worker_args += ["--master-host", reach_at or bind_host, "--master-port", str(port)]
+    worker_args += worker_extra
     logs = [run_dir.parent / f"{run_dir.name}-worker{i}.log" for i in range(workers)]
     procs = []
     try:

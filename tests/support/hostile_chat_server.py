@@ -1,8 +1,9 @@
 """A misbehaving chat server for both dialects' chat turns, counting every fault it injects.
 
-It speaks enough AgenticOS (sign-in, the chat WebSocket) and enough agno AgentOS
-(the key check, streamed runs as server-sent events, run cancel) for each
-dialect's real ``chat_turn``, and breaks turns on a fixed cycle among good ones:
+It speaks enough AgenticOS (sign-in, the chat WebSocket), enough agno AgentOS
+(the key check, streamed runs as server-sent events, run cancel) and enough
+LangGraph Agent Server (the same three, its way) for each dialect's real
+``chat_turn``, and breaks turns on a fixed cycle among good ones:
 a connection closed before any answer, a refused handshake or run (500, 401), a
 302 to elsewhere, an upgrade answered 101 with a wrong ``Sec-WebSocket-Accept`` or
 answered 200 (AgenticOS only: agno's turn is no upgrade), a connection reset or
@@ -107,6 +108,8 @@ class State:
         self.run_ids = count(1)
         # run id -> "streaming", "cancel" (asked while streaming), "done" or "fault"
         self.runs: dict[str, str] = {}
+        # The LangGraph runs a cancel stopped: their status is "interrupted".
+        self.interrupted: set[str] = set()
 
     def add(self, name: str) -> None:
         with self.lock:
@@ -445,6 +448,131 @@ def _agno_cancel(conn: socket.socket, path: str, state: State) -> None:
     _answer(conn, "200 OK", b"{}")
 
 
+# --- the LangGraph side: the key check, streamed runs on a thread, run cancel ------------
+
+# The state a LangGraph run streams before its tokens (the input) and at its end (the answer).
+LG_INPUT = {"messages": [{"type": "human", "content": "hostile turn"}]}
+LG_ANSWER = {"messages": [*LG_INPUT["messages"], {"type": "ai", "content": "tok " * GOOD_TOKENS}]}
+
+
+def _lg_event(name: str, data: object) -> bytes:
+    """One event as langgraph-api writes it: CRLF line ends, one chunk."""
+    return _chunk(f"event: {name}\r\ndata: {json.dumps(data)}\r\n\r\n".encode())
+
+
+def _lg_token(content: str) -> bytes:
+    return _lg_event("messages", [{"content": content, "type": "AIMessageChunk"}, {}])
+
+
+def _langgraph_run(conn: socket.socket, state: State) -> bool:
+    """One streamed run; False when the connection must not be reused."""
+    kind = state.next_turn(upgrade=False)
+    if kind == "dropped":
+        conn.shutdown(socket.SHUT_RDWR)
+        return False
+    if kind == "redirect":
+        _redirect(conn)
+        return False
+    if kind == "refused_500":
+        _answer(conn, "500 Internal Server Error", b'{"detail": "hostile refusal"}', close=True)
+        return False
+    if kind == "refused_401":
+        _answer(conn, "401 Unauthorized", b'{"detail": "invalid x-api-key"}', close=True)
+        return False
+    run_id = f"run-{next(state.run_ids)}"
+    with state.lock:
+        state.runs[run_id] = "streaming" if kind == "good" else "fault"
+    conn.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n"
+        + _lg_event("metadata", {"run_id": run_id, "attempt": 1})
+        + _lg_event("values", LG_INPUT)
+        # The model's first chunk carries no text: not a token.
+        + _lg_token("")
+    )
+    if kind == "good":
+        _langgraph_good_run(conn, state, run_id)
+        return True
+    for _ in range(TOKENS_BEFORE.get(kind, 0)):
+        conn.sendall(_lg_token("tok "))
+    if kind == "reset":
+        _reset(conn)
+        return False
+    if kind in ("closed", "silent"):
+        if kind == "closed":
+            _hang_up(conn, state)
+        else:
+            _drain(conn, state)
+        return False
+    if kind == "not_json":
+        conn.sendall(_chunk(b"event: messages\r\ndata: " + NOT_JSON + b"\r\n\r\n"))
+    elif kind == "error":
+        conn.sendall(_lg_event("error", {"error": "HostileError", "message": ERROR_MESSAGE}))
+    # stream_ended, and stopped_unasked (LangGraph marks no stop: its stream just ends without
+    # the answer, as an unasked cancel would leave it): the body's end without the answer.
+    conn.sendall(b"0\r\n\r\n")
+    return True
+
+
+def _langgraph_good_run(conn: socket.socket, state: State, run_id: str) -> None:
+    for _ in range(GOOD_TOKENS):
+        conn.sendall(_lg_token("tok "))
+        time.sleep(TOKEN_GAP_S)
+        with state.lock:
+            if state.runs[run_id] == "cancel":
+                break
+    with state.lock:
+        cancelled = state.runs[run_id] == "cancel"
+        state.runs[run_id] = "done"
+        state.counts["cancelled" if cancelled else "completed"] += 1
+        if cancelled:
+            state.interrupted.add(run_id)
+    # A cancelled run's stream ends with no further event; a completed one with the answer.
+    conn.sendall((b"" if cancelled else _lg_event("values", LG_ANSWER)) + b"0\r\n\r\n")
+
+
+def _langgraph_cancel(conn: socket.socket, path: str, state: State) -> None:
+    """202 with no body for a run still going; 404 for one already finished, as the server."""
+    run_id = path.rstrip("/").split("/")[-2]
+    with state.lock:
+        now = state.runs.get(run_id)
+        if now == "streaming":
+            state.runs[run_id] = "cancel"
+        elif now == "done":
+            state.counts["stop_late"] += 1
+    if now == "done":
+        _answer(conn, "404 Not Found", b'{"detail": "No matching runs to cancel."}')
+    else:
+        conn.sendall(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+
+
+def _langgraph_status(conn: socket.socket, path: str, state: State) -> None:
+    """A run's status: interrupted when a cancel stopped it, else success (a fault run ended
+    too, only its stream was broken)."""
+    run_id = path.rstrip("/").split("/")[-1]
+    with state.lock:
+        status = "interrupted" if run_id in state.interrupted else "success"
+    _answer(conn, "200 OK", json.dumps({"run_id": run_id, "status": status}).encode())
+
+
+def _langgraph(conn: socket.socket, request: Request, path: str, state: State) -> bool:
+    """One LangGraph request; False when the connection must not be reused."""
+    if request.headers.get("x-api-key") != PASSWORD:
+        state.add("refused_auth")
+        _answer(conn, "401 Unauthorized", b'{"detail": "invalid x-api-key"}')
+    elif path == "/assistants/search":
+        _answer(conn, "200 OK", json.dumps([{"graph_id": AGENT}]).encode())
+    elif path.endswith("/cancel"):
+        _langgraph_cancel(conn, path, state)
+    elif path.endswith("/runs/stream"):
+        return _langgraph_run(conn, state)
+    elif request.method == "GET" and "/runs/" in path:
+        _langgraph_status(conn, path, state)
+    else:
+        _answer(conn, "404 Not Found", b'{"detail": "Not Found"}')
+    return True
+
+
 def _serve(conn: socket.socket, state: State) -> None:
     buf = b""
     try:
@@ -458,6 +586,9 @@ def _serve(conn: socket.socket, state: State) -> None:
             elif path == "/api/v1/ws/agent":
                 _websocket(conn, request, state)
                 return
+            elif path.startswith("/threads/") or path == "/assistants/search":
+                if not _langgraph(conn, request, path, state):
+                    return
             elif not _keyed(request):
                 state.add("refused_auth")
                 _answer(conn, "401 Unauthorized", b'{"detail": "Invalid authentication"}')

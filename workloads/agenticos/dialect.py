@@ -20,7 +20,6 @@ import hmac
 import json
 from urllib.parse import urlencode
 
-from geventhttpclient.response import HTTPParseError
 from urllib3 import encode_multipart_formdata
 
 from engine.http import Answer, HttpCall, HttpTransport
@@ -50,6 +49,7 @@ from engine.websocket import (
 )
 from fixture import PASSWORD_ENV, Fixture, webhook_secret
 from workloads.agenticos.answers import ACCEPTED, LIST_PAGE, RUN_RESULT, SEARCH_RESULT
+from workloads.agenticos.fixture import seeded
 from workloads.answers import held
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 
@@ -66,9 +66,10 @@ class AgenticOS(Dialect):
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
         super().__init__(fixture, run_id, http)
+        self.seeded = seeded(fixture)
         self._ws_url = (
             base_url.replace("http", "ws", 1).rstrip("/")
-            + f"{API}/ws/agent?organization_id={fixture.org_id}"
+            + f"{API}/ws/agent?organization_id={self.seeded.org_id}"
         )
         self._token = ""
         self._auth: dict[str, str] = {}
@@ -82,7 +83,7 @@ class AgenticOS(Dialect):
         try:
             status, answer, _ = self.http.send(HttpCall("POST", f"{API}/auth/login", body, headers))
             token = json.loads(answer)["access_token"] if status == 200 else None
-        except (OSError, HTTPParseError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError) as exc:
             raise DialectError(
                 f"sign-in: no usable answer from the API ({type(exc).__name__}); check --host"
             ) from None
@@ -93,22 +94,22 @@ class AgenticOS(Dialect):
         self._token = token
         self._auth = {
             "Authorization": f"Bearer {self._token}",
-            "X-Organization-Id": self.fixture.org_id,
+            "X-Organization-Id": self.seeded.org_id,
         }
         self._json = {**self._auth, "Content-Type": "application/json"}
         self._reads = tuple(HttpCall("GET", path, b"", self._auth) for path in READ_PATHS)
-        self._webhook_secret = webhook_secret(password, self.fixture.agent_id).encode()
+        self._webhook_secret = webhook_secret(password, self.seeded.agent_id).encode()
 
     def call(self, workload: str, k: int) -> HttpCall:
         if workload == "api_read":
             return self._reads[k % len(self._reads)]
         if workload == "agent_run":
             prompt = run_prompt(k)
-            return self._post(f"{API}/agents/{self.fixture.agent_id}/run", {"prompt": prompt})
+            return self._post(f"{API}/agents/{self.seeded.agent_id}/run", {"prompt": prompt})
         if workload == "rag_query":
             query = {
                 "query": question(k),
-                "collection_name": self.fixture.collection_name,
+                "collection_name": self.seeded.collection_name,
                 "limit": 4,
             }
             return self._post(f"{API}/rag/search", query)
@@ -124,7 +125,7 @@ class AgenticOS(Dialect):
     def _ingest(self, k: int) -> HttpCall:
         name, text = upload_name(self.run_id, k), upload_text(self.run_id, k)
         body, content_type = encode_multipart_formdata({"file": (name, text, "text/plain")})
-        path = f"{API}/rag/collections/{self.fixture.collection_name}/ingest"
+        path = f"{API}/rag/collections/{self.seeded.collection_name}/ingest"
         return HttpCall("POST", path, body, {**self._auth, "Content-Type": content_type})
 
     def _webhook(self, k: int) -> HttpCall:
@@ -135,7 +136,7 @@ class AgenticOS(Dialect):
             "X-Signature-256": f"sha256={signature}",
             "X-Delivery-Id": f"{self.run_id}-{k}",
         }
-        source, trigger = self.fixture.trigger_source, self.fixture.trigger_id
+        source, trigger = self.seeded.trigger_source, self.seeded.trigger_id
         return HttpCall("POST", f"{API}/webhooks/triggers/{source}/{trigger}", body, headers)
 
     def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
@@ -178,7 +179,7 @@ class AgenticOS(Dialect):
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
         message = {
             "message": turn_message(attempt.index),
-            "agent_id": self.fixture.agent_id,
+            "agent_id": self.seeded.agent_id,
             "conversation_id": (attempt.session or {}).get("conversation_id"),
         }
         sent = attempt.sent()
@@ -272,3 +273,12 @@ def http_failure(status: int, body: bytes) -> str:
 
 
 DIALECT = AgenticOS
+# What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
+REQUESTS = {
+    "api_read": "GET /api/v1/agents, /runs or /conversations",
+    "chat_stream": "the chat WebSocket /api/v1/ws/agent, a stop frame to cancel",
+    "agent_run": "POST /api/v1/agents/{id}/run",
+    "rag_query": "POST /api/v1/rag/search",
+    "ingest": "POST /api/v1/rag/collections/{name}/ingest (202, followed to done)",
+    "trigger_fire": "POST /api/v1/webhooks/triggers/{source}/{id}, HMAC-signed (202, followed)",
+}

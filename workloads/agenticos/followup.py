@@ -33,6 +33,7 @@ from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESS
 from engine.seam import words
 from fixture import Fixture
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.fixture import AgenticOSSeeded, seeded
 from workloads.setup_client import APIError, APIUnreachable
 
 # Seconds between polls: a settled upload is seen within this, and each poll costs the
@@ -131,23 +132,24 @@ def follow_up(
         if w not in (UPLOAD, DELIVERY)
     ]
     deadline = time.monotonic() + grace_s
+    own = seeded(fixture)
     with AgenticOSClient(fixture.api_url) as client:
         uploads = Followed(
             [a for a in accepted if a[1] == UPLOAD],
-            _signed(client, email, password, lambda kind: _read_uploads(client, fixture, kind)),
+            _signed(client, email, password, lambda kind: _read_uploads(client, own, kind)),
         )
         deliveries = Followed(
             [a for a in accepted if a[1] == DELIVERY],
-            _signed(client, email, password, _RunLog(client, fixture, run_id, start_epoch).read),
-            "never read" if fixture.trigger_id else NO_TRIGGER,
+            _signed(client, email, password, _RunLog(client, own, run_id, start_epoch).read),
+            "never read" if own.trigger_id else NO_TRIGGER,
         )
-        followed = [uploads] + ([deliveries] if fixture.trigger_id else [])
+        followed = [uploads] + ([deliveries] if own.trigger_id else [])
         try:
             client.sign_in(email, password)
         except (APIUnreachable, APIError) as exc:
             why = f"sign-in for the follow-up failed: {words(str(exc))}"
             return [FollowUp(k, w, ref, NOT_VERIFIABLE, why) for k, w, ref in accepted]
-        client.org_id = fixture.org_id
+        client.org_id = own.org_id
         while True:
             for kind in followed:
                 if kind.pending():
@@ -189,10 +191,10 @@ def _delivery(delivery: FollowUp, run: dict | None) -> FollowUp:
     return delivery._replace(state=FAILED_AFTER, detail=words(str(why)))
 
 
-def _read_uploads(client: AgenticOSClient, fixture: Fixture, uploads: Followed) -> None:
+def _read_uploads(client: AgenticOSClient, own: AgenticOSSeeded, uploads: Followed) -> None:
     """Read the documents list once: each accepted upload as the platform shows it now."""
     wanted = {ref: (k, w) for k, w, ref in uploads.arrivals}
-    for doc in client.list_all("/rag/documents", collection_name=fixture.collection_name):
+    for doc in client.list_all("/rag/documents", collection_name=own.collection_name):
         ref = str(doc.get("id") or doc.get("document_id"))
         if ref not in wanted:
             continue
@@ -215,10 +217,10 @@ class _RunLog:
     echoes."""
 
     def __init__(
-        self, client: AgenticOSClient, fixture: Fixture, run_id: str, start_epoch: float
+        self, client: AgenticOSClient, own: AgenticOSSeeded, run_id: str, start_epoch: float
     ) -> None:
         self._client = client
-        self._fixture = fixture
+        self._own = own
         self._run_id = run_id
         self._started_from = datetime.fromtimestamp(start_epoch, UTC).isoformat()
         self._conversation: str | None = None
@@ -279,9 +281,9 @@ class _RunLog:
 
     def _find_conversation(self) -> str:
         """The trigger's ``conversation_id``, from the agent's trigger list."""
-        path = f"/agents/{self._fixture.agent_id}/triggers"
+        path = f"/agents/{self._own.agent_id}/triggers"
         listed = self._client.list_all(path)
-        found = next((t for t in listed if str(t.get("id")) == self._fixture.trigger_id), None)
+        found = next((t for t in listed if str(t.get("id")) == self._own.trigger_id), None)
         if found is None or not found.get("conversation_id"):
             what = "is not" if found is None else "has no conversation_id"
             raise Unreadable(f"the trigger {what} in GET {self._client.prefix}{path}")

@@ -24,6 +24,7 @@ from engine.seam import PreflightError, PreflightResult
 from fixture import Fixture, webhook_secret
 from scenario import WORKLOADS
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.fixture import seeded
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
 from workloads.preflight import api_failures_refused, preflight_main
 from workloads.setup_client import APIError, APIUnreachable
@@ -66,24 +67,25 @@ def _sign_in(client: AgenticOSClient, email: str, password: str) -> None:
 
 
 def _check_agent(client: AgenticOSClient, fixture: Fixture) -> None:
+    own = seeded(fixture)
     orgs = {org.get("id") for org in client.get("/orgs").get("items", [])}
-    if fixture.org_id not in orgs:
+    if own.org_id not in orgs:
         raise PreflightError(
-            f"organisation {fixture.org_id} from the fixture is not one of this user's: "
+            f"organisation {own.org_id} from the fixture is not one of this user's: "
             "run make seed against this deployment"
         )
-    client.org_id = fixture.org_id
+    client.org_id = own.org_id
     try:
-        agent = client.get(f"/agents/{fixture.agent_id}")
+        agent = client.get(f"/agents/{own.agent_id}")
     except APIError as exc:
         if exc.status == 404:
             raise PreflightError(
-                f"agent {fixture.agent_id} from the fixture does not exist here: run make seed"
+                f"agent {own.agent_id} from the fixture does not exist here: run make seed"
             ) from None
         raise
     if agent.get("status") != "published":
         raise PreflightError(
-            f"agent {fixture.agent_id} is {agent.get('status')!r}, not published: run make seed "
+            f"agent {own.agent_id} is {agent.get('status')!r}, not published: run make seed "
             "(it publishes the agent)"
         )
 
@@ -117,34 +119,36 @@ def _retried(call, attempts: int = PROBE_ATTEMPTS):
 
 
 def _check_search(client: AgenticOSClient, fixture: Fixture) -> int:
+    own = seeded(fixture)
     try:
-        results = _retried(lambda: client.search(fixture.collection_name, SEARCH_QUERY))
+        results = _retried(lambda: client.search(own.collection_name, SEARCH_QUERY))
     except APIError as exc:
         if exc.status == 404:
             raise PreflightError(
-                f"collection {fixture.collection_name!r} does not exist: run make seed"
+                f"collection {own.collection_name!r} does not exist: run make seed"
             ) from None
         if _injected(exc.message):
             raise PreflightError(
                 _fault_hint("search (one embedding)", f"HTTP {exc.status}")
             ) from None
         raise PreflightError(
-            f"search on {fixture.collection_name!r} failed (HTTP {exc.status}: {exc.message}): "
+            f"search on {own.collection_name!r} failed (HTTP {exc.status}: {exc.message}): "
             "the platform cannot embed the query; start the stub (make stub) where the "
             "platform can reach it"
         ) from None
     if not results:
         raise PreflightError(
-            f"collection {fixture.collection_name!r} is empty (search found nothing): run "
+            f"collection {own.collection_name!r} is empty (search found nothing): run "
             "make seed; if it stays empty the platform cannot reach its embedder (the stub)"
         )
     return len(results)
 
 
 def _check_run(client: AgenticOSClient, fixture: Fixture) -> tuple[str, float]:
+    own = seeded(fixture)
     began = time.monotonic()
     try:
-        run = _retried(lambda: client.run_agent(fixture.agent_id, RUN_PROMPT))
+        run = _retried(lambda: client.run_agent(own.agent_id, RUN_PROMPT))
     except APIUnreachable as exc:
         raise PreflightError(f"agent run got no answer ({exc}): is the platform up?") from None
     except APIError as exc:
@@ -171,17 +175,18 @@ def _check_run(client: AgenticOSClient, fixture: Fixture) -> tuple[str, float]:
 
 def _trigger_state(client: AgenticOSClient, fixture: Fixture, password: str) -> str | None:
     """None when a signed delivery is accepted, else why trigger_fire will be skipped."""
-    if not fixture.trigger_id:
+    own = seeded(fixture)
+    if not own.trigger_id:
         return "the fixture has no trigger (seeding could not create one); run make seed"
-    triggers = {t.get("id") for t in client.list_all(f"/agents/{fixture.agent_id}/triggers")}
-    if fixture.trigger_id not in triggers:
-        return f"trigger {fixture.trigger_id} no longer exists; run make seed to recreate it"
+    triggers = {t.get("id") for t in client.list_all(f"/agents/{own.agent_id}/triggers")}
+    if own.trigger_id not in triggers:
+        return f"trigger {own.trigger_id} no longer exists; run make seed to recreate it"
     body = json.dumps({"event": "agent-loadkit.preflight", "id": str(uuid.uuid4())}).encode()
     resp = client.fire_webhook(
-        fixture.trigger_source,
-        fixture.trigger_id,
+        own.trigger_source,
+        own.trigger_id,
         body,
-        webhook_secret(password, fixture.agent_id),
+        webhook_secret(password, own.agent_id),
         delivery_id=f"preflight-{uuid.uuid4()}",
     )
     if resp.status_code == 403:
@@ -200,6 +205,7 @@ def run_preflight(
     """Check the deployment can do the workloads the run ``offered``; PreflightError (one line)
     if not. Each probe is made only for a workload that needs it (SEARCHED, RUN)."""
     found, run_id, run_seconds, skip_reason = None, None, None, None
+    own = seeded(fixture)
     with AgenticOSClient(fixture.api_url) as client:
         _check_api(client, fixture)
         _sign_in(client, email, password)
@@ -213,7 +219,7 @@ def run_preflight(
                 skip_reason = _trigger_state(client, fixture, password)
     return PreflightResult(
         api_url=fixture.api_url,
-        agent_id=fixture.agent_id,
+        agent_id=own.agent_id,
         agent_state="published",
         offered=offered,
         search_results=found,

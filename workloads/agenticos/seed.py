@@ -15,15 +15,16 @@ import argparse
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import requests
 
 from fixture import DEFAULT_EMAIL, Fixture, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.fixture import AgenticOSSeeded
 from workloads.corpus import document_name, document_text
-from workloads.seed import SeedError, seconds, seed_main, seed_parser
-from workloads.setup_client import APIError, APIUnreachable
+from workloads.seed import DEFAULT_WAIT_S, SeedError, seed_main, seed_parser, wait_for_api
+from workloads.setup_client import APIError
 
 # Names the fixture is found by on a second run; prefixed so they are obviously the kit's.
 SECRET_NAME = "loadkit-stub-key"
@@ -43,10 +44,6 @@ INDEX_WAIT_S = 120.0
 # Seconds the stub may take to say how wide its vectors are (one embedding, no delay).
 STUB_ASK_TIMEOUT_S = 10.0
 POLL_S = 0.5
-# Seconds to wait for the API to answer at all: none by default (a platform the operator
-# forgot to start is said at once); a container stack passes --wait, since a platform
-# container that has started is not yet listening.
-DEFAULT_WAIT_S = 0.0
 
 
 @dataclass(frozen=True)
@@ -311,31 +308,10 @@ def pick_org(client: AgenticOSClient) -> str:
     return (personal or orgs[0])["id"]
 
 
-def wait_for_api(client: AgenticOSClient, api_url: str, wait_s: float) -> None:
-    """Ask for health until it answers or ``wait_s`` has passed; SeedError with the last cause."""
-    deadline = time.monotonic() + wait_s
-    said = False
-    while True:
-        try:
-            client.health()
-            return
-        except (APIUnreachable, APIError) as exc:
-            if time.monotonic() >= deadline:
-                waited = f" after {wait_s:g} s" if wait_s > 0 else ""
-                raise SeedError(
-                    f"API at {api_url} does not answer{waited} ({exc}): start it "
-                    "(make target) or pass --api-url"
-                ) from None
-            if not said:
-                print(f"seed: waiting up to {wait_s:g} s for the API at {api_url}", flush=True)
-                said = True
-        time.sleep(POLL_S)
-
-
 def seed(options: SeedOptions, password: str) -> Fixture:
     """Build (or find) every part of the fixture and return it; SeedError on refusal."""
     with AgenticOSClient(options.api_url) as client:
-        wait_for_api(client, options.api_url, options.wait_s)
+        wait_for_api(client.health, options.api_url, options.wait_s, "make target")
         try:
             client.sign_in(options.email, password)
         except APIError as exc:
@@ -355,15 +331,19 @@ def seed(options: SeedOptions, password: str) -> Fixture:
         f"({agent_action}); collection {collection!r} ({kb_action}, {len(uploads.ids)} uploaded "
         f"and indexed); trigger {trigger_id or 'none'}"
     )
-    return Fixture(
-        api_url=options.api_url.rstrip("/"),
+    own = AgenticOSSeeded(
         org_id=client.org_id,
         agent_id=agent_id,
         model_profile_id=profile_id,
-        stub_url=options.stub_url.rstrip("/"),
         collection_name=collection,
         documents=options.documents,
         trigger_id=trigger_id,
+    )
+    return Fixture(
+        api_url=options.api_url.rstrip("/"),
+        stub_url=options.stub_url.rstrip("/"),
+        platform="agenticos",
+        seeded=asdict(own),
     )
 
 
@@ -376,13 +356,6 @@ def build_parser() -> argparse.ArgumentParser:
         stub_help="the stub as the platform reaches it",
     )
     parser.add_argument("--email", default=DEFAULT_EMAIL, help=f"default {DEFAULT_EMAIL}")
-    parser.add_argument(
-        "--wait",
-        type=seconds,
-        default=DEFAULT_WAIT_S,
-        metavar="SECONDS",
-        help="keep asking until the API answers, for at most this long (default: ask once)",
-    )
     return parser
 
 

@@ -19,23 +19,20 @@ import hmac
 import json
 from urllib.parse import urlencode
 
-from geventhttpclient import HTTPClient
-from geventhttpclient.response import HTTPConnectionClosed, HTTPParseError
-from geventhttpclient.url import URL
 from urllib3 import encode_multipart_formdata
 
 from engine.http import (
-    CLOSED_BEFORE_STATUS,
     Answer,
+    ExchangeError,
     HttpCall,
     HttpTransport,
+    StreamedAnswer,
     classify,
     failure_detail,
 )
 from engine.samples import CANCELLED, FAILED, OK, Result
 from engine.seam import (
     BAD_FRAME,
-    CONNECTION_CLOSED,
     CONNECTION_RESET,
     STOPPED_UNASKED,
     STREAM_ENDED,
@@ -43,6 +40,7 @@ from engine.seam import (
     Dialect,
     DialectError,
     Turn,
+    broken_stream,
     error_frame,
     redirected,
     socket_backstop_s,
@@ -50,20 +48,17 @@ from engine.seam import (
 )
 from fixture import PASSWORD_ENV, Fixture, webhook_secret
 from workloads.agno.answers import AGENTS, CONTENT, DELIVERY, PAGE, RUN_OUTPUT, SEARCH_PAGE
+from workloads.agno.fixture import seeded
 from workloads.answers import held
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 
 # api_read rotates over the two lists the AgentOS console opens first.
 READ_PATHS = ("/agents", "/sessions?type=agent&limit=20")
 
-# Where the WhatsApp interface is mounted unless the fixture's extra says otherwise.
-DEFAULT_WHATSAPP_PREFIX = "/whatsapp"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 # The SSE events that end a turn, and the one that says it was cancelled.
 RUN_COMPLETED, RUN_CANCELLED, RUN_ERROR = "RunCompleted", "RunCancelled", "RunError"
-# How geventhttpclient's parser says the connection ended (a FIN) inside a chunked body.
-INCOMPLETE = "Incomplete response."
 
 
 class Agno(Dialect):
@@ -71,19 +66,20 @@ class Agno(Dialect):
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
         super().__init__(fixture, run_id, http)
-        self._base_url = URL(base_url.rstrip("/"))
+        self.seeded = seeded(fixture)
+        del base_url  # the transport holds the address, resolved once
         self._auth: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
         self._webhook_secret = b""
-        self._runs = f"/agents/{fixture.agent_id}/runs"
-        self._whatsapp = fixture.extra.get("whatsapp_prefix", DEFAULT_WHATSAPP_PREFIX)
+        self._runs = f"/agents/{self.seeded.agent_id}/runs"
+        self._whatsapp = self.seeded.whatsapp_prefix
 
     def sign_in(self, email: str, password: str) -> None:
         """AgentOS has no sign-in: the key is checked once here with a list read."""
         auth = {"Authorization": f"Bearer {password}"}
         try:
             status = self.http.send(HttpCall("GET", "/agents", b"", auth)).status
-        except (OSError, HTTPParseError) as exc:
+        except OSError as exc:
             raise DialectError(
                 f"AgentOS: no answer from the API ({type(exc).__name__}); check --host"
             ) from None
@@ -94,7 +90,7 @@ class Agno(Dialect):
             )
         self._auth = auth
         self._reads = tuple(HttpCall("GET", path, b"", auth) for path in READ_PATHS)
-        self._webhook_secret = webhook_secret(password, self.fixture.agent_id).encode()
+        self._webhook_secret = webhook_secret(password, self.seeded.agent_id).encode()
 
     def call(self, workload: str, k: int) -> HttpCall:
         if workload == "api_read":
@@ -162,7 +158,7 @@ class Agno(Dialect):
     def _delivery_session(self, k: int) -> str:
         """The session agno keeps delivery k's run in (``wa:<agent>:<sender>``): the webhook's
         ref, by which the follower finds the run."""
-        return f"wa:{self.fixture.agent_id}:{self._sender(k)}"
+        return f"wa:{self.seeded.agent_id}:{self._sender(k)}"
 
     def _sender(self, k: int) -> str:
         """A new WhatsApp sender per delivery, so no session grows with the run."""
@@ -201,70 +197,49 @@ class Agno(Dialect):
             "message": turn_message(attempt.index),
             "stream": "true",
         }
-        # One connection per turn, as a browser's EventSource opens one: a stream held open
-        # must not occupy a socket of the shared pool the other workloads draw from.
-        backstop_s = socket_backstop_s(timeout_s)
-        client = HTTPClient.from_url(
-            self._base_url,
-            concurrency=1,
-            connection_timeout=backstop_s,
-            network_timeout=backstop_s,
-        )
+        call = HttpCall("POST", self._runs, urlencode(form).encode(), {**self._auth, **FORM})
+        sent = attempt.sent()
         try:
-            sent = attempt.sent()
-            path = self._base_url.path.rstrip("/") + self._runs
-            try:
-                response = client.post(
-                    path, urlencode(form).encode(), headers={**self._auth, **FORM}
-                )
-            except HTTPConnectionClosed:
-                # Closed with no answer to the run: named as the HTTP transport names it.
-                return Result(0, FAILED, CLOSED_BEFORE_STATUS)
-            try:
-                status = response.status_code
-                if 300 <= status < 400:
-                    return redirected(Answer(status, b"", response.get("location")))
-                if status != 200:
-                    return status_result(status, response.read())
-                return self._read_turn(response, Turn(attempt, sent, 200))
-            finally:
-                response.release()
-        finally:
-            client.close()
+            with self.http.stream(call, socket_backstop_s(timeout_s)) as answer:
+                if 300 <= answer.status < 400:
+                    return redirected(Answer(answer.status, b"", answer.location))
+                if answer.status != 200:
+                    return status_result(answer.status, answer.read())
+                return self._read_turn(answer, Turn(attempt, sent, 200))
+        except ExchangeError as exc:
+            # Broken before the status line: named as the HTTP transport names it.
+            return Result(0, FAILED, exc.detail)
 
-    def _read_turn(self, response, turn: Turn) -> Result:
+    def _read_turn(self, answer: StreamedAnswer, turn: Turn) -> Result:
         """Events until the run ends, named as the AgenticOS dialect names the same breaks.
         Tokens are RunContent events with text; RunCancelled is a cancel only if one went."""
         cancel_sent = False
         try:
-            for event, data in _events(response):
-                turn.received += len(data)
+            for event in answer.events():
+                turn.received += len(event.data)
                 try:
-                    frame = json.loads(data)
+                    frame = json.loads(event.data)
                 except ValueError:
                     frame = None
                 if not isinstance(frame, dict):
                     return turn.failed(BAD_FRAME)
-                if event == "RunContent" and frame.get("content"):
+                if event.name == "RunContent" and frame.get("content"):
                     turn.token()
                     if turn.attempt.cancel and not cancel_sent:
                         cancel_sent = True
                         failed = self._cancel(frame.get("run_id", ""))
                         if failed is not None:
                             return turn.failed(failed.detail, failed.status)
-                elif event == RUN_CANCELLED:
+                elif event.name == RUN_CANCELLED:
                     return turn.ended(CANCELLED) if cancel_sent else turn.failed(STOPPED_UNASKED)
-                elif event == RUN_COMPLETED:
+                elif event.name == RUN_COMPLETED:
                     return turn.ended(OK)
-                elif event == RUN_ERROR:
+                elif event.name == RUN_ERROR:
                     return turn.failed(error_frame({"message": frame.get("content")}))
         except (ConnectionResetError, BrokenPipeError):
             return turn.failed(CONNECTION_RESET)
-        except HTTPParseError as exc:
-            reason = str(exc.args[0]) if exc.args else ""
-            if isinstance(exc, HTTPConnectionClosed) or reason == INCOMPLETE:
-                return turn.failed(CONNECTION_CLOSED)
-            return turn.failed(f"bad event stream: {words(reason)}")
+        except ExchangeError as exc:
+            return turn.failed(broken_stream(exc))
         # The body ended in good order (its last chunk) without the run's end.
         return turn.failed(STREAM_ENDED)
 
@@ -284,25 +259,6 @@ class Agno(Dialect):
         return Result(status, FAILED, f"cancel: HTTP {status}", len(body))
 
 
-def _events(response):
-    """(event, data) for each server-sent event of a streamed answer, as they arrive."""
-    event, data = "", []
-    while True:
-        # SSE ends lines with LF; geventhttpclient's default separator is CRLF.
-        line = response.readline(b"\n")
-        if not line:
-            return
-        line = line.rstrip(b"\r\n")
-        if not line:
-            if data:
-                yield event, b"\n".join(data)
-            event, data = "", []
-        elif line.startswith(b"event:"):
-            event = line[6:].strip().decode()
-        elif line.startswith(b"data:"):
-            data.append(line[5:].strip())
-
-
 def status_result(status: int, body: bytes) -> Result:
     """What the status alone says (2xx ok, 429 shed, else failed), a failure in agno's words:
     FastAPI's ``{"detail": ...}`` as ``HTTP 500: <detail>``."""
@@ -319,3 +275,12 @@ def status_result(status: int, body: bytes) -> Result:
 
 
 DIALECT = Agno
+# What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
+REQUESTS = {
+    "api_read": "GET /agents or /sessions",
+    "chat_stream": "POST /agents/{id}/runs stream=true (SSE), its cancel endpoint to cancel",
+    "agent_run": "POST /agents/{id}/runs stream=false",
+    "rag_query": "POST /knowledge/search",
+    "ingest": "POST /knowledge/content (202, followed to completed)",
+    "trigger_fire": "POST /whatsapp/webhook, HMAC-signed (200, followed to its run)",
+}

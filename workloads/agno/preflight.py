@@ -19,6 +19,7 @@ from engine.seam import PreflightError, PreflightResult
 from fixture import Fixture, webhook_secret
 from scenario import WORKLOADS
 from workloads.agno.client import AgnoClient
+from workloads.agno.fixture import seeded
 from workloads.agno.seed import DONE, follow
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
 from workloads.preflight import api_failures_refused, preflight_main
@@ -32,6 +33,7 @@ UPLOAD_WAIT_S = 60.0
 
 
 def _check_api(client: AgnoClient, fixture: Fixture) -> None:
+    own = seeded(fixture)
     try:
         client.health()
     except (APIUnreachable, APIError) as exc:
@@ -46,14 +48,15 @@ def _check_api(client: AgnoClient, fixture: Fixture) -> None:
             f"AgentOS refused the key (HTTP {exc.status}): export LOAD_PASSWORD with the "
             "server's OS_SECURITY_KEY"
         ) from None
-    if fixture.agent_id not in agents:
+    if own.agent_id not in agents:
         raise PreflightError(
-            f"agent {fixture.agent_id} from the fixture is not served here: run agno_platform "
+            f"agent {own.agent_id} from the fixture is not served here: run agno_platform "
             "(make agno) and seed it (make seed PLATFORM=agno)"
         )
 
 
 def _check_search(client: AgnoClient, fixture: Fixture) -> int:
+    own = seeded(fixture)
     try:
         results = client.search(SEARCH_QUERY)
     except APIError as exc:
@@ -63,16 +66,17 @@ def _check_search(client: AgnoClient, fixture: Fixture) -> int:
         ) from None
     if not results:
         raise PreflightError(
-            f"knowledge {fixture.collection_name!r} is empty (search found nothing): run the seed "
+            f"knowledge {own.collection_name!r} is empty (search found nothing): run the seed "
             "(make seed PLATFORM=agno)"
         )
     return len(results)
 
 
 def _check_run(client: AgnoClient, fixture: Fixture) -> tuple[str, float]:
+    own = seeded(fixture)
     began = time.monotonic()
     try:
-        run = client.run_agent(fixture.agent_id, RUN_PROMPT)
+        run = client.run_agent(own.agent_id, RUN_PROMPT)
     except APIError as exc:
         raise PreflightError(
             f"agent run failed (HTTP {exc.status}: {exc.message}): AgentOS cannot use the model "
@@ -101,9 +105,10 @@ def _check_upload(client: AgnoClient) -> float:
 
 def _webhook_state(client: AgnoClient, fixture: Fixture, password: str) -> str | None:
     """None when a signed delivery is accepted, else why trigger_fire will be skipped."""
-    prefix = fixture.extra.get("whatsapp_prefix", "/whatsapp")
+    own = seeded(fixture)
+    prefix = own.whatsapp_prefix
     body = json.dumps({"object": "whatsapp_business_account", "entry": []}).encode()
-    resp = client.fire_whatsapp(prefix, body, webhook_secret(password, fixture.agent_id))
+    resp = client.fire_whatsapp(prefix, body, webhook_secret(password, own.agent_id))
     if resp.status_code in (401, 404):
         # The interface takes no key, so AgentOS's auth answering 401 means no route there.
         return (
@@ -125,6 +130,7 @@ def run_preflight(
 ) -> PreflightResult:
     """Check the AgentOS can do the workloads the run ``offered``; PreflightError (one line)
     if not. Each probe is made only for a workload that needs it."""
+    own = seeded(fixture)
     del email  # AgentOS has no users to sign in as: the key is the credential.
     found, run_id, run_seconds, upload_seconds, skip_reason = None, None, None, None, None
     with AgnoClient(fixture.api_url, password) as client:
@@ -140,7 +146,7 @@ def run_preflight(
                 skip_reason = _webhook_state(client, fixture, password)
     return PreflightResult(
         api_url=fixture.api_url,
-        agent_id=fixture.agent_id,
+        agent_id=own.agent_id,
         agent_state="served",
         offered=offered,
         search_results=found,

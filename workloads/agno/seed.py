@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import asdict
 
 from fixture import Fixture
 from workloads.agno.client import AgnoClient
+from workloads.agno.fixture import DEFAULT_WHATSAPP_PREFIX, AgnoSeeded
 from workloads.corpus import document_name, document_text
-from workloads.seed import SeedError, seed_main, seed_parser
+from workloads.seed import SeedError, seed_main, seed_parser, wait_for_api
 from workloads.setup_client import APIError, APIUnreachable
 
 PLATFORM = "agno"
 AGENT_ID = "loadkit-agent"
 KNOWLEDGE_NAME = "loadkit-docs"
-WHATSAPP_PREFIX = "/whatsapp"
+WHATSAPP_PREFIX = DEFAULT_WHATSAPP_PREFIX
 DEFAULT_API_URL = "http://127.0.0.1:7777"
 # Seconds to wait for agno's background tasks to embed the uploads: generous for a busy
 # machine, bounded so a platform that never finishes is refused, not waited on.
@@ -57,11 +59,11 @@ def fill_knowledge(client: AgnoClient, documents: int) -> int:
     return len(missing)
 
 
-def seed(api_url: str, stub_url: str, documents: int, key: str) -> Fixture:
+def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -> Fixture:
     """Check the agent is served, fill its knowledge, and return the fixture; SeedError if not."""
     with AgnoClient(api_url, key) as client:
+        wait_for_api(client.health, api_url, wait_s, "make agno")
         try:
-            client.health()
             agents = {a.get("id") for a in client.agents()}
         except APIUnreachable as exc:
             raise SeedError(
@@ -79,15 +81,12 @@ def seed(api_url: str, stub_url: str, documents: int, key: str) -> Fixture:
             )
         uploaded = fill_knowledge(client, documents)
     print(f"seed: agno agent {AGENT_ID}; knowledge {KNOWLEDGE_NAME!r} ({uploaded} uploaded)")
+    own = AgnoSeeded(AGENT_ID, KNOWLEDGE_NAME, documents, WHATSAPP_PREFIX)
     return Fixture(
         api_url=api_url.rstrip("/"),
-        agent_id=AGENT_ID,
         stub_url=stub_url.rstrip("/"),
-        collection_name=KNOWLEDGE_NAME,
-        documents=documents,
-        trigger_source="whatsapp",
         platform=PLATFORM,
-        extra={"whatsapp_prefix": WHATSAPP_PREFIX},
+        seeded=asdict(own),
     )
 
 
@@ -100,7 +99,7 @@ def main(argv: list[str]) -> int:
         stub_help="the stub as AgentOS reaches it, for the record",
     ).parse_args(argv)
     return seed_main(
-        lambda key: seed(args.api_url, args.stub_url, args.documents, key), args.fixture
+        lambda key: seed(args.api_url, args.stub_url, args.documents, key, args.wait), args.fixture
     )
 
 

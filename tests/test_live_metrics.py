@@ -1,0 +1,206 @@
+"""The master's live metrics, counted from sample batches as the master takes them in.
+
+No process here: batches go straight into RunMetrics and come out as Prometheus's text
+format, parsed back by prometheus_client. tests/test_prometheus.py has a real Prometheus
+scrape a real run.
+"""
+
+import csv
+import io
+import itertools
+import random
+from collections import Counter
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from engine.samples import COLUMNS, OUTCOMES, Sample, csv_row
+from reports.stats import late_mask, timed_successes
+from runner.live_metrics import LATENCY_GRID_MS, RunMetrics
+from runner.settings import SettingsError, prometheus_address, prometheus_linger_s
+from scenario import load_scenario
+
+SCENARIO = load_scenario()
+PHASES = [p.name for p in SCENARIO.phases]
+WORKLOADS = [w.name for w in SCENARIO.workloads]
+
+
+def _scrape(metrics: RunMetrics) -> dict[str, list]:
+    """Every sample of every family, as Prometheus would read them: name -> [(labels, value)]."""
+    registry = CollectorRegistry()
+    registry.register(metrics)
+    text = generate_latest(registry).decode()
+    out: dict[str, list] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out.setdefault(sample.name, []).append((sample.labels, sample.value))
+    return out
+
+
+def _total(scraped, name, **labels) -> float:
+    return sum(v for lab, v in scraped.get(name, []) if labels.items() <= lab.items())
+
+
+def _random_samples(rng: random.Random, first: int, n: int) -> list[Sample]:
+    """Samples of every outcome, some late, some never sent, some exactly at a bucket edge."""
+    samples = []
+    for index in range(first, first + n):
+        due = index * 0.01
+        outcome = rng.choice(OUTCOMES)
+        sent = (
+            None
+            if outcome == "abandoned" and rng.random() < 0.5
+            else due + rng.choice([0.0, 0.0004, 0.099, 0.1, 0.1005, 0.3])
+        )
+        latency = rng.choice([0.004, 0.3, 0.31, 1.2, 4.0, 95.0])
+        samples.append(
+            Sample(
+                index,
+                rng.choice(WORKLOADS),
+                rng.randrange(len(PHASES)),
+                due,
+                sent,
+                (sent if sent is not None else due) + latency,
+                None,
+                0,
+                200,
+                outcome,
+                "",
+                10,
+            )
+        )
+    return samples
+
+
+def _as_report_reads_them(samples: list[Sample]) -> pd.DataFrame:
+    """The samples as samples.csv holds them and the report loads them."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(COLUMNS)
+    for s in samples:
+        writer.writerow(csv_row("r", 0, PHASES[s.segment], s))
+    return pd.read_csv(io.StringIO(out.getvalue()))
+
+
+def test_counts_are_the_samples_taken_in_as_the_report_counts_them():
+    rng = random.Random(7)
+    metrics = RunMetrics()
+    metrics.begin("r", SCENARIO, PHASES)
+    batches = [
+        (slot, _random_samples(rng, k * 500 + slot, 250)) for k in range(4) for slot in (0, 1)
+    ]
+    for slot, batch in batches:
+        metrics.take("r", slot, [tuple(s) for s in batch], PHASES, [])
+    every = [s for _, batch in batches for s in batch]
+    scraped = _scrape(metrics)
+    report = _as_report_reads_them(every)
+
+    assert _total(scraped, "loadkit_samples_total") == len(every)
+    by_outcome = Counter(s.outcome for s in every)
+    for outcome in OUTCOMES:
+        assert _total(scraped, "loadkit_samples_total", outcome=outcome) == by_outcome[outcome]
+    late = late_mask(report, SCENARIO.lateness.late_after_ms)
+    assert _total(scraped, "loadkit_late_total") == late.sum() > 0
+    timed = report[timed_successes(report)]
+    assert _total(scraped, "loadkit_latency_seconds_count") == len(timed) > 0
+    for workload in WORKLOADS:
+        mine = timed[timed["workload"] == workload]
+        assert _total(scraped, "loadkit_latency_seconds_count", workload=workload) == len(mine)
+        assert _total(scraped, "loadkit_latency_seconds_sum", workload=workload) == pytest.approx(
+            mine["latency_ms"].sum() / 1000, abs=1e-3
+        )
+
+
+def test_every_series_exists_at_zero_from_the_start():
+    metrics = RunMetrics()
+    metrics.begin("r", SCENARIO, PHASES)
+    scraped = _scrape(metrics)
+    series = scraped["loadkit_samples_total"]
+    assert len(series) == len(WORKLOADS) * len(PHASES) * len(OUTCOMES)
+    assert all(value == 0 for _, value in series)
+    assert len(scraped["loadkit_offered_total"]) == len(WORKLOADS) * len(PHASES)
+
+
+def test_the_latency_buckets_hold_the_scenarios_limits_and_timeouts_as_edges():
+    metrics = RunMetrics()
+    metrics.begin("r", SCENARIO, PHASES)
+    limit = 0.3  # api_read's p95 limit in scenario.yaml, 300 ms
+    at_limit = Sample(0, "api_read", 1, 0.0, 0.0, limit, None, 0, 200, "ok", "", 1)
+    over = Sample(1, "api_read", 1, 0.0, 0.0, limit + 1e-6, None, 0, 200, "ok", "", 1)
+    metrics.take("r", 0, [tuple(at_limit), tuple(over)], PHASES, [])
+    buckets = {
+        lab["le"]: v
+        for lab, v in _scrape(metrics)["loadkit_latency_seconds_bucket"]
+        if lab["workload"] == "api_read" and lab["phase"] == PHASES[1]
+    }
+    edges = {float(le) for le in buckets if le != "+Inf"}
+    assert {0.3, 1.2, 5.0, 60.0, 90.0} | {ms / 1000 for ms in LATENCY_GRID_MS} <= edges
+    assert buckets["0.3"] == 1 and buckets["+Inf"] == 2
+    assert all(b <= a * 2 for a, b in itertools.pairwise(LATENCY_GRID_MS))
+
+
+def test_in_flight_is_offered_minus_recorded_and_the_end_takes_run_jsons_offered():
+    metrics = RunMetrics()
+    metrics.begin("r", SCENARIO, PHASES)
+    sample = Sample(0, "api_read", 0, 0.0, 0.0, 0.01, None, 0, 200, "ok", "", 1)
+    metrics.take("r", 0, [tuple(sample)], PHASES, [[0, "api_read", 5], [0, "rag_query", 2]])
+    metrics.take("r", 1, [], PHASES, [[0, "api_read", 4]])
+    scraped = _scrape(metrics)
+    assert _total(scraped, "loadkit_offered_total") == 11
+    assert _total(scraped, "loadkit_in_flight", workload="api_read") == 8
+    assert _total(scraped, "loadkit_in_flight", workload="rag_query") == 2
+    # A later batch replaces the process's earlier count (it is cumulative), never adds to it.
+    metrics.take("r", 1, [tuple(sample._replace(index=1))], PHASES, [[0, "api_read", 6]])
+    scraped = _scrape(metrics)
+    assert _total(scraped, "loadkit_offered_total", workload="api_read") == 11
+    assert _total(scraped, "loadkit_in_flight", workload="api_read") == 9
+    # The end: run.json's offered (here a lost process's share of the plan included).
+    offered = {w: 0 for w in WORKLOADS} | {"api_read": 20, "rag_query": 3}
+    phases = [{"name": PHASES[0], "offered": offered}]
+    metrics.end("r", phases + [{"name": p, "offered": {}} for p in PHASES[1:]])
+    scraped = _scrape(metrics)
+    assert _total(scraped, "loadkit_offered_total") == 23
+    assert _total(scraped, "loadkit_in_flight") == 0
+    assert _total(scraped, "loadkit_samples_total") == 2
+
+
+def test_each_run_keeps_its_own_series():
+    metrics = RunMetrics()
+    sample = Sample(0, "api_read", 0, 0.0, 0.0, 0.01, None, 0, 200, "ok", "", 1)
+    for run in ("first", "second"):
+        metrics.begin(run, SCENARIO, PHASES)
+        metrics.take(run, 0, [tuple(sample)], PHASES, [[0, "api_read", 1]])
+    metrics.take("gone", 0, [tuple(sample)], PHASES, [])
+    scraped = _scrape(metrics)
+    assert _total(scraped, "loadkit_samples_total", run_id="first") == 1
+    assert _total(scraped, "loadkit_samples_total", run_id="second") == 1
+    assert _total(scraped, "loadkit_samples_total") == 2
+
+
+@pytest.mark.parametrize(
+    ("given", "address"),
+    [
+        ("9646", ("127.0.0.1", 9646)),
+        (":9646", ("127.0.0.1", 9646)),
+        ("0.0.0.0:9646", ("0.0.0.0", 9646)),
+        ("[::1]:9646", ("::1", 9646)),
+        (None, None),
+    ],
+)
+def test_a_port_alone_binds_loopback(given, address):
+    assert prometheus_address(SimpleNamespace(prometheus=given)) == address
+
+
+@pytest.mark.parametrize("given", ["metrics", "host:", "host:0", "host:65536", "host:9x"])
+def test_a_bad_address_is_one_line_naming_the_option(given):
+    with pytest.raises(SettingsError, match=r"^--prometheus: .* give e\.g\. --prometheus"):
+        prometheus_address(SimpleNamespace(prometheus=given))
+
+
+@pytest.mark.parametrize("given", ["-1", "soon", "nan"])
+def test_a_bad_linger_is_refused(given):
+    with pytest.raises(SettingsError, match=r"^--prometheus-linger-s: "):
+        prometheus_linger_s(SimpleNamespace(prometheus_linger_s=given))

@@ -1,0 +1,1 @@
+"""LangGraph's Agent Server: dialect, setup client, seed, preflight, follow-up, CONTRACT.md."""
