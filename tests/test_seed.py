@@ -193,9 +193,10 @@ def test_a_short_index_is_refused_with_numbers(seeded, tmp_path):
     """A target whose embedder is down accepts uploads that then fail to index: the seed
     follows its own uploads by id (not the collection's vector count, which the earlier
     seeds' documents already fill) and refuses in the platform's words."""
-    collection = seeded.second.collection_name
+    own = agenticos_part(seeded.second)
+    collection = own.collection_name
     with signed_in(seeded.target.url) as client:
-        client.org_id = seeded.second.org_id
+        client.org_id = own.org_id
         # What a load run leaves: documents of its own, indexed, in the same collection.
         for k in range(3):
             client.upload(collection, f"load-{k}.txt", f"uploaded by a load run {k}".encode())
@@ -209,7 +210,7 @@ def test_a_short_index_is_refused_with_numbers(seeded, tmp_path):
     ) as target:
         done = run_seed(*seed_args(seeded.stub.url, target.url, tmp_path / "f.json", DOCUMENTS + 3))
         with signed_in(target.url) as client:
-            client.org_id = seeded.second.org_id
+            client.org_id = own.org_id
             info = client.get(f"/rag/collections/{collection}/info")
             failed = [
                 d
