@@ -23,10 +23,12 @@ LANGGRAPH_ARGS ?=
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt
+# The project itself is installed editable for its console script, `loadkit` (pyproject.toml).
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps --editable .
 	touch $(STAMP)
 
 agno-venv: $(AGNO_STAMP)
@@ -48,6 +50,7 @@ $(LANGGRAPH_STAMP): requirements-langgraph.txt
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 test: lint
 	$(PY) -m pytest
@@ -71,7 +74,7 @@ target: venv
 # LOAD_PASSWORD to seed a real deployment.
 seed: export LOAD_PASSWORD ?= loadkit-admin
 seed: venv
-	$(PY) -m workloads.$(PLATFORM).seed $(SEED_ARGS)
+	$(VENV)/bin/loadkit seed --platform $(PLATFORM) $(SEED_ARGS)
 
 # agno's AgentOS on the stub, on 127.0.0.1:7777; the key is OS_SECURITY_KEY (default: LOAD_PASSWORD).
 agno: export OS_SECURITY_KEY ?= $(LOAD_PASSWORD)
@@ -86,23 +89,23 @@ langgraph: langgraph-venv
 
 report: venv
 	@test -n "$(RUN)" || { echo "make report: give the run directory, e.g. make report RUN=runs/20261129T142300Z"; exit 2; }
-	$(PY) -m reports build $(RUN)
+	$(VENV)/bin/loadkit report $(RUN)
 
 demo: venv
-	$(PY) -m stack.demo --platform $(PLATFORM)
+	$(VENV)/bin/loadkit demo --platform $(PLATFORM)
 
 ui: venv
-	$(PY) -m stack.ui
+	$(VENV)/bin/loadkit ui
 
-# The generator, headless: the four phases (or LOAD_ARGS="--rate 20 --run-time 60"),
-# exiting with the report's verdict. Passwords from the environment, never an argument:
+# The generator, headless (`loadkit run`): the four phases (or LOAD_ARGS="--rate 20 --run-time
+# 60"), exiting with the report's verdict (make turns any non-zero status into its own 2; CI
+# should call `loadkit run` itself). Passwords from the environment, never an argument:
 # LOAD_PASSWORD, and DATABASE_URL for the Postgres probe (make hands both to Locust in its
 # environment: a variable from the environment or make's command line is exported).
 LOAD_ARGS ?=
 load-test: venv
-	$(VENV)/bin/locust -f locustfile.py --headless --only-summary \
-		$(if $(API_PID),--api-pid $(API_PID)) $(LOAD_ARGS)
+	$(VENV)/bin/loadkit run $(if $(API_PID),--api-pid $(API_PID)) $(LOAD_ARGS)
 
-# Locust's options and this kit's (locust --help cannot show the kit's).
+# Locust's options, this kit's and the sweeps' (locust --help cannot show the kit's).
 load-test-help: venv
-	$(PY) -m runner --help
+	$(VENV)/bin/loadkit run --help

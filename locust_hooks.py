@@ -48,6 +48,7 @@ from runner.settings import (
 from shapes.choose import choose_shape
 from shapes.sweep import add_sweep_options
 from webui.rate_page import add_rate_page
+from webui.stop_button import on_stop_button
 from webui.verdict_tab import add_verdict_tab
 
 log = logging.getLogger(__name__)
@@ -77,8 +78,9 @@ def install() -> None:
     events.quit.add_listener(_on_quit)
 
 
-def _refuse_at_start(line: str) -> None:
-    sys.stderr.write(f"agent-loadkit: {line}\n")
+def _refuse_at_start(problems: str) -> None:
+    """One line per problem (a scenario or fixture may have several), then exit 2."""
+    sys.stderr.writelines(f"agent-loadkit: {line}\n" for line in problems.splitlines())
     sys.exit(BAD_INPUT_EXIT)
 
 
@@ -118,6 +120,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         if web_ui is not None:
             add_rate_page(web_ui, lambda: environment.shape_class)
             add_verdict_tab(web_ui, _conductor.progress)
+            on_stop_button(web_ui, _conductor.stop_pressed)
 
 
 def _serve_metrics(address: tuple[str, int] | None, linger_s: float) -> None:
@@ -138,19 +141,22 @@ def _serve_metrics(address: tuple[str, int] | None, linger_s: float) -> None:
 
 
 def _handle_signals_before_load(runner) -> None:
-    """SIGTERM and SIGINT: once a run exists they end it interrupted and reported (Ctrl-C's
-    path; a headless shape run blocks Locust's main before it installs its own SIGTERM
-    handler); before that, while anything is still waited for, one line and exit 2."""
+    """SIGTERM, SIGINT and SIGHUP: once a run exists they end it at once, interrupted and
+    recorded in run.json, without building its report (which may take longer than a CI
+    timeout's grace; ``loadkit report`` builds it), exit 2 (Ctrl-C's path; a headless shape
+    run blocks Locust's main before it installs its own SIGTERM handler); before that, while
+    anything is still waited for, one line and exit 2."""
     main = greenlet.getcurrent()
 
     def on_signal(signum, frame):
-        if _conductor is not None and _conductor.has_run():
-            raise KeyboardInterrupt
         name = signal.Signals(signum).name
+        if _conductor is not None and _conductor.has_run():
+            _conductor.signalled(name)
+            raise KeyboardInterrupt
         gevent.spawn(_exit_before_load, runner, main, f"{name} before load started; no run made")
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, on_signal)
 
 
 def _exit_before_load(runner, main, line: str) -> None:

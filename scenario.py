@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from bad_input import BadInput, Problems, label, shown
+
 WORKLOADS = ("api_read", "chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire")
 
 # Metrics a threshold may name; latency ones are over successful samples only.
@@ -37,6 +39,25 @@ RECOVERY_PHASE = "recover"
 # Phases shorter than this cannot hold a meaningful arrival schedule, even scaled.
 MIN_PHASE_S = 2.0
 
+# Every number is finite and within these bounds, so a typo in units is refused, not planned.
+# The most arrivals per second a phase may ask: ~17x the most one load process was measured
+# to hold (6000/s, README "Capacity of one load process"), room for a distributed run, while
+# 1.0e+12 is refused instead of planned until the machine gives up.
+MAX_RATE = 100_000.0
+# The longest phase: a day, a soak test; a longer one is a unit slip (ms for s).
+MAX_PHASE_S = 86_400.0
+# The most arrivals a run may plan in all: a run enumerates its plan to count what each
+# phase offers (run.json), which stays seconds up to here.
+MAX_ARRIVALS = 100_000_000
+# The longest timeout: an hour; no request of a load test waits longer for its answer.
+MAX_TIMEOUT_S = 3_600.0
+# Lateness beyond a minute is not lateness any more; a larger tolerance is a unit slip.
+MAX_LATE_MS = 60_000.0
+# Shares are relative, so any finite size works; this only keeps sums finite.
+MAX_SHARE = 1e9
+# The largest answer body a sample may read, in MiB: a gigabyte is past any API's answer.
+MAX_BODY_MIB = 1024.0
+
 DEFAULT_PATH = Path(__file__).with_name("scenario.yaml")
 
 
@@ -48,8 +69,8 @@ def metric_name(metric: str) -> str:
     return f"{percentile} first token" if rest == "ttft_ms" else percentile
 
 
-class ScenarioError(ValueError):
-    """A scenario field is wrong; the message names the field and the fix."""
+class ScenarioError(BadInput):
+    """Scenario fields are wrong; one line each, naming the field and the fix."""
 
 
 @dataclass(frozen=True)
@@ -208,12 +229,24 @@ class Scenario:
         return math.ceil(round(need, 9))
 
     def scaled(self, scale: float) -> Scenario:
-        """The same experiment with shorter phases: durations scale, rates never do."""
-        if not scale > 0:
-            raise ScenarioError(f"--scale: {scale} is not positive; use e.g. 0.1 or 1")
+        """The same experiment with shorter phases: durations scale, rates never do; a scale
+        that makes a phase longer than MAX_PHASE_S, or the plan larger than MAX_ARRIVALS, is
+        refused."""
+        if not (math.isfinite(scale) and scale > 0):
+            raise ScenarioError(f"--scale: {shown(scale)} is not above 0; use e.g. 0.1 or 1")
         phases = tuple(
             replace(p, duration_s=max(MIN_PHASE_S, p.duration_s * scale)) for p in self.phases
         )
+        longest = max(p.duration_s for p in phases)
+        if longest > MAX_PHASE_S:
+            most = MAX_PHASE_S / max(p.duration_s for p in self.phases)
+            raise ScenarioError(
+                f"--scale: {scale:g} makes a phase {longest:.0f} s long, more than "
+                f"{MAX_PHASE_S:.0f} s; give --scale {most:.3g} or less"
+            )
+        problems = Problems()
+        _check_plan_size(phases, problems, f"give a smaller --scale than {scale:g}")
+        problems.raise_as(ScenarioError)
         return replace(self, phases=phases)
 
     def to_dict(self) -> dict:
@@ -237,212 +270,301 @@ class Scenario:
 
 
 def load_scenario(path: str | Path = DEFAULT_PATH) -> Scenario:
-    """The validated scenario in a YAML file, or ScenarioError naming the bad field."""
+    """The validated scenario in a YAML file, or ScenarioError naming every bad field."""
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text())
     except OSError as exc:
         raise ScenarioError(
-            f"scenario: cannot read {path} ({exc.strerror}); pass --scenario PATH"
+            f"scenario: cannot read {shown(str(path))} ({exc.strerror}); pass --scenario PATH"
         ) from None
     except yaml.YAMLError as exc:
-        raise ScenarioError(f"scenario: {path} is not valid YAML ({exc}); fix the syntax") from None
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}" if where is not None else ""
+        raise ScenarioError(
+            f"scenario: {shown(str(path))} is not valid YAML{at} "
+            f"({getattr(exc, 'problem', None) or 'syntax'}); fix the syntax"
+        ) from None
     return scenario_from_dict(raw)
 
 
 def scenario_from_dict(raw: object, *, as_run: bool = False) -> Scenario:
-    """Validate a scenario given as plain data (YAML, or run.json's ``scenario``).
+    """Validate a scenario given as plain data (YAML, or run.json's ``scenario``); every
+    problem found is raised together, one line each, as ScenarioError.
 
     ``as_run`` reads a run's record, where a phase may have rate 0: a users-mode step
     (closed loop, no arrivals on a schedule) or a sweep's rest. A scenario file may not.
     """
     if not isinstance(raw, dict):
         raise ScenarioError("scenario: expected a mapping with workloads, phases and thresholds")
+    problems = Problems()
     for key in raw:
         if key not in Scenario.__dataclass_fields__:
-            raise ScenarioError(
-                f"{key}: unknown scenario field; use one of {tuple(Scenario.__dataclass_fields__)}"
+            problems.add(
+                f"{label(key)}: unknown scenario field; use one of "
+                f"{tuple(Scenario.__dataclass_fields__)}"
             )
-    workloads = _workloads(raw.get("workloads"))
-    phases = _phases(raw.get("phases"), as_run)
-    names = {w.name for w in workloads}
-    phase_names = tuple(p.name for p in phases)
-    judging = _judging(raw.get("judging", {}), phase_names)
+    workloads = _workloads(raw.get("workloads"), problems)
+    phases, phase_names = _phases(raw.get("phases"), as_run, problems)
+    judging = _judging(raw.get("judging", {}), phase_names, problems)
+    thresholds = _thresholds(
+        raw.get("thresholds", []),
+        {w.name for w in workloads} if workloads else None,
+        phase_names,
+        judging,
+        problems,
+    )
+    chat_cancel_share = _fraction(raw.get("chat_cancel_share", 0.2), "chat_cancel_share", problems)
+    timeouts = _timeouts(raw.get("timeouts", {}), problems)
+    lateness = _lateness(raw.get("lateness", {}), problems)
+    max_body_mib = _positive(
+        raw.get("max_body_mib", 8.0), "max_body_mib", problems, most=MAX_BODY_MIB
+    )
+    _check_plan_size(phases, problems)
+    problems.raise_as(ScenarioError)
+    # A number refused above is None and added its problem, which raise_as has raised.
+    assert max_body_mib is not None
     return Scenario(
         name=str(raw.get("name") or "unnamed"),
         workloads=workloads,
         phases=phases,
-        thresholds=_thresholds(raw.get("thresholds", []), names, phase_names, judging),
-        chat_cancel_share=_fraction(raw.get("chat_cancel_share", 0.2), "chat_cancel_share"),
-        timeouts=_timeouts(raw.get("timeouts", {})),
-        lateness=_lateness(raw.get("lateness", {})),
+        thresholds=thresholds,
+        chat_cancel_share=chat_cancel_share,
+        timeouts=timeouts,
+        lateness=lateness,
         shed_counts_as_error=bool(raw.get("shed_counts_as_error", True)),
         judging=judging,
-        max_body_mib=_positive(raw.get("max_body_mib", 8.0), "max_body_mib"),
+        max_body_mib=max_body_mib,
     )
 
 
-def _number(value: object, where: str, fix: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise ScenarioError(f"{where}: {value!r} is not a number; {fix}")
-    return float(value)
-
-
-def _positive(value: object, where: str) -> float:
-    number = _number(value, where, "give a number above 0")
-    if number <= 0:
-        raise ScenarioError(f"{where}: {value!r} must be above 0")
+def _number(
+    value: object, where: str, fix: str, problems: Problems, *, most: float, least: float = 0.0
+) -> float | None:
+    """A finite number from least to most (None, and one problem, when it is not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        problems.add(f"{where}: {shown(value)} is not a number; {fix}")
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        problems.add(f"{where}: {shown(value)} is not a finite number; {fix}")
+        return None
+    if not least <= number <= most:
+        problems.add(f"{where}: {value:g} is outside {least:g} to {most:g}; {fix}")
+        return None
     return number
 
 
-def _rate(value: object, where: str, as_run: bool) -> float:
+def _positive(value: object, where: str, problems: Problems, *, most: float) -> float | None:
+    """A number above 0 and at most ``most`` (None, and one problem, when it is not)."""
+    fix = f"give a number above 0, at most {most:g}"
+    number = _number(value, where, fix, problems, most=most)
+    if number == 0:
+        problems.add(f"{where}: {shown(value)} must be above 0")
+        return None
+    return number
+
+
+def _rate(value: object, where: str, as_run: bool, problems: Problems) -> float | None:
     """A phase's rate: above 0, or also 0 in a run's record (a users step, a sweep's rest)."""
-    if as_run and _number(value, where, "give a rate of 0 or more") == 0:
+    if as_run and value == 0 and not isinstance(value, bool):
         return 0.0
-    return _positive(value, where)
+    return _positive(value, where, problems, most=MAX_RATE)
 
 
-def _fraction(value: object, where: str) -> float:
-    number = _number(value, where, "give a fraction between 0 and 1")
-    if not 0 <= number <= 1:
-        raise ScenarioError(f"{where}: {value!r} must be between 0 and 1")
-    return number
+def _fraction(value: object, where: str, problems: Problems) -> float:
+    number = _number(value, where, "give a fraction between 0 and 1", problems, most=1.0)
+    return 0.0 if number is None else number
 
 
-def _workloads(raw: object) -> tuple[Workload, ...]:
+def _workloads(raw: object, problems: Problems) -> tuple[Workload, ...]:
     if not isinstance(raw, dict) or not raw:
-        raise ScenarioError(f"workloads: expected a mapping of workload to share, e.g. {WORKLOADS}")
+        problems.add(f"workloads: expected a mapping of workload to share, e.g. {WORKLOADS}")
+        return ()
     workloads = []
     for name, spec in raw.items():
         if name not in WORKLOADS:
-            raise ScenarioError(f"workloads.{name}: unknown workload; use one of {WORKLOADS}")
+            problems.add(f"workloads.{label(name)}: unknown workload; use one of {WORKLOADS}")
+            continue
         spec = spec if isinstance(spec, dict) else {"share": spec}
-        share = _number(spec.get("share"), f"workloads.{name}.share", "give a share >= 0")
-        if share < 0:
-            raise ScenarioError(f"workloads.{name}.share: {share} is negative; use 0 or more")
-        workloads.append(Workload(name, share, str(spec.get("description", ""))))
-    if sum(w.share for w in workloads) <= 0:
-        raise ScenarioError("workloads: shares sum to 0; give at least one workload a share > 0")
+        share = _number(
+            spec.get("share"),
+            f"workloads.{name}.share",
+            "give a share of 0 or more",
+            problems,
+            most=MAX_SHARE,
+        )
+        if share is not None:
+            workloads.append(Workload(name, share, str(spec.get("description", ""))))
+    if len(workloads) == len(raw) and sum(w.share for w in workloads) <= 0:
+        problems.add("workloads: shares sum to 0; give at least one workload a share > 0")
     return tuple(workloads)
 
 
-def _phases(raw: object, as_run: bool = False) -> tuple[Phase, ...]:
+def _phases(
+    raw: object, as_run: bool, problems: Problems
+) -> tuple[tuple[Phase, ...], tuple[str, ...]]:
+    """The valid phases, and every phase name given: thresholds and judging may name a phase
+    whose numbers were refused without being refused again for it."""
     if not isinstance(raw, list) or not raw:
-        raise ScenarioError("phases: expected a list of {name, duration_s, rate, reason}")
-    phases, seen = [], set()
+        problems.add("phases: expected a list of {name, duration_s, rate, reason}")
+        return (), ()
+    phases: list[Phase] = []
+    seen: dict[str, None] = {}
     for i, spec in enumerate(raw):
         if not isinstance(spec, dict) or not spec.get("name"):
-            raise ScenarioError(f"phases[{i}]: expected a mapping with a name")
+            problems.add(f"phases[{i}]: expected a mapping with a name")
+            continue
         name = str(spec["name"])
         if name in seen:
-            raise ScenarioError(f"phases[{i}].name: {name!r} appears twice; names must be unique")
-        seen.add(name)
-        phases.append(
-            Phase(
-                name=name,
-                duration_s=_positive(spec.get("duration_s"), f"phases.{name}.duration_s"),
-                rate=_rate(spec.get("rate"), f"phases.{name}.rate", as_run),
-                reason=str(spec.get("reason", "")),
-            )
+            problems.add(f"phases[{i}].name: {shown(name)} appears twice; names must be unique")
+            continue
+        seen[name] = None
+        where = f"phases.{label(name)}"
+        duration = _positive(
+            spec.get("duration_s"), f"{where}.duration_s", problems, most=MAX_PHASE_S
         )
-    return tuple(phases)
+        rate = _rate(spec.get("rate"), f"{where}.rate", as_run, problems)
+        if duration is not None and rate is not None:
+            phases.append(Phase(name, duration, rate, str(spec.get("reason", ""))))
+    return tuple(phases), tuple(seen)
+
+
+def _check_plan_size(phases: tuple[Phase, ...], problems: Problems, fix: str = "") -> None:
+    """One problem when the phases plan more than MAX_ARRIVALS arrivals in all."""
+    planned = sum(p.rate * p.duration_s for p in phases)
+    if planned > MAX_ARRIVALS:
+        problems.add(
+            f"phases: {planned:.3g} arrivals planned in all, more than {MAX_ARRIVALS:.0e}; "
+            f"{fix or 'lower the rates or shorten the phases'}"
+        )
 
 
 def _thresholds(
-    raw: object, workloads: set[str], phases: tuple[str, ...], judging: Judging
+    raw: object,
+    workloads: set[str] | None,
+    phases: tuple[str, ...],
+    judging: Judging,
+    problems: Problems,
 ) -> tuple[Threshold, ...]:
+    """The thresholds; ``workloads`` None when the mix itself was refused (not checked here)."""
     if not isinstance(raw, list):
-        raise ScenarioError("thresholds: expected a list of {workload, metric, limit}")
+        problems.add("thresholds: expected a list of {workload, metric, limit}")
+        return ()
     thresholds = []
     for i, spec in enumerate(raw):
-        if not isinstance(spec, dict):
-            raise ScenarioError(f"thresholds[{i}]: expected a mapping {{workload, metric, limit}}")
-        workload, metric = spec.get("workload"), spec.get("metric")
         where = f"thresholds[{i}]"
-        if workload not in workloads:
-            raise ScenarioError(
-                f"{where}.workload: {workload!r} is not in the mix; use one of {sorted(workloads)}"
+        if not isinstance(spec, dict):
+            problems.add(f"{where}: expected a mapping {{workload, metric, limit}}")
+            continue
+        workload, metric = spec.get("workload"), spec.get("metric")
+        ok = True
+        if workloads is not None and workload not in workloads:
+            problems.add(
+                f"{where}.workload: {shown(workload)} is not in the mix; use one of "
+                f"{sorted(workloads)}"
             )
+            ok = False
         if metric not in METRICS:
-            raise ScenarioError(f"{where}.metric: {metric!r} is unknown; use one of {METRICS}")
-        limit = _number(spec.get("limit"), f"{where}.limit", "give the limit as a number")
-        if limit < 0:
-            raise ScenarioError(f"{where}.limit: {limit} is negative; use 0 or more")
-        judged_in = _threshold_phases(spec, where, metric, phases, judging)
-        need = judging.min_counts.for_metric(metric)
+            problems.add(f"{where}.metric: {shown(metric)} is unknown; use one of {METRICS}")
+            continue
+        # A limit is any finite number of 0 or more (a fraction for error rates, ms otherwise):
+        # one above what the metric can reach only never fails.
+        unit = "a fraction" if metric == "error_rate" else "milliseconds"
+        fix = f"give the limit in {unit}"
+        limit = _number(spec.get("limit"), f"{where}.limit", fix, problems, most=math.inf)
+        judged_in = _threshold_phases(spec, where, metric, phases, judging, problems)
+        need: int | None = judging.min_counts.for_metric(metric)
         if "min_count" in spec:
-            need = _count(spec["min_count"], f"{where}.min_count")
-        why = str(spec.get("why", ""))
-        thresholds.append(Threshold(workload, metric, limit, why, judged_in, need))
+            need = _count(spec["min_count"], f"{where}.min_count", problems)
+        if ok and limit is not None and judged_in is not None and need is not None:
+            why = str(spec.get("why", ""))
+            thresholds.append(Threshold(str(workload), metric, limit, why, judged_in, need))
     return tuple(thresholds)
 
 
-def _count(value: object, where: str) -> int:
-    """A minimum count: a whole number of at least 1."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ScenarioError(f"{where}: {value!r} is not a whole number of at least 1; e.g. 20")
+def _count(value: object, where: str, problems: Problems) -> int | None:
+    """A minimum count: a whole number from 1 to MAX_ARRIVALS (None, and one problem, if not)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ARRIVALS:
+        problems.add(
+            f"{where}: {shown(value)} is not a whole number from 1 to {MAX_ARRIVALS:.0e}; e.g. 20"
+        )
+        return None
     return value
 
 
 def _threshold_phases(
-    spec: dict, where: str, metric: str, phases: tuple[str, ...], judging: Judging
-) -> tuple[str, ...]:
+    spec: dict,
+    where: str,
+    metric: str,
+    phases: tuple[str, ...],
+    judging: Judging,
+    problems: Problems,
+) -> tuple[str, ...] | None:
     """The phases one threshold is judged in: its own list, its legacy ``phase``, or the default.
 
     A default names the four-phase scenario's phases; those this scenario lacks are
     dropped, so a one-phase test scenario is judged in what it has.
     """
     if "phases" in spec and "phase" in spec:
-        raise ScenarioError(f"{where}: give phases (a list) or phase (one name), not both")
+        problems.add(f"{where}: give phases (a list) or phase (one name), not both")
+        return None
     if "phases" in spec:
-        return _phase_list(spec["phases"], f"{where}.phases", phases)
+        return _phase_list(spec["phases"], f"{where}.phases", phases, problems)
     if "phase" in spec:
-        return _phase_list([spec["phase"]], f"{where}.phase", phases)
+        return _phase_list([spec["phase"]], f"{where}.phase", phases, problems)
     judged_in = judging.default_phases(metric)
-    if not judged_in:
+    if not judged_in and phases:
         kind = "error_rate_phases" if metric == "error_rate" else "latency_phases"
-        raise ScenarioError(
+        problems.add(
             f"{where}.phases: judging.{kind} names none of this scenario's phases; give the "
             f"threshold phases, e.g. phases: [{phases[0]}] or phases: all"
         )
+        return None
     return judged_in
 
 
-def _phase_list(raw: object, where: str, phases: tuple[str, ...]) -> tuple[str, ...]:
+def _phase_list(
+    raw: object, where: str, phases: tuple[str, ...], problems: Problems
+) -> tuple[str, ...] | None:
     """A list of phase names (or ``all``), each a phase of the scenario, none twice."""
     if raw == ALL_PHASES or raw == [ALL_PHASES]:
         return phases
     if isinstance(raw, str):
         raw = [raw]
     if not isinstance(raw, list) or not raw:
-        raise ScenarioError(f"{where}: expected a list of phase names or {ALL_PHASES!r}")
+        problems.add(f"{where}: expected a list of phase names or {ALL_PHASES!r}")
+        return None
     names = []
     for name in raw:
         if name not in phases:
-            raise ScenarioError(
-                f"{where}: {name!r} is not a phase; use some of {phases} or {ALL_PHASES!r}"
+            problems.add(
+                f"{where}: {shown(name)} is not a phase; use some of {phases} or {ALL_PHASES!r}"
             )
+            return None
         if name in names:
-            raise ScenarioError(f"{where}: {name!r} appears twice; name each phase once")
+            problems.add(f"{where}: {shown(name)} appears twice; name each phase once")
+            return None
         names.append(name)
     return tuple(names)
 
 
-def _judging(raw: object, phases: tuple[str, ...]) -> Judging:
+def _judging(raw: object, phases: tuple[str, ...], problems: Problems) -> Judging:
+    defaults = Judging()
     if not isinstance(raw, dict):
-        raise ScenarioError(
-            "judging: expected a mapping {error_rate_phases, latency_phases, recovery}"
-        )
+        problems.add("judging: expected a mapping {error_rate_phases, latency_phases, recovery}")
+        return defaults
     known = Judging.__dataclass_fields__
     for key in raw:
         if key not in known:
-            raise ScenarioError(f"judging.{key}: unknown; use one of {tuple(known)}")
-    defaults = Judging()
+            problems.add(f"judging.{label(key)}: unknown; use one of {tuple(known)}")
     recovery = raw.get("recovery", defaults.recovery)
     if recovery not in RECOVERY_MODES:
-        raise ScenarioError(
-            f"judging.recovery: {recovery!r} is unknown; use one of {RECOVERY_MODES}"
-        )
+        problems.add(f"judging.recovery: {shown(recovery)} is unknown; use one of {RECOVERY_MODES}")
+        recovery = defaults.recovery
     # Given lists must name this scenario's phases (an empty one: no default); the
     # built-in ones keep the phases this scenario has.
     lists = {}
@@ -452,36 +574,52 @@ def _judging(raw: object, phases: tuple[str, ...]) -> Judging:
         elif raw[key] == []:
             lists[key] = ()
         else:
-            lists[key] = _phase_list(raw[key], f"judging.{key}", phases)
-    return Judging(recovery=recovery, min_counts=_min_counts(raw.get("min_counts", {})), **lists)
+            lists[key] = _phase_list(raw[key], f"judging.{key}", phases, problems) or ()
+    min_counts = _min_counts(raw.get("min_counts", {}), problems)
+    return Judging(recovery=recovery, min_counts=min_counts, **lists)
 
 
-def _min_counts(raw: object) -> MinCounts:
+def _min_counts(raw: object, problems: Problems) -> MinCounts:
     if not isinstance(raw, dict):
-        raise ScenarioError(
+        problems.add(
             f"judging.min_counts: expected a mapping of {tuple(MinCounts.__dataclass_fields__)} "
             "to whole numbers"
         )
+        return MinCounts()
     known = MinCounts.__dataclass_fields__
-    for key in raw:
+    counts = {}
+    for key, value in raw.items():
         if key not in known:
-            raise ScenarioError(f"judging.min_counts.{key}: unknown; use one of {tuple(known)}")
-    return MinCounts(**{k: _count(v, f"judging.min_counts.{k}") for k, v in raw.items()})
+            problems.add(f"judging.min_counts.{label(key)}: unknown; use one of {tuple(known)}")
+            continue
+        count = _count(value, f"judging.min_counts.{key}", problems)
+        if count is not None:
+            counts[key] = count
+    return MinCounts(**counts)
 
 
-def _timeouts(raw: object) -> Timeouts:
+def _timeouts(raw: object, problems: Problems) -> Timeouts:
     if not isinstance(raw, dict):
-        raise ScenarioError("timeouts: expected a mapping {default_s, chat_stream_s, agent_run_s}")
+        problems.add("timeouts: expected a mapping {default_s, chat_stream_s, agent_run_s}")
+        return Timeouts()
     known = Timeouts.__dataclass_fields__
-    for key in raw:
+    given = {}
+    for key, value in raw.items():
         if key not in known:
-            raise ScenarioError(f"timeouts.{key}: unknown; use one of {tuple(known)}")
-    return Timeouts(**{k: _positive(v, f"timeouts.{k}") for k, v in raw.items()})
+            problems.add(f"timeouts.{label(key)}: unknown; use one of {tuple(known)}")
+            continue
+        seconds = _positive(value, f"timeouts.{key}", problems, most=MAX_TIMEOUT_S)
+        if seconds is not None:
+            given[key] = seconds
+    return Timeouts(**given)
 
 
-def _lateness(raw: object) -> Lateness:
+def _lateness(raw: object, problems: Problems) -> Lateness:
     if not isinstance(raw, dict):
-        raise ScenarioError("lateness: expected a mapping {late_after_ms, max_late_fraction}")
-    late_after = _positive(raw.get("late_after_ms", 100.0), "lateness.late_after_ms")
-    fraction = _fraction(raw.get("max_late_fraction", 0.01), "lateness.max_late_fraction")
-    return Lateness(late_after, fraction)
+        problems.add("lateness: expected a mapping {late_after_ms, max_late_fraction}")
+        return Lateness()
+    late_after = _positive(
+        raw.get("late_after_ms", 100.0), "lateness.late_after_ms", problems, most=MAX_LATE_MS
+    )
+    fraction = _fraction(raw.get("max_late_fraction", 0.01), "lateness.max_late_fraction", problems)
+    return Lateness(late_after or Lateness.late_after_ms, fraction)

@@ -48,6 +48,7 @@ one line and on a body read whole.
 from __future__ import annotations
 
 import errno
+import re
 import socket as _stdlib_socket
 import time
 from collections.abc import Iterator, Mapping
@@ -79,6 +80,10 @@ MAX_HEAD = 65536
 _PEEK = _stdlib_socket.MSG_PEEK | _stdlib_socket.MSG_DONTWAIT
 # Statuses that never carry a body, whatever the headers say.
 _NO_BODY = (204, 304)
+# A request head never carries these: a CR or LF in a path or header would end the line early
+# and let what follows be read as another header or request (inputs are checked before load;
+# this is the last line of defence for whatever a platform answered, e.g. an id or a token).
+_LINE_BREAK = re.compile(r"[\r\n\0]")
 
 
 class ExchangeError(ConnectionError):
@@ -149,13 +154,15 @@ class TransportStats:
 
 
 class _Connection:
-    __slots__ = ("idle_since", "last_status", "sock")
+    __slots__ = ("idle_since", "last_status", "open", "sock")
 
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.idle_since = 0.0
         # The status of the last answer read on it (0: none yet).
         self.last_status = 0
+        # False once discarded: close() may discard a connection its exchange discards again.
+        self.open = True
 
 
 class HttpTransport:
@@ -304,9 +311,9 @@ class HttpTransport:
         return connection
 
     def _discard(self, connection: _Connection) -> None:
-        if connection.sock is not None:
+        if connection.open:
+            connection.open = False
             connection.sock.close()
-            connection.sock = None
             self.stats.open_now -= 1
 
     def _wire(self, call: HttpCall) -> bytes:
@@ -314,9 +321,12 @@ class HttpTransport:
         cached = call.__dict__.get("_wire")
         if cached is not None and cached[0] is self:
             return cached[1]
-        start = f"{call.method} {self._prefix}{call.path} HTTP/1.1\r\n".encode()
-        lines = [start, self._host_header]
-        lines += [f"{name}: {value}\r\n".encode() for name, value in call.headers.items()]
+        head = [f"{call.method} {self._prefix}{call.path} HTTP/1.1"]
+        head += [f"{name}: {value}" for name, value in call.headers.items()]
+        if any(_LINE_BREAK.search(line) for line in head):
+            raise ValueError(f"refused before sending: a CR, LF or NUL in {_first_line(head)}")
+        lines = [(head[0] + "\r\n").encode(), self._host_header]
+        lines += [(line + "\r\n").encode() for line in head[1:]]
         if call.body or call.method not in ("GET", "HEAD", "DELETE", "OPTIONS"):
             lines.append(f"Content-Length: {len(call.body)}\r\n".encode())
         lines.append(b"\r\n")
@@ -337,6 +347,13 @@ def _after_server_error(exc: OSError, last_status: int) -> ExchangeError | None:
     return None
 
 
+def _first_line(head: list[str]) -> str:
+    """Which line of a request head holds a line break: the request line or a header's name,
+    never its value (a header may carry a secret)."""
+    bad = next(line for line in head if _LINE_BREAK.search(line))
+    return "the request line" if bad is head[0] else f"header {bad.split(':', 1)[0][:40]!r}"
+
+
 def _alive(sock: socket.socket, tls: bool) -> bool:
     """Whether an idle connection is still open: no FIN, no reset, no unread bytes.
 
@@ -345,7 +362,9 @@ def _alive(sock: socket.socket, tls: bool) -> bool:
     either; under TLS they may be session tickets, which the TLS layer consumes.
     """
     try:
-        peeked = sock._sock.recv(1, _PEEK)
+        # The kernel socket under gevent's (its stubs, which pretend gevent's socket is the
+        # stdlib's, do not declare it): gevent's own recv would wait out an EAGAIN.
+        peeked = sock._sock.recv(1, _PEEK)  # type: ignore[attr-defined]
     except BlockingIOError:
         return True
     except OSError as exc:
@@ -452,7 +471,8 @@ def _read_exactly(sock: socket.socket, buf: bytes, size: int) -> bytes:
 
 def _read_chunked(sock: socket.socket, buf: bytes, max_body: int) -> tuple[bytes, bool]:
     """A chunked body (trailers skipped); reusable unless bytes follow its end."""
-    body, size_so_far, pos = [], 0, 0
+    body: list[bytes] = []
+    size_so_far, pos = 0, 0
     while True:
         while (line_end := buf.find(b"\r\n", pos)) < 0:
             buf, pos = _more(sock, buf[pos:]), 0
@@ -601,7 +621,8 @@ class StreamedAnswer:
         WHATWG event-stream format's event and data fields; comments (a heartbeat), ids and
         retry hints are read past. An event without data is not dispatched, as a browser's
         EventSource does not."""
-        name, data = b"", []
+        name = b""
+        data: list[bytes] = []
         for line in self.lines():
             if not line:
                 if data:

@@ -26,6 +26,12 @@ SAMPLES_FILE = "samples.csv"
 TIMED_OUT = "timed out"
 ABANDONED_AT_END = "abandoned at end"
 
+# How run.json's ``stopped`` says a run ended early, and so why its arrivals were abandoned:
+# a signal (Ctrl-C, SIGTERM, SIGHUP) or a quit interrupted it, or the operator pressed the
+# web UI's Stop, which reports read as a choice, not a failure of the platform's.
+INTERRUPTED = "interrupted"
+OPERATOR_STOP = "stopped by the operator"
+
 COLUMNS = (
     "run_id",
     "worker",
@@ -50,7 +56,8 @@ COLUMNS = (
 class Sample(NamedTuple):
     """One arrival's record; times are seconds from the run start, ``sent_s`` None if never sent."""
 
-    index: int
+    # Shadows tuple.index, which nothing calls on it: the column's name in every file.
+    index: int  # type: ignore[assignment]
     workload: str
     segment: int
     due_s: float

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
+from typing import overload
 
 from scenario import Phase, Scenario
 
@@ -31,6 +32,10 @@ class Segment:
     first_index: int
     reason: str = ""
 
+    @overload
+    def count(self, until_s: float) -> int: ...
+    @overload
+    def count(self, until_s: None = None) -> int | None: ...
     def count(self, until_s: float | None = None) -> int | None:
         """Arrivals due before the end (or ``until_s``, if earlier); None if unbounded."""
         ends = [t for t in (self.end_s, until_s) if t is not None]
@@ -38,6 +43,19 @@ class Segment:
             return None
         span = round((min(ends) - self.start_s) * self.rate, COUNT_DIGITS)
         return max(0, math.ceil(span))
+
+    def closed_count(self) -> int:
+        """Arrivals in a segment that has ended; ValueError for an open one (unbounded)."""
+        return self.count(self._end())
+
+    def span_s(self) -> float:
+        """Seconds from the segment's start to its end; ValueError for an open one."""
+        return self._end() - self.start_s
+
+    def _end(self) -> float:
+        if self.end_s is None:
+            raise ValueError(f"segment {self.name} is open: it has no end yet")
+        return self.end_s
 
     def due_s(self, j: int) -> float:
         """When arrival j of this segment is due, in seconds from the run start."""
@@ -58,7 +76,7 @@ class Plan:
             end = start + phase.duration_s
             segment = Segment(phase.name, phase.rate, start, end, first, phase.reason)
             segments.append(segment)
-            first += segment.count()
+            first += segment.closed_count()
             start = end
         return cls(tuple(segments))
 
@@ -79,7 +97,7 @@ class Plan:
 
     def total(self) -> int:
         """Arrivals in a closed plan."""
-        return self.segments[-1].first_index + self.segments[-1].count()
+        return self.segments[-1].first_index + self.segments[-1].closed_count()
 
     def closed_at(self, at_s: float) -> Plan:
         """The plan with its open segment ended at ``at_s`` (earlier ends are kept)."""
@@ -98,7 +116,7 @@ class Plan:
             return Plan((*self.segments[:-1], replace(last, rate=rate)))
         ended = self.closed_at(at_s)
         last = ended.segments[-1]
-        first = last.first_index + last.count()
+        first = last.first_index + last.closed_count()
         name = _rate_name(len(ended.segments), rate)
         segment = Segment(name, rate, at_s, None, first, "set by the operator")
         return Plan((*ended.segments, segment))
@@ -106,14 +124,14 @@ class Plan:
     def as_run(self, end_s: float) -> Plan:
         """The plan as it ran until ``end_s``: the open segment ends there, unstarted ones go."""
         closed = self.closed_at(end_s)
-        return Plan(tuple(s for s in closed.segments if s.end_s > s.start_s) or closed.segments[:1])
+        return Plan(tuple(s for s in closed.segments if s.span_s() > 0) or closed.segments[:1])
 
     def scenario_as_run(self, scenario: Scenario) -> Scenario:
         """The scenario with this plan's segments as its phases (a constant-rate run's rates),
         each threshold applied to every segment; unchanged when the segments are its phases."""
         if [s.name for s in self.segments] == [p.name for p in scenario.phases]:
             return scenario
-        phases = tuple(Phase(s.name, s.end_s - s.start_s, s.rate, s.reason) for s in self.segments)
+        phases = tuple(Phase(s.name, s.span_s(), s.rate, s.reason) for s in self.segments)
         thresholds = tuple(
             replace(t, phases=tuple(s.name for s in self.segments)) for t in scenario.thresholds
         )

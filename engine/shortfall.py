@@ -212,6 +212,6 @@ def longer_phase_fixes(found: tuple[Shortfall, ...], plan: Plan) -> list[str]:
         if segment is None or short.planned == 0:
             lines.append(short.line(f"a longer {short.phase} offers more"))
             continue
-        seconds = math.ceil((segment.end_s - segment.start_s) * short.needed / short.planned)
+        seconds = math.ceil(segment.span_s() * short.needed / short.planned)
         lines.append(short.line(f"about {seconds:,} s of {short.phase} offers it"))
     return lines

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
+import nofollow
+
 HEADER = ("t_s", "probe", "metric", "value")
 
 
@@ -22,13 +24,10 @@ class ProbeCsv:
     """Appends readings to ``probes.csv`` and flushes each batch to disk."""
 
     def __init__(self, path: str | Path):
-        path = Path(path)
-        fresh = not path.exists() or path.stat().st_size == 0
-        self._file = path.open("a", newline="")
+        self._file = nofollow.create(Path(path))
         self._writer = csv.writer(self._file)
-        if fresh:
-            self._writer.writerow(HEADER)
-            self._file.flush()
+        self._writer.writerow(HEADER)
+        self._file.flush()
 
     def write(self, readings: Iterable[Reading]) -> None:
         for reading in readings:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from fastapi import FastAPI
@@ -72,6 +73,22 @@ class CountRequests:
             counts.in_flight -= 1
 
 
+class LogRequests:
+    """ASGI middleware appending ``EPOCH METHOD PATH`` per request (HTTP and WebSocket) to a
+    file as each arrives, flushed at once, so the log says what reached the platform even if
+    the process is then killed. Only when TARGET_REQUEST_LOG asks for it."""
+
+    def __init__(self, app, path: str) -> None:
+        self.app = app
+        self.file = open(path, "a", buffering=1)  # noqa: SIM115 -- open for the app's life
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            method = scope.get("method", "WS")
+            self.file.write(f"{time.time():.6f} {method} {scope['path']}\n")
+        await self.app(scope, receive, send)
+
+
 async def _close_all(*parts: tuple[str, Callable[[], Awaitable[object]]]) -> None:
     """Close each part in order; a failure is one logged line and never stops the rest."""
     for name, close in parts:
@@ -125,4 +142,6 @@ def create_app(settings: Settings) -> FastAPI:
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(ops.metrics_router)
     app.add_middleware(CountRequests, counts=counts)
+    if settings.request_log:
+        app.add_middleware(LogRequests, path=settings.request_log)
     return app

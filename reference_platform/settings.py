@@ -45,6 +45,10 @@ class Settings:
     rate_limit_run_per_minute: int = 30
     # AgenticOS's sign-in limit: 10 a minute per client address and per user name.
     rate_limit_login_per_minute: int = 10
+    # A file to append one line per request to as it arrives (epoch seconds, method, path):
+    # the platform's own account of when it was asked, which a test compares with when the
+    # load was told to stop. None: no log (AgenticOS has none).
+    request_log: str | None = None
     # A file the log is also written to (stderr always has it): how a load run in another
     # container reads what the platform logged. Empty: stderr only.
     log_file: str = ""
@@ -179,5 +183,6 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str] = os.environ) 
             env("RATE_LIMIT_LOGIN_PER_MINUTE", str(defaults.rate_limit_login_per_minute)),
             1,
         ),
+        request_log=env("TARGET_REQUEST_LOG") or None,
         log_file=pick(args.log_file, "TARGET_LOG_FILE", defaults.log_file),
     )

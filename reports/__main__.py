@@ -35,38 +35,31 @@ def _count(text: str) -> int:
     return value
 
 
-def parser() -> argparse.ArgumentParser:
-    """The command line: two subcommands, each documented in its --help."""
-    top = argparse.ArgumentParser(
-        prog="python -m reports",
-        description="Turn a run directory's samples into statistics, a verdict and reports.",
-    )
-    commands = top.add_subparsers(dest="command", required=True)
-    build = commands.add_parser(
-        "build",
-        help="write report.md, report.html, summary.json and junit.xml into a run directory",
-        description=(
-            "Write report.md, report.html, summary.json and junit.xml into RUN_DIR. Exit 2 when "
-            "the run is invalid (offered != recorded, late dispatches beyond tolerance, or a "
-            "malformed file); else 1 when a check fails or is not measured; else 2 when a check is "
-            "inconclusive (its plan offered fewer arrivals than its minimum); else 0."
-        ),
-    )
+BUILD_DESCRIPTION = (
+    "Write report.md, report.html, summary.json and junit.xml into RUN_DIR. Exit 2 when "
+    "the run is invalid (offered != recorded, late dispatches beyond tolerance, or a "
+    "malformed file); else 1 when a check fails or is not measured; else 2 when a check is "
+    "inconclusive (its plan offered fewer arrivals than its minimum); else 0."
+)
+COMPARE_DESCRIPTION = (
+    "Write compare-<BASE run id>.md and .html into RUN: per phase and workload, the "
+    "change in p95 from due (each failure at its timeout), error rate and "
+    "throughput, CPU and memory, the regressions and the improvements. "
+    "A regression needs enough samples on both sides, a rise above an absolute floor "
+    "and a relative tolerance, and a 99% bootstrap interval excluding zero; a "
+    "different machine, topology, stub lateness or generator lag is stated on top. "
+    "Exit 1 when a regression is found, 2 when either run is invalid or the runs "
+    "ran different scenarios (unless --force)."
+)
+
+
+def add_build_arguments(build: argparse.ArgumentParser) -> None:
+    """What ``build`` takes: one run directory."""
     build.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (runs/<timestamp>)")
-    comp = commands.add_parser(
-        "compare",
-        help="compare two runs of the same scenario; exit 1 on a regression",
-        description=(
-            "Write compare-<BASE run id>.md and .html into RUN: per phase and workload, the "
-            "change in p95 from due (each failure at its timeout), error rate and "
-            "throughput, CPU and memory, the regressions and the improvements. "
-            "A regression needs enough samples on both sides, a rise above an absolute floor "
-            "and a relative tolerance, and a 99%% bootstrap interval excluding zero; a "
-            "different machine, topology, stub lateness or generator lag is stated on top. "
-            "Exit 1 when a regression is found, 2 when either run is invalid or the runs "
-            "ran different scenarios (unless --force)."
-        ),
-    )
+
+
+def add_compare_arguments(comp: argparse.ArgumentParser) -> None:
+    """What ``compare`` takes: two run directories and the thresholds of a regression."""
     comp.add_argument("base", metavar="BASE", help="the earlier run directory")
     comp.add_argument("run", metavar="RUN", help="the run directory to judge against BASE")
     comp.add_argument("--force", action="store_true", help="compare even when the scenarios differ")
@@ -94,14 +87,33 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_P95_FLOOR_MS,
         help="smallest p95 rise in ms that can be a regression (default %(default)s)",
     )
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: two subcommands, each documented in its --help."""
+    top = argparse.ArgumentParser(
+        prog="python -m reports",
+        description="Turn a run directory's samples into statistics, a verdict and reports.",
+    )
+    commands = top.add_subparsers(dest="command", required=True)
+    add_build_arguments(
+        commands.add_parser(
+            "build",
+            help="write report.md, report.html, summary.json and junit.xml into a run directory",
+            description=BUILD_DESCRIPTION,
+        )
+    )
+    add_compare_arguments(
+        commands.add_parser(
+            "compare",
+            help="compare two runs of the same scenario; exit 1 on a regression",
+            description=COMPARE_DESCRIPTION,
+        )
+    )
     return top
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run one subcommand and return its exit code."""
-    args = parser().parse_args(argv)
-    if args.command == "build":
-        return build_report(args.run_dir)
+def _compare(args: argparse.Namespace) -> int:
     return compare_runs(
         args.base,
         args.run,
@@ -111,6 +123,28 @@ def main(argv: list[str] | None = None) -> int:
         args.min_samples,
         args.p95_floor_ms,
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand and return its exit code."""
+    args = parser().parse_args(argv)
+    if args.command == "build":
+        return build_report(args.run_dir)
+    return _compare(args)
+
+
+def build_main(argv: list[str], prog: str) -> int:
+    """``build`` alone under another name (``loadkit report``)."""
+    build = argparse.ArgumentParser(prog=prog, description=BUILD_DESCRIPTION)
+    add_build_arguments(build)
+    return build_report(build.parse_args(argv).run_dir)
+
+
+def compare_main(argv: list[str], prog: str) -> int:
+    """``compare`` alone under another name (``loadkit compare``)."""
+    comp = argparse.ArgumentParser(prog=prog, description=COMPARE_DESCRIPTION)
+    add_compare_arguments(comp)
+    return _compare(comp.parse_args(argv))
 
 
 if __name__ == "__main__":

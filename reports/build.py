@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+import nofollow
 from reports import render
 from reports.charts import report_charts
 from reports.headline import console_text
@@ -42,11 +43,11 @@ def build_report(run_dir: str | Path) -> int:
     system = system_stats(run)
     verdict = judge(run, stats, system)
     document = report_document(run, stats, system, verdict, report_charts(run))
-    (run.path / "report.md").write_text(render.markdown(document))
-    (run.path / "report.html").write_text(render.html(document))
+    nofollow.replace(run.path / "report.md", render.markdown(document))
+    nofollow.replace(run.path / "report.html", render.html(document))
     facts = summary(run, stats, system, verdict)
-    (run.path / "summary.json").write_text(json.dumps(facts, indent=2) + "\n")
-    (run.path / JUNIT_FILE).write_text(junit_xml(run, stats.lateness, verdict), encoding="utf-8")
+    nofollow.replace(run.path / "summary.json", json.dumps(facts, indent=2) + "\n")
+    nofollow.replace(run.path / JUNIT_FILE, junit_xml(run, stats.lateness, verdict).encode())
     print(console_text(facts))
     print(f"  report: {run.path / 'report.md'}, report.html, summary.json, {JUNIT_FILE}")
     return verdict.exit_code

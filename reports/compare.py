@@ -63,6 +63,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import nofollow
 from engine.followups import LOST, NOT_VERIFIABLE
 from reports import formatting as fmt
 from reports import render
@@ -816,8 +817,8 @@ def compare_runs(
     document = comparison_document(comparison)
     stem = comparison.run.run.path / f"compare-{comparison.base.run.run_id}"
     markdown, html = Path(f"{stem}.md"), Path(f"{stem}.html")
-    markdown.write_text(render.markdown(document))
-    html.write_text(render.html(document))
+    nofollow.replace(markdown, render.markdown(document))
+    nofollow.replace(html, render.html(document))
     print(
         f"{len(comparison.regressions)} regressions (exit {comparison.exit_code}), "
         f"{len(comparison.improvements)} improvements: {markdown}, {html.name}"

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.samples import OPERATOR_STOP
 from reports.rundir import load_run
 from reports.stats import run_stats
 from reports.verdict import ThresholdResult, judge_threshold
@@ -25,6 +26,7 @@ from reports.verdict import ThresholdResult, judge_threshold
 SO_FAR = "so far"
 # What the tab says for a run stopped before its report exists.
 INTERRUPTED = "interrupted: invalid (a partial run is not a result)"
+STOPPED = "stopped by the operator: invalid (a partial run is not a result)"
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ def final_verdict(run_dir: Path, meta: dict) -> str | None:
             return str(json.loads(summary.read_text())["headline"])
         except (ValueError, KeyError):
             return None
+    if meta.get("stopped") == OPERATOR_STOP:
+        return STOPPED
     if meta.get("stopped") == "interrupted":
         return INTERRUPTED
     return None

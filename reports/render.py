@@ -1,7 +1,11 @@
 """Render a Document as Markdown and as one self-contained HTML page, with jinja2.
 
 Both come from the same templates' input, so they carry the same content; the
-HTML inlines its CSS and SVG and refers to nothing outside itself.
+HTML inlines its CSS and SVG and refers to nothing outside itself. Neither lets
+the platform's words become markup: HTML escapes every value as entities, and
+Markdown (which passes inline HTML through to whatever renders it) backslash-escapes
+``<``, ``>`` and ``&`` in every value, so an error message holding ``<script>`` reads
+as text in both.
 """
 
 from __future__ import annotations
@@ -20,7 +24,18 @@ _ENV = jinja2.Environment(
     keep_trailing_newline=True,
     undefined=jinja2.StrictUndefined,
 )
-_ENV.filters["md_cell"] = lambda cell: str(cell).replace("|", "\\|").replace("\n", " ")
+# The characters that open HTML (a tag, a comment, an entity) in Markdown; CommonMark reads a
+# backslash before any of them as the character itself.
+_MD_MARKUP = re.compile(r"([<>&])")
+
+
+def _md(value: object) -> str:
+    """A value as Markdown text: what would open HTML backslash-escaped."""
+    return _MD_MARKUP.sub(r"\\\1", str(value))
+
+
+_ENV.filters["md"] = _md
+_ENV.filters["md_cell"] = lambda cell: _md(cell).replace("|", "\\|").replace("\n", " ")
 
 
 def markdown(doc: Document) -> str:

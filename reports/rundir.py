@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from engine.samples import COLUMNS as SAMPLE_COLUMNS
-from engine.samples import OUTCOMES, SAMPLES_FILE
+from engine.samples import OPERATOR_STOP, OUTCOMES, SAMPLES_FILE
 from engine.samples import SUCCESSFUL as OK_OUTCOMES
 from reports.followups import FollowUpsError, attach
 from scenario import Scenario, ScenarioError, scenario_from_dict
@@ -93,6 +93,12 @@ class Run:
         return max(p.end_s for p in self.phases)
 
     @property
+    def stopped_by_operator(self) -> bool:
+        """The operator stopped the run (the web UI's Stop): what it cut off was abandoned by
+        choice, not failed by the platform."""
+        return self.meta.get("stopped") == OPERATOR_STOP
+
+    @property
     def closed_loop(self) -> bool:
         """Users mode: each user sends when its last answer is in, so nothing was scheduled,
         nothing was due before it was sent, and lateness does not apply."""
@@ -150,7 +156,7 @@ def _read_run_json(file: Path) -> tuple[dict, Scenario, tuple[PhaseWindow, ...]]
     try:
         scenario = scenario_from_dict(meta["scenario"], as_run=True)
     except ScenarioError as exc:
-        raise RunDirError(f"{file}: scenario.{exc}") from None
+        raise RunDirError("\n".join(f"{file}: scenario.{line}" for line in exc.problems)) from None
     if not isinstance(meta["offered"], int) or isinstance(meta["offered"], bool):
         raise RunDirError(f"{file}: offered is {meta['offered']!r}; expected a whole number")
     if not isinstance(meta["duration_s"], int | float) or isinstance(meta["duration_s"], bool):

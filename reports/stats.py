@@ -86,6 +86,8 @@ class Counts:
     cancelled: int = 0
     timeouts: int = 0
     abandoned: int = 0
+    # Of the abandoned, those an operator's Stop cut off: never an error, not in any rate.
+    stop_cut: int = 0
     errors: int = 0
     # What became of the work accepted with 202 (reports/followups.py): lost work is a failure.
     after: FollowUpCounts = NO_FOLLOW_UPS
@@ -96,24 +98,30 @@ class Counts:
         return self.ok + self.cancelled
 
     @property
+    def judged(self) -> int:
+        """Calls a rate is taken over: all but those an operator's Stop cut off."""
+        return self.calls - self.stop_cut
+
+    @property
     def error_rate(self) -> float | None:
-        """Errors over calls; None when there were no calls (not measured, never 0)."""
-        return self.errors / self.calls if self.calls else None
+        """Errors over judged calls; None when there were none (not measured, never 0)."""
+        return self.errors / self.judged if self.judged else None
 
     @property
     def failures(self) -> int:
-        """Failures other than shedding: failed, timed out, abandoned, and accepted work lost."""
-        return self.failed + self.timeouts + self.abandoned + self.after.lost
+        """Failures other than shedding: failed, timed out, abandoned (not by an operator's
+        Stop), and accepted work lost."""
+        return self.failed + self.timeouts + self.abandoned - self.stop_cut + self.after.lost
 
     @property
     def failure_rate(self) -> float | None:
-        """Failures other than shedding over calls."""
-        return self.failures / self.calls if self.calls else None
+        """Failures other than shedding over judged calls."""
+        return self.failures / self.judged if self.judged else None
 
     @property
     def shed_rate(self) -> float | None:
-        """429s over calls."""
-        return self.shed / self.calls if self.calls else None
+        """429s over judged calls."""
+        return self.shed / self.judged if self.judged else None
 
 
 @dataclass(frozen=True)
@@ -213,6 +221,10 @@ def run_stats(run: Run) -> RunStats:
     scenario = run.scenario
     names = run.workloads
     late = late_mask(samples, scenario.lateness.late_after_ms)
+    stopped = run.stopped_by_operator
+    if stopped:
+        # An arrival the Stop cut off before it was sent was never due to be sent: not late.
+        late &= ~((samples["outcome"] == "abandoned") & samples["sent_s"].isna()).to_numpy()
     phases = []
     for window in run.phases:
         offered_here = (samples["phase"] == window.name).to_numpy()
@@ -222,14 +234,18 @@ def run_stats(run: Run) -> RunStats:
             PhaseStats(
                 window=window,
                 recorded=int(offered_here.sum()),
-                by_offer=slice_stats(samples[offered_here], scenario, window.duration_s, names),
-                by_completion=slice_stats(samples[done_here], scenario, window.duration_s, names),
+                by_offer=slice_stats(
+                    samples[offered_here], scenario, window.duration_s, names, stopped
+                ),
+                by_completion=slice_stats(
+                    samples[done_here], scenario, window.duration_s, names, stopped
+                ),
                 lateness=lateness_stats(samples[offered_here], late[offered_here]),
             )
         )
     return RunStats(
         phases=tuple(phases),
-        whole=slice_stats(samples, scenario, run.end_s, names),
+        whole=slice_stats(samples, scenario, run.end_s, names, stopped),
         lateness=lateness_stats(samples, late),
     )
 
@@ -256,12 +272,17 @@ def lateness_stats(samples: pd.DataFrame, late: np.ndarray) -> LatenessStats:
 
 
 def slice_stats(
-    samples: pd.DataFrame, scenario: Scenario, window_s: float, names: tuple[str, ...]
+    samples: pd.DataFrame,
+    scenario: Scenario,
+    window_s: float,
+    names: tuple[str, ...],
+    stopped: bool = False,
 ) -> SliceStats:
     """Counts, error rates and percentiles per named workload over ``samples``.
 
     Every named workload gets a row, with zero calls if it has no samples, so an
-    absent workload shows up as absent instead of disappearing.
+    absent workload shows up as absent instead of disappearing. ``stopped``: the
+    operator stopped the run, so its abandoned arrivals were cut off, not failed.
     """
     names = list(names)
     by_outcome = (
@@ -282,7 +303,10 @@ def slice_stats(
         WorkloadStats(
             workload=name,
             counts=_counts(
-                by_outcome.loc[name], scenario.shed_counts_as_error, after.get(name, NO_FOLLOW_UPS)
+                by_outcome.loc[name],
+                scenario.shed_counts_as_error,
+                after.get(name, NO_FOLLOW_UPS),
+                stopped,
             ),
             latency=latency.get(name, NO_SAMPLES),
             latency_due=latency_due.get(name, NO_SAMPLES),
@@ -293,7 +317,9 @@ def slice_stats(
     )
     return SliceStats(
         window_s=window_s,
-        total=_counts(by_outcome.sum(), scenario.shed_counts_as_error, _summed(after.values())),
+        total=_counts(
+            by_outcome.sum(), scenario.shed_counts_as_error, _summed(after.values()), stopped
+        ),
         workloads=workloads,
         failures=_failures(samples[~success], lost_groups(samples)),
     )
@@ -328,9 +354,12 @@ _OUTCOME_FIELDS = {
 }
 
 
-def _counts(by_outcome: pd.Series, shed_is_error: bool, after: FollowUpCounts) -> Counts:
+def _counts(
+    by_outcome: pd.Series, shed_is_error: bool, after: FollowUpCounts, stopped: bool
+) -> Counts:
     fields = {_OUTCOME_FIELDS[o]: int(by_outcome[o]) for o in _OUTCOME_FIELDS}
-    counts = Counts(calls=sum(fields.values()), after=after, **fields)
+    cut = fields["abandoned"] if stopped else 0
+    counts = Counts(calls=sum(fields.values()), after=after, stop_cut=cut, **fields)
     return replace(counts, errors=counts.failures + (counts.shed if shed_is_error else 0))
 
 

@@ -30,6 +30,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import ScalarFormatter
 
+import nofollow
 from reports.rundir import Run, RunDirError, load_run
 from reports.stats import percentiles_by, run_stats, timed_successes
 from reports.verdict import FAIL, PASS, judge_thresholds
@@ -495,15 +496,17 @@ def write(sweep: Sweep, out: Path) -> list[Path]:
     fig = chart(sweep)
     svg = io.StringIO()
     fig.savefig(svg, format="svg", metadata={"Date": None})
-    fig.savefig(out / "sweep.png", dpi=90, metadata={"Software": None})
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=90, metadata={"Software": None})
+    nofollow.replace(out / "sweep.png", png.getvalue())
     body = svg.getvalue()
     page = (
         "<!doctype html><meta charset='utf-8'><title>sweep</title>"
         f"<pre style='white-space:pre-wrap'>{html.escape(md)}</pre>{body[body.index('<svg') :]}"
     )
-    (out / "sweep.md").write_text(md)
-    (out / "sweep.html").write_text(page)
-    (out / "sweep.json").write_text(json.dumps(asdict(sweep), indent=1, default=str) + "\n")
+    nofollow.replace(out / "sweep.md", md)
+    nofollow.replace(out / "sweep.html", page)
+    nofollow.replace(out / "sweep.json", json.dumps(asdict(sweep), indent=1, default=str) + "\n")
     return [out / n for n in ("sweep.md", "sweep.html", "sweep.json", "sweep.png")]
 
 
@@ -519,9 +522,9 @@ def _num(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m reports.sweep") -> int:
     """Build the sweep report of a run directory; 0 written, 2 when the run cannot be read."""
-    parser = argparse.ArgumentParser(prog="python -m reports.sweep", description=__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("run_dir", help="a run directory written by a sweep (or a users run)")
     args = parser.parse_args(argv)
     try:

@@ -227,7 +227,22 @@ class Verdict:
 
 
 def judge(run: Run, stats: RunStats, system: SystemStats) -> Verdict:
-    """The verdict of a run: validity first, then every threshold, jumps and recovery."""
+    """The verdict of a run: validity first, then every threshold, jumps and recovery.
+
+    A run the operator stopped is INVALID for that reason and blames the platform for
+    nothing: no threshold, jump or recovery is held against it (its numbers stay in the
+    report, and what the Stop cut off is no error: stats.Counts.stop_cut).
+    """
+    if run.stopped_by_operator:
+        return Verdict(
+            invalid_reasons=invalid_reasons(run, stats),
+            warnings=warnings(run, system),
+            thresholds=(),
+            jumps=(),
+            recovery=None,
+            skipped=skipped(run),
+            not_offered=run.not_offered,
+        )
     thresholds = judge_thresholds(run, stats)
     return Verdict(
         invalid_reasons=invalid_reasons(run, stats),
@@ -289,7 +304,11 @@ def invalid_reasons(run: Run, stats: RunStats) -> tuple[str, ...]:
         if p.recorded != p.offered
     ]
     stopped = run.meta.get("stopped", "completed")
-    if stopped != "completed":
+    if run.stopped_by_operator:
+        at = run.meta.get("duration_s")
+        when = f" at t = {at:.1f} s" if isinstance(at, int | float) else ""
+        reasons.append(f"stopped by the operator{when}; a partial run is not a result")
+    elif stopped != "completed":
         reasons.append(
             f"the run did not complete (stopped: {stopped}); a partial run is not a result"
         )

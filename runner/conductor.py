@@ -31,7 +31,7 @@ from locust.runners import STATE_MISSING, WORKER_REPORT_INTERVAL, MasterRunner
 from engine.clock import RunClock
 from engine.followups import NOT_VERIFIABLE, FollowUp, write_followups
 from engine.mix import Mix
-from engine.samples import SAMPLES_FILE
+from engine.samples import INTERRUPTED, OPERATOR_STOP, SAMPLES_FILE
 from engine.schedule import Plan
 from engine.seam import PreflightError
 from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
@@ -51,7 +51,7 @@ from runner.messages import (
     Ready,
     to_wire,
 )
-from runner.run_end import finish
+from runner.run_end import NO_VERDICT, finish
 from runner.run_files import RunFiles, machine
 from runner.settings import (
     BAD_INPUT,
@@ -168,6 +168,8 @@ class Conductor:
         self._all_ponged = gevent.event.Event()
         self._starting = False
         self._early_change = None
+        self._signal: str | None = None
+        self._stop_pressed = False
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -175,6 +177,7 @@ class Conductor:
         """test_start: everything before load; on a refusal the shape ends the test."""
         self._refused = False
         self.exit_code = None
+        self._stop_pressed = False
         self._starting, self._early_change = True, None
         try:
             self._begin()
@@ -193,19 +196,31 @@ class Conductor:
         """Whether a run exists (load was started, or is about to be)."""
         return self._run is not None
 
-    def refuse(self, line: str) -> None:
-        """Refuse the test with one line (stderr, or the web UI's log); the next tick ends it."""
-        if self.environment.web_ui is not None:
-            log.error("refused: %s", line)
-        else:
-            sys.stderr.write(f"agent-loadkit: {line}\n")
-            sys.stderr.flush()
+    def stop_pressed(self) -> None:
+        """The operator pressed the web UI's Stop: the run ends as their choice, not a failure."""
+        self._stop_pressed = True
+
+    def signalled(self, name: str) -> None:
+        """A stop signal (``name``) ends this process: the run ends interrupted and recorded,
+        and its report is left to ``loadkit report`` so the process is gone in moments."""
+        self._signal = name
+
+    def refuse(self, problems: str) -> None:
+        """Refuse the test with one line per problem (stderr, or the web UI's log); the next
+        tick ends it."""
+        for line in problems.splitlines():
+            if self.environment.web_ui is not None:
+                log.error("refused: %s", line)
+            else:
+                sys.stderr.write(f"agent-loadkit: {line}\n")
+        sys.stderr.flush()
         self._refused = True
         self.exit_code = REFUSED_EXIT
 
     def _begin(self) -> None:
         environment = self.environment
-        settings = settings_from(environment.parsed_options, environment.host)
+        used = frozenset(self._used_run_dirs)
+        settings = settings_from(environment.parsed_options, environment.host, used)
         log_from = _size(settings.platform_log)
         shape = environment.shape_class
         if not hasattr(shape, "initial_plan"):
@@ -502,12 +517,13 @@ class Conductor:
     # -- ending -----------------------------------------------------------------------------
 
     def interrupt(self) -> None:
-        """test_stopping before the plan ended: stop every process now and collect what it has."""
+        """test_stopping before the plan ended: stop every process now and collect what it has.
+        After the web UI's Stop it is the operator's choice (run.json says so)."""
         run = self._run
         if run is None or run.stopped is not None:
             return
         run.end_s = run.clock.now()
-        run.stopped = "interrupted"
+        run.stopped = OPERATOR_STOP if self._stop_pressed else INTERRUPTED
         self.environment.runner.send_message(STOP, {"run_id": run.run_id})
         run.all_drained.wait(STOP_WAIT_S)
 
@@ -538,6 +554,16 @@ class Conductor:
             run.files.recorded,
             f" -- {shortfall} missing, the run is unusable" if shortfall else "",
         )
+        if run.stopped == INTERRUPTED:
+            # The process is being ended (a signal, a quit): it must be gone in moments, and a
+            # report can take longer than a CI timeout's grace on a busy machine.
+            sys.stderr.write(
+                f"agent-loadkit: {self._signal or 'quit'}: run {run.run_id} interrupted and "
+                f"recorded (run.json); no report built, `loadkit report {run.files.dir}` "
+                "builds it\n"
+            )
+            self.exit_code = NO_VERDICT
+            return
         self.exit_code = finish(run.files.dir)
 
     def _follow_up(self, run: _ActiveRun) -> None:

@@ -1,13 +1,19 @@
 """The end of a run: build its report and return the verdict as the process exit code.
 
-One function, so a headless run ends the same way wherever it is started from.
+One function, so a headless run ends the same way wherever it is started from,
+and one reader of that verdict for the wrappers that started the run (``loadkit
+run``, ``make demo``), which must exit with it rather than with Locust's own status.
 ``reports`` is imported only here and only when a run ends: it pulls in pandas
 and matplotlib, which the load processes never need.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+# What a run that left no verdict exits with: it was refused, or ended before its report.
+NO_VERDICT = 2
 
 
 def finish(run_dir: Path) -> int:
@@ -15,3 +21,15 @@ def finish(run_dir: Path) -> int:
     from reports import build_report
 
     return build_report(run_dir)
+
+
+def verdict_exit_code(run_dir: Path, since: float) -> int | None:
+    """The exit code in ``run_dir``'s summary.json if it was written at or after ``since`` (an
+    epoch: this run's, not an earlier one's), else None."""
+    path = run_dir / "summary.json"
+    try:
+        if path.stat().st_mtime < since:
+            return None
+        return int(json.loads(path.read_text())["exit_code"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

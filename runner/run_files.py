@@ -1,5 +1,8 @@
 """The run directory on the master: samples appended as they arrive, run.json kept current.
 
+Every file is created new, never through a symlink someone left in the directory
+(nofollow.py); ``check_new_run_dir`` refuses such a directory before preflight.
+
 A killed run must still leave something to read, so nothing waits for the end:
 each batch is appended to ``samples.csv`` and flushed when it arrives, and
 ``run.json`` is rewritten (atomically) whenever what it says changes, starting
@@ -19,6 +22,7 @@ from pathlib import Path
 import psutil
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
+import nofollow
 from engine.samples import COLUMNS, SAMPLES_FILE, Sample, csv_row
 
 RUN_JSON = "run.json"
@@ -39,7 +43,7 @@ class RunFiles:
         self.run_id = run_id
         self.recorded = 0
         run_dir.mkdir(parents=True, exist_ok=True)
-        self._file = (run_dir / SAMPLES_FILE).open("a", newline="")
+        self._file = nofollow.create(run_dir / SAMPLES_FILE)
         self._csv = csv.writer(self._file)
         self._csv.writerow(COLUMNS)
         self._file.flush()
@@ -56,16 +60,13 @@ class RunFiles:
 
     def write_run_json(self, record: dict) -> None:
         """Replace run.json in one step, so a reader never sees half of it."""
-        path = self.dir / RUN_JSON
-        partial = path.with_suffix(".json.partial")
-        partial.write_text(json.dumps(record, indent=2) + "\n")
-        os.replace(partial, path)
+        nofollow.replace(self.dir / RUN_JSON, json.dumps(record, indent=2) + "\n")
 
     def write_locust_tables(self, environment) -> None:
         """Locust's own request, failure and exception tables, as its --csv would write them."""
         tables = StatsCSV(environment, PERCENTILES_TO_REPORT)
         for name, method in LOCUST_TABLES.items():
-            with (self.dir / name).open("w", newline="") as out:
+            with nofollow.create(self.dir / name) as out:
                 getattr(tables, method)(csv.writer(out))
 
     def close(self) -> None:

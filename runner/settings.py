@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from bad_input import shown
 from engine.limits import process_connection_limit, raise_open_files_limit
 from engine.samples import SAMPLES_FILE
 from fixture import (
@@ -23,11 +24,23 @@ from fixture import (
     FixtureError,
     load_fixture,
     password_from_env,
+    url_problem,
 )
 from probes import ProbeOptions
-from scenario import Scenario, ScenarioError, load_scenario
+from scenario import MAX_RATE, Scenario, ScenarioError, load_scenario
+from workloads.platforms import PLATFORMS
 
 RUNS_DIR = Path("runs")
+# The files a run creates in its directory (samples.csv is checked on its own: a finished run).
+RUN_FILE_NAMES = (
+    "run.json",
+    "run.json.partial",
+    "probes.csv",
+    "followups.csv",
+    "locust_stats.csv",
+    "locust_failures.csv",
+    "locust_exceptions.csv",
+)
 # The probe's database URL comes from here (or --database-url-file), never from argv: it
 # usually carries a password. The name is the platform's own, so one export serves both.
 DATABASE_URL_ENV = "DATABASE_URL"
@@ -40,6 +53,14 @@ DEFAULT_PROMETHEUS_LINGER_S = 15.0
 LOOPBACK = "127.0.0.1"
 # The heading the kit's options appear under in ``locust --help``.
 OPTIONS_TITLE = "agent-loadkit (open arrival; README 'Generator')"
+
+# Bounds of the numeric options (the scenario's own numbers are bounded in scenario.py):
+# --scale stretches a phase at most this much (the scaled phase is bounded again there),
+MAX_SCALE = 1000.0
+# --connections: each holds a socket, so more than this is more than any machine's files,
+MAX_CONNECTIONS = 10_000_000
+# --api-pid: Linux's largest possible PID (PID_MAX_LIMIT on 64-bit).
+PID_MAX_LIMIT = 4_194_304
 
 
 def run_stamp() -> str:
@@ -187,22 +208,39 @@ def _explain_worker_wait(parser) -> None:
             )
 
 
-def settings_from(options, host: str | None) -> RunSettings:
-    """Validated settings from parsed options (and the host Locust or the web UI holds)."""
-    scale = _number(options.scale, "--scale", float)
+def settings_from(
+    options, host: str | None, used_run_dirs: frozenset[Path] = frozenset()
+) -> RunSettings:
+    """Validated settings from parsed options (and the host Locust or the web UI holds).
+
+    A ``--run-dir`` in ``used_run_dirs`` (an earlier test of this web-UI session wrote it) is
+    not checked: the next test gets a directory of its own beside it (Conductor._run_dir)."""
+    scale = _number(options.scale, "--scale", float, MAX_SCALE)
     unscaled = load_scenario(options.scenario)
     scenario = unscaled.scaled(scale)
-    rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float)
+    rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float, MAX_RATE)
     needed = scenario.connections_needed(rate)
     given = options.connections not in (None, "")
-    connections = int(_number(options.connections, "--connections", int)) if given else needed
+    connections = (
+        int(_number(options.connections, "--connections", int, MAX_CONNECTIONS))
+        if given
+        else needed
+    )
     fixture = load_fixture(options.fixture)
+    if fixture.platform not in PLATFORMS:
+        raise SettingsError(
+            f"fixture.platform: {shown(fixture.platform)} is not one this kit speaks; use one of "
+            f"{', '.join(PLATFORMS)} (seed again)"
+        )
+    if host and (problem := url_problem(host)):
+        raise SettingsError(f"--host: {problem}")
     password_from_env()
     run_dir = Path(options.run_dir) if options.run_dir else None
-    check_new_run_dir(run_dir or RUNS_DIR)
+    if run_dir not in used_run_dirs:
+        check_new_run_dir(run_dir or RUNS_DIR)
     api_pid = options.api_pid
     if api_pid not in (None, ""):
-        api_pid = int(_number(api_pid, "--api-pid", int))
+        api_pid = int(_number(api_pid, "--api-pid", int, PID_MAX_LIMIT))
     grace = options.follow_up_grace
     grace_s = (
         scenario.timeouts.slowest_s
@@ -266,13 +304,22 @@ def bound_connections(settings: RunSettings, processes: int) -> RunSettings:
 
 
 def check_new_run_dir(run_dir: Path) -> Path:
-    """The directory, if a new run can be written there: not a file, not a finished run, and
-    creatable (its nearest existing parent is a writable directory). Checked before preflight,
-    so a bad path costs one line, not a sign-in and a traceback."""
+    """The directory, if a new run can be written there: not a file, not a finished run, none
+    of the run's files (or a symlink in their place) there yet, and creatable (its nearest
+    existing parent is a writable directory). Checked before preflight, so a bad path costs one
+    line, not a sign-in and a traceback."""
     if run_dir.exists() and not run_dir.is_dir():
         raise SettingsError(f"--run-dir: {run_dir} is a file; pass a directory (new or empty)")
+    names = (SAMPLES_FILE, *RUN_FILE_NAMES)
+    for link in (run_dir / name for name in names if (run_dir / name).is_symlink()):
+        raise SettingsError(
+            f"--run-dir: {link} is a symlink; a run creates its files new and never writes "
+            "through a link: pass a new or empty directory"
+        )
     if (run_dir / SAMPLES_FILE).exists():
         raise SettingsError(f"--run-dir: {run_dir} already holds a run; pass a new directory")
+    for there in (run_dir / name for name in RUN_FILE_NAMES if (run_dir / name).exists()):
+        raise SettingsError(f"--run-dir: {there} is already there; pass a new or empty directory")
     parent = next(p for p in (run_dir.absolute(), *run_dir.absolute().parents) if p.exists())
     if not parent.is_dir():
         raise SettingsError(
@@ -369,11 +416,25 @@ def with_host(fixture: Fixture, host: str) -> Fixture:
     return replace(fixture, api_url=host)
 
 
-def _number(value: object, option: str, cast: type) -> float:
+def _number(value: object, option: str, cast: type, most: float) -> float:
+    """A finite number above 0 and at most ``most``, or one line naming the option."""
     try:
         number = cast(value)
-    except (TypeError, ValueError):
-        raise SettingsError(f"{option}: {value!r} is not a number; give e.g. {option} 2") from None
-    if not (math.isfinite(number) and number > 0):
-        raise SettingsError(f"{option}: {value!r} must be above 0")
+    except (TypeError, ValueError, OverflowError):
+        raise SettingsError(
+            f"{option}: {shown(value)} is not a number; give e.g. {option} 2"
+        ) from None
+    try:
+        finite = math.isfinite(number)
+    except OverflowError:
+        finite = False
+    if not finite:
+        raise SettingsError(
+            f"{option}: {shown(value)} is not a finite number; give e.g. {option} 2"
+        )
+    if not 0 < number <= most:
+        raise SettingsError(
+            f"{option}: {shown(value)} is outside its bound; give a number above 0, "
+            f"at most {most:g}"
+        )
     return number

@@ -14,8 +14,10 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
+from bad_input import shown
 from engine.schedule import Plan, Segment
 from runner.settings import RunSettings, SettingsError
+from scenario import MAX_PHASE_S, MAX_RATE
 from shapes.kit_shape import KitShape
 from shapes.users import SteppedUsersShape, UsersShape
 
@@ -26,27 +28,40 @@ REST = "rest"
 # Users mode: a step is judged this long after it ended (its last requests are in, and one
 # worker report interval has brought them to the master).
 JUDGE_AFTER_S = 4.0
+# The most users a step may hold (each is a greenlet and a connection: far beyond one machine's
+# files), and the most steps a sweep may list.
+MAX_USERS = 1_000_000
+MAX_STEPS = 1000
+# The heading the sweeps' options appear under in ``--help``.
+SWEEP_TITLE = "agent-loadkit sweeps (README 'Capacity')"
 
 log = logging.getLogger(__name__)
 
 
 def add_sweep_options(parser) -> None:
-    """The sweeps' options on Locust's parser (so they also show in the web UI)."""
-    parser.add_argument(
+    """The sweeps' options on Locust's parser, under their own heading (Locust's --help prints
+    a custom option only under a group), and in the web UI's start form."""
+    group = parser.add_argument_group(SWEEP_TITLE)
+
+    def option(*names, **kwargs):
+        # A group's add_argument is argparse's; Locust's web UI reads these attributes.
+        action = group.add_argument(*names, **kwargs)
+        action.include_in_web_ui, action.is_secret = True, False
+        action.is_required, action.is_multiple = False, False
+
+    option(
         "--sweep-users",
         default=None,
         help="concurrency sweep (users mode): N for 1, 2, 4, ... N, or a list like 1,4,16",
     )
-    parser.add_argument(
+    option(
         "--sweep-rates",
         default=None,
         help="arrival-rate sweep (open arrival): a list of rates per second, like 2,4,8,16",
     )
-    parser.add_argument("--step-s", default=DEFAULT_STEP_S, help="seconds each sweep step is held")
-    parser.add_argument(
-        "--rest-s", default=0, help="seconds of no load after a sweep (is memory given back?)"
-    )
-    parser.add_argument(
+    option("--step-s", default=DEFAULT_STEP_S, help="seconds each sweep step is held")
+    option("--rest-s", default=0, help="seconds of no load after a sweep (is memory given back?)")
+    option(
         "--sweep-stop",
         action="store_true",
         default=False,
@@ -56,7 +71,7 @@ def add_sweep_options(parser) -> None:
 
 def user_steps(value: object) -> list[int]:
     """``--sweep-users`` as user counts: N means 1, 2, 4, ... up to N (N itself included)."""
-    parts = _list(value, "--sweep-users", int)
+    parts = _list(value, "--sweep-users", int, MAX_USERS)
     if len(parts) > 1:
         return parts
     top, steps, n = parts[0], [], 1
@@ -68,7 +83,7 @@ def user_steps(value: object) -> list[int]:
 
 def rate_steps(value: object) -> list[float]:
     """``--sweep-rates`` as rates per second, in the order given."""
-    return _list(value, "--sweep-rates", float)
+    return _list(value, "--sweep-rates", float, MAX_RATE)
 
 
 def step_seconds(options) -> tuple[float, float]:
@@ -79,18 +94,28 @@ def step_seconds(options) -> tuple[float, float]:
         raise SettingsError(
             "--step-s/--rest-s: not a number; give seconds, e.g. --step-s 15 --rest-s 10"
         ) from None
-    if step <= 0 or rest < 0:
-        raise SettingsError("--step-s must be above 0 and --rest-s 0 or more; e.g. --step-s 15")
+    if not (0 < step <= MAX_PHASE_S and 0 <= rest <= MAX_PHASE_S):
+        raise SettingsError(
+            f"--step-s must be above 0 and --rest-s 0 or more, both finite and at most "
+            f"{MAX_PHASE_S:g} s; e.g. --step-s 15"
+        )
     return step, rest
 
 
-def _list(value: object, option: str, cast: type) -> list:
+def _list(value: object, option: str, cast: type, most: float) -> list:
     try:
         parts = [cast(p) for p in str(value).split(",") if p.strip()]
-    except ValueError:
-        raise SettingsError(f"{option}: {value!r} is not a list of numbers; e.g. 1,2,4") from None
-    if not parts or any(p <= 0 for p in parts):
-        raise SettingsError(f"{option}: {value!r} needs numbers above 0; e.g. 1,2,4")
+    except (ValueError, OverflowError):
+        raise SettingsError(
+            f"{option}: {shown(value)} is not a list of numbers; e.g. 1,2,4"
+        ) from None
+    if len(parts) > MAX_STEPS:
+        raise SettingsError(f"{option}: {len(parts)} steps; give at most {MAX_STEPS}")
+    if not parts or not all(0 < p <= most for p in parts):
+        raise SettingsError(
+            f"{option}: {shown(value)} needs finite numbers above 0 and at most {most:g}; "
+            "e.g. 1,2,4"
+        )
     return parts
 
 

@@ -3,9 +3,11 @@
 Starts the stub and the reference target (agno's AgentOS with PLATFORM=agno), seeds,
 runs the four phases headless
 (short by default: SCALE=0.1), builds the reports, stops what it started (also on
-Ctrl-C or failure), prints the verdict's short list and where the reports are, and exits
-with the report's code: 0 pass, 1 a check failed, 2 the run was invalid or could not
-judge a check (the default SCALE offers too few uploads and webhooks; it says so before load).
+Ctrl-C, SIGTERM, SIGHUP or failure, and when this process is killed: stack/processes.py),
+prints the verdict's short list and where the reports are, and exits with the report's
+code: 0 pass, 1 a check failed, 2 the run was invalid, could not judge a check (the
+default SCALE offers too few uploads and webhooks; it says so before load), or never ran.
+The code is the one the run's summary.json holds, never Locust's own status.
 """
 
 from __future__ import annotations
@@ -13,23 +15,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
+import time
 from pathlib import Path
 
 from reports.headline import console_text
+from runner.run_end import NO_VERDICT, verdict_exit_code
 from runner.settings import RUNS_DIR, run_stamp
 from stack.local import LOCUST, LocalStack, StackOptions
 from stack.platforms import local_stack, platform_stack
-from stack.processes import ROOT
+from stack.processes import ROOT, Interrupted, run_load, stopped_by_signals
 from workloads.platforms import PLATFORMS
 
 # Short enough for a first look (about 35 s of load), long enough to show each phase.
 DEFAULT_SCALE = 0.1
-
-# Exit code when the stack itself could not be started: the run never began.
-NOT_RUN = 2
-
 
 # The target's pool knobs; when set they are passed on and named in the topology line.
 POOL_KNOBS = ("DB_POOL_SIZE", "DB_MAX_OVERFLOW", "DB_POOL_TIMEOUT")
@@ -56,8 +55,8 @@ def verdict_table(run_dir: Path) -> str:
     return console_text(json.loads((run_dir / "summary.json").read_text()))
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="make demo", description=__doc__)
+def parse_args(argv: list[str], prog: str = "loadkit demo") -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument(
         "--scale",
         type=float,
@@ -83,12 +82,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], prog: str = "loadkit demo") -> int:
     """Run the demo and return the report's exit code."""
-    args = parse_args(argv)
+    args = parse_args(argv, prog)
     if not args.scale > 0:
         print(f"SCALE={args.scale}: must be above 0, e.g. SCALE=0.1 or SCALE=1", file=sys.stderr)
-        return NOT_RUN
+        return NO_VERDICT
     run_dir = (args.run_dir or ROOT / RUNS_DIR / f"demo-{run_stamp()}").resolve()
     pool = {knob: os.environ[knob] for knob in POOL_KNOBS if knob in os.environ}
     options = StackOptions(
@@ -99,23 +98,25 @@ def main(argv: list[str]) -> int:
     )
     what = platform_stack(args.platform).WHAT
     print(f"demo: starting stub and {what}, seeding ({run_dir / 'stack'})", flush=True)
+    started = time.time()
     try:
-        with local_stack(options) as stack:
+        with stopped_by_signals(), local_stack(options) as stack:
             print(f"demo: load at scale {args.scale}; Locust's progress follows", flush=True)
-            code = subprocess.call(
-                locust_command(stack, run_dir, args.scale),
-                cwd=ROOT,
-                env=stack.locust_env(),
-            )
+            run_load(locust_command(stack, run_dir, args.scale), stack.locust_env())
     except (RuntimeError, TimeoutError) as exc:
         print(f"demo: {exc}; logs are in {run_dir / 'stack'}", file=sys.stderr)
-        return NOT_RUN
-    except KeyboardInterrupt:
-        print("demo: interrupted; stub and target stopped", file=sys.stderr)
-        code = 130
-    if (run_dir / "summary.json").exists():
-        print(verdict_table(run_dir))
-        print(f"report: {run_dir / 'report.md'}\n        {run_dir / 'report.html'}")
+        return NO_VERDICT
+    except Interrupted as exc:
+        print(
+            f"demo: {exc}: the load, the stub and the {what} are stopped; a run that had begun "
+            f"is interrupted (run.json in {run_dir})",
+            file=sys.stderr,
+        )
+    code = verdict_exit_code(run_dir, started)
+    if code is None:
+        return NO_VERDICT
+    print(verdict_table(run_dir))
+    print(f"report: {run_dir / 'report.md'}\n        {run_dir / 'report.html'}")
     return code
 
 

@@ -12,14 +12,13 @@ imports none of them.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fixture import PASSWORD_ENV
 from runner.settings import DATABASE_URL_ENV
-from stack.processes import ROOT, Server
+from stack.processes import Server, run_captured
 
 # The reference target's documented default admin password (reference_platform/README.md);
 # used only when the operator has not exported LOAD_PASSWORD.
@@ -123,9 +122,7 @@ def seed(
         "--fixture",
         str(fixture),
     ]
-    done = subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=SEED_TIMEOUT_S
-    )
+    done = run_captured(command, env, SEED_TIMEOUT_S)
     if done.returncode != 0:
         lines = (done.stderr or done.stdout).strip().splitlines()
         raise RuntimeError(f"seeding failed: {lines[-1] if lines else done.returncode}")
@@ -138,12 +135,8 @@ class PlatformUnavailable(RuntimeError):
 def ensure_venv(target: str, python: Path) -> str:
     """A platform's interpreter, building its environment first if needed (``make TARGET``):
     a platform that pins its own web stack runs from an environment apart from the kit's."""
-    done = subprocess.run(
-        ["make", "--no-print-directory", target],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
+    done = run_captured(
+        ["make", "--no-print-directory", target], dict(os.environ), INSTALL_TIMEOUT_S
     )
     if done.returncode != 0 or not python.exists():
         lines = (done.stderr or done.stdout).strip().splitlines()

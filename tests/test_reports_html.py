@@ -11,7 +11,8 @@ from html.parser import HTMLParser
 import pytest
 
 from reports import build_report
-from tests.support.rundirs import golden_copy
+from scenario import load_scenario
+from tests.support.rundirs import golden_copy, synthetic_samples, write_run_dir
 
 SECTIONS = [
     "what-was-run",
@@ -121,3 +122,21 @@ def test_a_chart_without_data_says_so(tmp_path):
         assert "No data: No probes.csv in the run directory" in page.charts[chart]["text"]
     markdown = (path / "report.md").read_text()
     assert "No probes.csv in the run directory: nothing was recorded about the system." in markdown
+
+
+def test_the_platforms_words_are_text_in_both_reports_never_markup(tmp_path):
+    """An error message holding HTML (a hostile or broken platform's) is escaped in report.html
+    as entities and in report.md with backslashes, so no viewer runs or renders it."""
+    scenario = load_scenario().scaled(0.05)
+    samples = synthetic_samples(scenario, error_rates={("sustain", "api_read"): 0.5})
+    words = "HTTP 500 boom: <script>alert(1)</script> & <img src=x onerror=alert(2)>"
+    samples.loc[samples["outcome"] == "failed", "detail"] = words
+    path = write_run_dir(tmp_path / "run", scenario, samples)
+    build_report(path)
+    markdown = (path / "report.md").read_text()
+    page = (path / "report.html").read_text()
+    # Every "<" the Markdown holds is escaped, but for the report's own section anchors.
+    text = re.sub(r'<a id="[a-z0-9-]+"></a>', "", markdown)
+    assert not re.findall(r"(?<!\\)<", text)
+    assert r"\<script\>alert(1)\</script\> \& \<img src=x onerror=alert(2)\>" in markdown
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)" in page

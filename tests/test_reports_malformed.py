@@ -113,7 +113,7 @@ CASES = {
     ),
     "run.json with a broken scenario": (
         lambda p: edit_run_json(p, scenario={"lateness": {"max_late_fraction": 2}}),
-        "run.json: scenario.lateness.max_late_fraction: 2 must be between 0 and 1",
+        "run.json: scenario.lateness.max_late_fraction: 2 is outside 0 to 1",
     ),
     "probes.csv missing a column": (
         lambda p: (p / "probes.csv").write_text("t_s,probe,metric\n1,api,cpu_percent\n"),

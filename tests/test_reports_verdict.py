@@ -13,7 +13,9 @@ import json
 import numpy as np
 import pytest
 
+from engine.samples import OPERATOR_STOP
 from reports import build_report
+from reports.live import STOPPED, final_verdict
 from reports.rundir import load_run
 from reports.stats import run_stats
 from reports.system import system_stats
@@ -35,6 +37,7 @@ from tests.support.rundirs import (
     synthetic_samples,
     write_run_dir,
 )
+from webui.verdict_tab import verdict_rows
 
 # Long enough that recover holds a few windows of every large workload (12 s at 12/s); every
 # check judged however few its arrivals (the minimums are tested in test_reports_inconclusive).
@@ -222,3 +225,37 @@ def test_shipped_defaults_judge_error_rates_after_sustain_and_latency_in_sustain
         }
     )
     assert everywhere.thresholds[0].phases == tuple(p.name for p in SCENARIO.phases)
+
+
+def test_an_operators_stop_is_invalid_at_its_time_and_blames_nothing_else(tmp_path):
+    """The Stop cut off arrivals in flight and some not yet sent: they are abandoned, but no
+    error rate counts them, no lateness either, and the verdict names only the Stop."""
+    samples = synthetic_samples(SCENARIO)
+    stop_s = float(samples["due_s"].quantile(0.6))
+    cut = samples["finished_s"] > stop_s
+    never_sent = samples["sent_s"] > stop_s
+    abandoned = ["abandoned", "abandoned at end", 0, 0]
+    samples.loc[cut, ["outcome", "detail", "ok", "status"]] = abandoned
+    samples.loc[cut, "finished_s"] = stop_s
+    samples.loc[never_sent, "sent_s"] = np.nan
+    path = write_run_dir(
+        tmp_path / "run", SCENARIO, samples, stopped=OPERATOR_STOP, duration_s=stop_s
+    )
+    run = load_run(path)
+    stats = run_stats(run)
+    total = stats.whole.total
+    assert total.abandoned == total.stop_cut == int(cut.sum()) > 0
+    assert total.error_rate == 0.0 and total.failures == 0
+    assert stats.lateness.late == 0
+    verdict = judge(run, stats, system_stats(run))
+    assert verdict.exit_code == 2
+    assert verdict.invalid_reasons == (
+        f"stopped by the operator at t = {stop_s:.1f} s; a partial run is not a result",
+    )
+    assert verdict.thresholds == () and verdict.jumps == () and verdict.recovery is None
+    # The live tab, before the report and after it, agrees: never "valid so far" under "final".
+    assert final_verdict(path, run.meta) == STOPPED
+    build_report(path)
+    head, validity = (row["workload"] for row in verdict_rows(path, None)[:2])
+    assert head.startswith("final: INVALID (exit 2)") and "stopped by the operator" in head
+    assert "valid so far" not in validity

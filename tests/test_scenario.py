@@ -68,3 +68,75 @@ def test_shares_summing_to_zero_are_refused():
         spec["share"] = 0
     with pytest.raises(ScenarioError, match="shares sum to 0"):
         scenario_from_dict(raw)
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("rate: .inf", "phases.sustain.rate"),
+        ("rate: .nan", "phases.sustain.rate"),
+        ("rate: 1.0e+12", "phases.sustain.rate"),
+        ("rate: 1" + "0" * 400, "phases.sustain.rate"),
+        ("duration_s: 1.0e+9", "phases.sustain.duration_s"),
+    ],
+)
+def test_every_number_is_finite_and_within_its_bound(tmp_path, text, names):
+    """YAML's .inf, .nan, a rate that would plan forever, an integer too big for a float."""
+    key, value = text.split(": ")
+    data = copy.deepcopy(RAW)
+    next(p for p in data["phases"] if p["name"] == "sustain")[key] = "PLACEHOLDER"
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(data).replace("PLACEHOLDER", value))
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path)
+    assert str(err.value).startswith(names) and "\n" not in str(err.value), str(err.value)
+    assert len(str(err.value)) < 300
+
+
+def test_timeouts_and_lateness_are_bounded_too():
+    raw = _broken(("timeouts", "default_s"), float("inf"))
+    raw["lateness"] = {"late_after_ms": 1e9}
+    with pytest.raises(ScenarioError) as err:
+        scenario_from_dict(raw)
+    assert [line.split(":")[0] for line in err.value.problems] == [
+        "timeouts.default_s",
+        "lateness.late_after_ms",
+    ]
+
+
+def test_every_problem_is_reported_at_once_one_line_each():
+    raw = copy.deepcopy(RAW)
+    raw["workloads"]["api_write"] = 1
+    raw["phases"][1]["rate"] = float("inf")
+    raw["phases"][2]["duration_s"] = "soon"
+    raw["thresholds"][0]["metric"] = "p97_ms"
+    raw["timeouts"] = {"default_s": -1}
+    raw["chat_cancel_share"] = 2
+    with pytest.raises(ScenarioError) as err:
+        scenario_from_dict(raw)
+    fields = [line.split(":")[0] for line in str(err.value).splitlines()]
+    assert fields == [
+        "workloads.api_write",
+        "phases.sustain.rate",
+        "phases.burst.duration_s",
+        "thresholds[0].metric",
+        "chat_cancel_share",
+        "timeouts.default_s",
+    ]
+
+
+def test_a_long_value_is_cut_in_its_message():
+    raw = copy.deepcopy(RAW)
+    raw["workloads"]["x" * 1_000_000] = 1
+    raw["thresholds"][0]["metric"] = "m" * 1_000_000
+    with pytest.raises(ScenarioError) as err:
+        scenario_from_dict(raw)
+    assert len(err.value.problems) == 2
+    assert all(len(line) < 400 for line in err.value.problems)
+    assert "1000002 characters" in str(err.value)
+
+
+@pytest.mark.parametrize("scale", [float("inf"), float("nan"), 1e6])
+def test_a_scale_that_overflows_a_phase_is_refused_with_the_largest_that_fits(scale):
+    with pytest.raises(ScenarioError, match=r"^--scale: "):
+        load_scenario().scaled(scale)

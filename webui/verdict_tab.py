@@ -62,13 +62,19 @@ def _ms(value: float | None) -> str:
 
 
 def _validity(verdict: LiveVerdict) -> str:
+    """How the run stands on lateness; once it has ended the verdict line above has the last
+    word, so this row only counts (never "valid so far" under "final: INVALID")."""
     v = verdict.validity
+    ended = verdict.final is not None
     if v.closed_loop:
+        word = "recorded" if ended else "valid so far"
         return (
-            f"valid so far: {fmt.count(v.recorded)} requests recorded; closed loop (users "
+            f"{word}: {fmt.count(v.recorded)} requests recorded; closed loop (users "
             "mode), so nothing is scheduled and lateness does not apply"
         )
     word = "valid so far" if v.valid else "INVALID: the driver fell behind"
+    if ended:
+        word = "lateness"
     return (
         f"{word}: {fmt.count(v.late)} of {fmt.count(v.recorded)} dispatches late "
         f"(> {v.late_after_ms:g} ms): {fmt.rate(v.fraction)}, tolerance {fmt.rate(v.tolerance)}"

@@ -5,7 +5,8 @@ finds is the same on every platform (the agent answers, a search finds the
 seeded documents, a run completes, and whether trigger_fire can run), so the
 engine reads one result (``engine.seam.PreflightResult``) and the operator sees
 one summary line. The command line is the same too: ``python -m
-workloads.<platform>.preflight`` checks for every workload and exits 0 with that
+workloads.<platform>.preflight`` (or ``python -m workloads.preflight``, ``loadkit
+preflight``: the fixture's platform) checks for every workload and exits 0 with that
 line, or 1 with the one-line refusal; a run checks only the workloads its scenario
 offers (a workload with share 0 is never preflighted).
 """
@@ -42,20 +43,30 @@ def api_failures_refused(who: str, fix: str) -> Iterator[None]:
 
 
 def preflight_main(
-    argv: list[str], run_preflight: RunPreflight, *, prog: str, description: str, email: bool
+    argv: list[str],
+    run_preflight: RunPreflight | None,
+    *,
+    prog: str,
+    description: str,
+    email: bool,
 ) -> int:
     """Check the fixture's deployment; 0 and the summary when ready, 1 and one line when not.
 
     ``email`` says whether the platform signs in as a user (``--email``) or takes the
-    password alone as its key.
+    password alone as its key. ``run_preflight`` None means the fixture's own platform's.
     """
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--fixture", default=str(DEFAULT_PATH), help=f"default {DEFAULT_PATH}")
     if email:
-        parser.add_argument("--email", default=DEFAULT_EMAIL, help=f"default {DEFAULT_EMAIL}")
+        parser.add_argument(
+            "--email",
+            default=DEFAULT_EMAIL,
+            help=f"the user to sign in as, where the platform has users (default {DEFAULT_EMAIL})",
+        )
     args = parser.parse_args(argv)
     try:
         fixture = load_fixture(args.fixture)
+        run_preflight = run_preflight or _platform_preflight(fixture.platform)
         who = getattr(args, "email", DEFAULT_EMAIL)
         result = run_preflight(fixture, who, password_from_env(), frozenset(WORKLOADS))
     except (PreflightError, FixtureError) as exc:
@@ -63,3 +74,32 @@ def preflight_main(
         return 1
     print(result.summary())
     return 0
+
+
+def _platform_preflight(name: str) -> RunPreflight:
+    """The registered platform's preflight (imported here: the registry imports this module)."""
+    from workloads.platforms import platform
+
+    try:
+        return platform(name).run_preflight
+    except ValueError as exc:
+        raise FixtureError(f"fixture: {exc}; seed again") from None
+
+
+def main(argv: list[str], prog: str = "python -m workloads.preflight") -> int:
+    """Preflight for whichever platform the fixture names (``loadkit preflight``)."""
+    return preflight_main(
+        argv,
+        None,
+        prog=prog,
+        description="Refuse, before any load, a deployment that cannot do the run's work: the "
+        "checks of the platform the fixture names (password from LOAD_PASSWORD).",
+        email=True,
+    )
+
+
+if __name__ == "__main__":
+    # Run as the imported module, not as __main__: the platforms raise its PreflightError.
+    from workloads import preflight
+
+    sys.exit(preflight.main(sys.argv[1:]))

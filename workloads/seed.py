@@ -13,13 +13,15 @@ any platform from one command line.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Callable
-from importlib import import_module
+from pathlib import Path
 
 from fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.corpus import DEFAULT_DOCUMENTS
+from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS, platform
 from workloads.setup_client import APIError, APIUnreachable
 
 # The stub as `make stub` starts it on this machine.
@@ -59,10 +61,31 @@ def positive(text: str) -> int:
 
 
 def seed_parser(
-    prog: str, description: str, *, api_url: str, stub_help: str
+    prog: str, description: str, *, api_url: str, stub_help: str, platform: str
 ) -> argparse.ArgumentParser:
-    """The options every platform's seed takes; a platform adds its own to it."""
+    """The options every platform's seed takes; a platform adds its own to it.
+
+    ``--platform`` is read by ``python -m workloads.seed`` (and ``loadkit seed``) to pick the
+    platform's seed; the platform's own parser lists it so that ``--help`` shows every option,
+    and refuses any platform but its own.
+    """
     parser = argparse.ArgumentParser(prog=prog, description=description)
+
+    def this_platform(text: str) -> str:
+        if text != platform:
+            raise argparse.ArgumentTypeError(
+                f"{text[:80]!r}: this is {platform}'s seed; run python -m workloads.seed "
+                f"--platform {text[:80]}"
+            )
+        return text
+
+    parser.add_argument(
+        "--platform",
+        type=this_platform,
+        default=platform,
+        help=f"which platform to seed, one of {', '.join(PLATFORMS)} (default: the one the "
+        f"--fixture file names, else {DEFAULT_PLATFORM}); this help is {platform}'s",
+    )
     parser.add_argument("--api-url", default=api_url, help=f"default {api_url}")
     parser.add_argument(
         "--stub-url", default=DEFAULT_STUB_URL, help=f"{stub_help} (default {DEFAULT_STUB_URL})"
@@ -114,26 +137,45 @@ def seed_main(seed: Callable[[str], Fixture], fixture_path: str) -> int:
     """
     try:
         fixture = seed(password_from_env())
+        fixture.save(fixture_path)
     except (SeedError, FixtureError, APIUnreachable, APIError) as exc:
         print(f"seed: {exc}", file=sys.stderr)
         return 1
-    fixture.save(fixture_path)
     print(f"seed: wrote {fixture_path}")
     return 0
 
 
-def main(argv: list[str]) -> int:
-    """``--platform NAME`` and that platform's seed command line: the platform's seed."""
-    from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS
+def chosen_platform(argv: list[str]) -> str:
+    """The platform ``argv`` seeds: its ``--platform``, else the one its ``--fixture`` file (an
+    earlier seed's) names, else the default; an unknown name is left to the seed to refuse."""
+    chooser = argparse.ArgumentParser(add_help=False)
+    chooser.add_argument("--platform")
+    chooser.add_argument("--fixture", default=str(DEFAULT_PATH))
+    known, _ = chooser.parse_known_args(argv)
+    if known.platform:
+        return known.platform
+    try:
+        named = json.loads(Path(known.fixture).read_text()).get("platform")
+    except (OSError, ValueError, AttributeError):
+        named = None
+    return named if named in PLATFORMS else DEFAULT_PLATFORM
 
-    parser = argparse.ArgumentParser(
-        prog="python -m workloads.seed",
-        description="Seed the named platform; every other option is that platform's seed's.",
-    )
-    parser.add_argument("--platform", choices=sorted(PLATFORMS), default=DEFAULT_PLATFORM)
-    args, rest = parser.parse_known_args(argv)
-    return import_module(f"{PLATFORMS[args.platform]}.seed").main(rest)
+
+def main(argv: list[str], prog: str = "python -m workloads.seed") -> int:
+    """Seed the chosen platform through its record's seed command (``loadkit seed``)."""
+    name = chosen_platform(argv)
+    if name not in PLATFORMS:
+        print(
+            f"{prog}: --platform {name[:80]!r} is not one this kit speaks; use one of "
+            f"{', '.join(PLATFORMS)}",
+            file=sys.stderr,
+        )
+        return 2
+    return platform(name).seed(argv, prog=prog)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    # Run as the imported module, not as __main__: the platforms raise its SeedError.
+    from workloads import seed
+
+    sys.exit(seed.main(sys.argv[1:]))

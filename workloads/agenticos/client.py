@@ -13,6 +13,7 @@ from typing import Any
 
 import requests
 
+from fixture import in_path
 from workloads.setup_client import ANY_STATUS, RUN_TIMEOUT_S, SetupClient, signature
 
 API_PREFIX = "/api/v1"
@@ -86,7 +87,9 @@ class AgenticOSClient(SetupClient):
 
     def run_agent(self, agent_id: str, prompt: str) -> dict:
         """POST /agents/{id}/run, waiting for the model like the API does."""
-        return self.post(f"/agents/{agent_id}/run", {"prompt": prompt}, timeout=RUN_TIMEOUT_S)
+        return self.post(
+            f"/agents/{in_path(agent_id)}/run", {"prompt": prompt}, timeout=RUN_TIMEOUT_S
+        )
 
     def search(self, collection_name: str, query: str, limit: int = 4) -> list[dict]:
         """POST /rag/search and return its results."""
@@ -97,7 +100,10 @@ class AgenticOSClient(SetupClient):
         """Upload one file into a collection (multipart field ``file``); answers 202."""
         files = {"file": (filename, content, "text/plain")}
         resp = self.request(
-            "POST", f"/rag/collections/{collection_name}/ingest", files=files, expect=(202,)
+            "POST",
+            f"/rag/collections/{in_path(collection_name)}/ingest",
+            files=files,
+            expect=(202,),
         )
         return resp.json()
 
@@ -110,7 +116,7 @@ class AgenticOSClient(SetupClient):
             headers["X-Delivery-Id"] = delivery_id
         return self.request(
             "POST",
-            f"/webhooks/triggers/{source}/{trigger_id}",
+            f"/webhooks/triggers/{in_path(source)}/{in_path(trigger_id)}",
             data=body,
             headers=headers,
             auth=False,

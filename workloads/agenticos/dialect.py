@@ -47,7 +47,7 @@ from engine.websocket import (
     WebSocket,
     not_upgraded,
 )
-from fixture import PASSWORD_ENV, Fixture, webhook_secret
+from fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
 from workloads.agenticos.answers import ACCEPTED, LIST_PAGE, RUN_RESULT, SEARCH_RESULT
 from workloads.agenticos.fixture import seeded
 from workloads.answers import held
@@ -65,11 +65,11 @@ class AgenticOS(Dialect):
     """Speaks AgenticOS 0.0.247's public API (and the reference target's subset of it)."""
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
-        super().__init__(fixture, run_id, http)
+        super().__init__(fixture, base_url, run_id, http)
         self.seeded = seeded(fixture)
         self._ws_url = (
-            base_url.replace("http", "ws", 1).rstrip("/")
-            + f"{API}/ws/agent?organization_id={self.seeded.org_id}"
+            self.base_url.replace("http", "ws", 1).rstrip("/")
+            + f"{API}/ws/agent?{urlencode({'organization_id': self.seeded.org_id})}"
         )
         self._token = ""
         self._auth: dict[str, str] = {}
@@ -91,6 +91,12 @@ class AgenticOS(Dialect):
             raise DialectError(
                 f"sign-in as {email}: HTTP {status}; check --email and {PASSWORD_ENV}"
             )
+        if not isinstance(token, str) or not token.isprintable():
+            # It goes into every request's Authorization header, where a CR or LF ends it.
+            raise DialectError(
+                "sign-in: the API answered an access_token that is not one line of printable "
+                "text; no request is sent with it"
+            )
         self._token = token
         self._auth = {
             "Authorization": f"Bearer {self._token}",
@@ -105,7 +111,8 @@ class AgenticOS(Dialect):
             return self._reads[k % len(self._reads)]
         if workload == "agent_run":
             prompt = run_prompt(k)
-            return self._post(f"{API}/agents/{self.seeded.agent_id}/run", {"prompt": prompt})
+            path = f"{API}/agents/{in_path(self.seeded.agent_id)}/run"
+            return self._post(path, {"prompt": prompt})
         if workload == "rag_query":
             query = {
                 "query": question(k),
@@ -125,7 +132,7 @@ class AgenticOS(Dialect):
     def _ingest(self, k: int) -> HttpCall:
         name, text = upload_name(self.run_id, k), upload_text(self.run_id, k)
         body, content_type = encode_multipart_formdata({"file": (name, text, "text/plain")})
-        path = f"{API}/rag/collections/{self.seeded.collection_name}/ingest"
+        path = f"{API}/rag/collections/{in_path(self.seeded.collection_name)}/ingest"
         return HttpCall("POST", path, body, {**self._auth, "Content-Type": content_type})
 
     def _webhook(self, k: int) -> HttpCall:
@@ -136,7 +143,10 @@ class AgenticOS(Dialect):
             "X-Signature-256": f"sha256={signature}",
             "X-Delivery-Id": f"{self.run_id}-{k}",
         }
-        source, trigger = self.seeded.trigger_source, self.seeded.trigger_id
+        if self.seeded.trigger_id is None:
+            # Preflight leaves trigger_fire out of such a run (PreflightResult.skipped).
+            raise ValueError("trigger_fire: the fixture names no trigger; seed again")
+        source, trigger = in_path(self.seeded.trigger_source), in_path(self.seeded.trigger_id)
         return HttpCall("POST", f"{API}/webhooks/triggers/{source}/{trigger}", body, headers)
 
     def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
@@ -272,7 +282,6 @@ def http_failure(status: int, body: bytes) -> str:
     return f"{head}: {message}" if message else head
 
 
-DIALECT = AgenticOS
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
 REQUESTS = {
     "api_read": "GET /api/v1/agents, /runs or /conversations",

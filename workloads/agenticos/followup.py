@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
 from engine.seam import words
-from fixture import Fixture
+from fixture import Fixture, in_path
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import AgenticOSSeeded, seeded
 from workloads.setup_client import APIError, APIUnreachable
@@ -267,21 +267,21 @@ class _RunLog:
         load run's (its index), or anything else (None: another load run's, or a fire the
         seed or preflight sent). A run that ended with no user turn is UNNAMED."""
         run_id = str(run["id"])
-        transcript = self._client.get(f"/runs/{run_id}/transcript", limit=TRANSCRIPT_TURNS)
+        transcript = self._client.get(f"/runs/{in_path(run_id)}/transcript", limit=TRANSCRIPT_TURNS)
         for turn in transcript.get("items", []):
             if turn.get("role") != "user":
                 continue
             content = str(turn.get("content") or "")
             load_run, index = _LOAD_RUN.search(content), _INDEX.search(content)
-            mine = load_run is not None and load_run.group(1) == self._run_id and index
-            self._named[run_id] = int(index.group(1)) if mine else None
+            mine = load_run is not None and load_run.group(1) == self._run_id
+            self._named[run_id] = int(index.group(1)) if mine and index is not None else None
             return
         if str(run.get("status", "")) not in PENDING:
             self._named[run_id] = UNNAMED
 
     def _find_conversation(self) -> str:
         """The trigger's ``conversation_id``, from the agent's trigger list."""
-        path = f"/agents/{self._own.agent_id}/triggers"
+        path = f"/agents/{in_path(self._own.agent_id)}/triggers"
         listed = self._client.list_all(path)
         found = next((t for t in listed if str(t.get("id")) == self._own.trigger_id), None)
         if found is None or not found.get("conversation_id"):

@@ -19,9 +19,11 @@ import json
 import sys
 import time
 import uuid
+from collections.abc import Callable
+from typing import TypeVar
 
 from engine.seam import PreflightError, PreflightResult
-from fixture import Fixture, webhook_secret
+from fixture import Fixture, in_path, webhook_secret
 from scenario import WORKLOADS
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import seeded
@@ -32,6 +34,8 @@ from workloads.setup_client import APIError, APIUnreachable
 # Tries of a probe that reaches the model: at a 20% injected fault rate, five
 # refusals in a row happen once in 3,000 preflights.
 PROBE_ATTEMPTS = 5
+# What a retried probe returns.
+T = TypeVar("T")
 # Workloads that need a search to work (the collection exists, the embedder answers),
 # and those that need an agent run to complete against the model.
 SEARCHED = frozenset({"rag_query", "ingest"})
@@ -76,7 +80,7 @@ def _check_agent(client: AgenticOSClient, fixture: Fixture) -> None:
         )
     client.org_id = own.org_id
     try:
-        agent = client.get(f"/agents/{own.agent_id}")
+        agent = client.get(f"/agents/{in_path(own.agent_id)}")
     except APIError as exc:
         if exc.status == 404:
             raise PreflightError(
@@ -103,7 +107,7 @@ def _fault_hint(what: str, message: str) -> str:
     )
 
 
-def _retried(call, attempts: int = PROBE_ATTEMPTS):
+def _retried(call: Callable[[], T], attempts: int = PROBE_ATTEMPTS) -> T:
     """``call()``, tried again on a server-side refusal (5xx) up to ``attempts`` times.
 
     Only 5xx is retried: a 4xx (not found, rate limited) is the platform's answer,
@@ -178,7 +182,7 @@ def _trigger_state(client: AgenticOSClient, fixture: Fixture, password: str) -> 
     own = seeded(fixture)
     if not own.trigger_id:
         return "the fixture has no trigger (seeding could not create one); run make seed"
-    triggers = {t.get("id") for t in client.list_all(f"/agents/{own.agent_id}/triggers")}
+    triggers = {t.get("id") for t in client.list_all(f"/agents/{in_path(own.agent_id)}/triggers")}
     if own.trigger_id not in triggers:
         return f"trigger {own.trigger_id} no longer exists; run make seed to recreate it"
     body = json.dumps({"event": "agent-loadkit.preflight", "id": str(uuid.uuid4())}).encode()

@@ -15,11 +15,12 @@ import argparse
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 import requests
 
-from fixture import DEFAULT_EMAIL, Fixture, webhook_secret
+from fixture import DEFAULT_EMAIL, Fixture, in_path, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import AgenticOSSeeded
 from workloads.corpus import document_name, document_text
@@ -63,7 +64,7 @@ def stub_base_url(stub_url: str) -> str:
     return stub_url.rstrip("/") + "/v1"
 
 
-def _first(items, **match) -> dict | None:
+def _first(items: Iterable[dict], **match: object) -> dict | None:
     return next((i for i in items if all(i.get(k) == v for k, v in match.items())), None)
 
 
@@ -130,7 +131,7 @@ def ensure_agent(client: AgenticOSClient, profile_id: str) -> tuple[str, str]:
         )
         action = "created"
     if agent.get("status") != "published":
-        client.post(f"/agents/{agent['id']}/publish", {"note": "agent-loadkit fixture"})
+        client.post(f"/agents/{in_path(agent['id'])}/publish", {"note": "agent-loadkit fixture"})
         action += ", published"
     return agent["id"], action
 
@@ -160,11 +161,12 @@ class Uploads:
 def upload_missing(client: AgenticOSClient, collection: str, documents: int) -> Uploads:
     """Upload each synthetic document not already indexed; a document still ``processing``
     from an earlier seed is uploaded again (the contract has no delete for it), and named."""
-    done, processing = set(), set()
+    done: set[str] = set()
+    processing: set[str] = set()
     for doc in client.list_all("/rag/documents", collection_name=collection):
         status = doc.get("status")
         (done if status == "done" else processing if status == "processing" else set()).add(
-            doc.get("filename")
+            str(doc.get("filename"))
         )
     uploads = Uploads(set(), [])
     for index in range(documents):
@@ -189,7 +191,9 @@ def _document_states(
 ) -> tuple[Counter, str | None]:
     """How this seed's own uploads stand (by document id; one not listed is "not listed"), and
     the first failure among them in the platform's words."""
-    statuses, first_error, seen = Counter(), None, set()
+    statuses: Counter[str] = Counter()
+    first_error: str | None = None
+    seen: set[str] = set()
     for doc in client.list_all("/rag/documents", collection_name=collection):
         ref = str(doc.get("id") or doc.get("document_id"))
         if ref not in ids:
@@ -220,7 +224,7 @@ def _fix(client: AgenticOSClient, collection: str, stub_url: str) -> str:
     mismatch, so the stub's width for the collection's model is compared with the width the
     collection holds (``/rag/collections/{name}/info``); a mismatch is named with the width
     wanted, anything else points at the worker and its embedder."""
-    dim = client.get(f"/rag/collections/{collection}/info").get("dim")
+    dim = client.get(f"/rag/collections/{in_path(collection)}/info").get("dim")
     kb = _first(client.list_all("/kb"), collection_name=collection) or {}
     model = kb.get("embedding_model")
     worker = (
@@ -280,11 +284,11 @@ def recreate_trigger(client: AgenticOSClient, agent_id: str, password: str) -> s
     the run then reports trigger_fire as skipped rather than failing.
     """
     try:
-        for trigger in client.list_all(f"/agents/{agent_id}/triggers"):
+        for trigger in client.list_all(f"/agents/{in_path(agent_id)}/triggers"):
             if trigger.get("name") == TRIGGER_NAME:
-                client.delete(f"/agents/{agent_id}/triggers/{trigger['id']}")
+                client.delete(f"/agents/{in_path(agent_id)}/triggers/{in_path(trigger['id'])}")
         trigger = client.post(
-            f"/agents/{agent_id}/triggers",
+            f"/agents/{in_path(agent_id)}/triggers",
             {
                 "name": TRIGGER_NAME,
                 "prompt": TRIGGER_PROMPT,
@@ -347,21 +351,22 @@ def seed(options: SeedOptions, password: str) -> Fixture:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m workloads.agenticos.seed") -> argparse.ArgumentParser:
     """The command line; the defaults seed `make target` + `make stub` on this machine."""
     parser = seed_parser(
-        "python -m workloads.agenticos.seed",
+        prog,
         "Create the load run's fixture through the platform's API (password from LOAD_PASSWORD).",
         api_url=DEFAULT_API_URL,
         stub_help="the stub as the platform reaches it",
+        platform="agenticos",
     )
     parser.add_argument("--email", default=DEFAULT_EMAIL, help=f"default {DEFAULT_EMAIL}")
     return parser
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], prog: str = "python -m workloads.agenticos.seed") -> int:
     """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     options = SeedOptions(
         args.api_url, args.stub_url, args.email, args.documents, args.fixture, args.wait
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 import requests
 
+from fixture import in_path
 from workloads.setup_client import ANY_STATUS, RUN_TIMEOUT_S, SetupClient, signature
 
 # The list page AgentOS serves by default and the most the seed reads at once.
@@ -59,14 +60,17 @@ class AgnoClient(SetupClient):
 
     def content_status(self, content_id: str) -> tuple[str, str]:
         """GET /knowledge/content/{id}/status: (status, status_message)."""
-        body = self.request("GET", f"/knowledge/content/{content_id}/status").json()
+        body = self.request("GET", f"/knowledge/content/{in_path(content_id)}/status").json()
         return body.get("status", ""), body.get("status_message") or ""
 
     def session_runs(self, session_id: str) -> list[dict] | None:
         """GET /sessions/{id}/runs?type=agent: the session's runs, None while agno has no such
         session (a WhatsApp session is written only when its run ends)."""
         resp = self.request(
-            "GET", f"/sessions/{session_id}/runs", params={"type": "agent"}, expect=(200, 404)
+            "GET",
+            f"/sessions/{in_path(session_id)}/runs",
+            params={"type": "agent"},
+            expect=(200, 404),
         )
         return resp.json() if resp.status_code == 200 else None
 
@@ -78,7 +82,9 @@ class AgnoClient(SetupClient):
     def run_agent(self, agent_id: str, prompt: str) -> dict:
         """POST /agents/{id}/runs with stream=false: the whole run, waiting for the model."""
         form = {"message": prompt, "stream": "false"}
-        resp = self.request("POST", f"/agents/{agent_id}/runs", data=form, timeout=RUN_TIMEOUT_S)
+        resp = self.request(
+            "POST", f"/agents/{in_path(agent_id)}/runs", data=form, timeout=RUN_TIMEOUT_S
+        )
         return resp.json()
 
     def fire_whatsapp(self, prefix: str, body: bytes, secret: str) -> requests.Response:

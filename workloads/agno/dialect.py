@@ -46,7 +46,7 @@ from engine.seam import (
     socket_backstop_s,
     words,
 )
-from fixture import PASSWORD_ENV, Fixture, webhook_secret
+from fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
 from workloads.agno.answers import AGENTS, CONTENT, DELIVERY, PAGE, RUN_OUTPUT, SEARCH_PAGE
 from workloads.agno.fixture import seeded
 from workloads.answers import held
@@ -65,13 +65,12 @@ class Agno(Dialect):
     """Speaks agno 3.1's AgentOS API (agno_platform/ runs one on the stub)."""
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
-        super().__init__(fixture, run_id, http)
+        super().__init__(fixture, base_url, run_id, http)
         self.seeded = seeded(fixture)
-        del base_url  # the transport holds the address, resolved once
         self._auth: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
         self._webhook_secret = b""
-        self._runs = f"/agents/{self.seeded.agent_id}/runs"
+        self._runs = f"/agents/{in_path(self.seeded.agent_id)}/runs"
         self._whatsapp = self.seeded.whatsapp_prefix
 
     def sign_in(self, email: str, password: str) -> None:
@@ -126,8 +125,8 @@ class Agno(Dialect):
     def _problem(self, workload: str, k: int, body: bytes) -> str | None:
         """What is wrong with a 2xx body (None: nothing), noting accepted work."""
         if workload == "api_read":
-            shape = AGENTS if READ_PATHS[k % len(READ_PATHS)] == "/agents" else PAGE
-            page = held(body, shape)
+            agents = READ_PATHS[k % len(READ_PATHS)] == "/agents"
+            page = held(body, AGENTS) if agents else held(body, PAGE)
             return page if isinstance(page, str) else None
         if workload == "agent_run":
             run = held(body, RUN_OUTPUT)
@@ -249,7 +248,7 @@ class Agno(Dialect):
             return Result(200, FAILED, "no run_id to cancel")
         try:
             status, body, _ = self.http.send(
-                HttpCall("POST", f"{self._runs}/{run_id}/cancel", b"", self._auth)
+                HttpCall("POST", f"{self._runs}/{in_path(run_id)}/cancel", b"", self._auth)
             )
         except Exception as exc:
             # Named as the cancel's, not mistaken for the stream's own break.
@@ -274,7 +273,6 @@ def status_result(status: int, body: bytes) -> Result:
     return result
 
 
-DIALECT = Agno
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
 REQUESTS = {
     "api_read": "GET /agents or /sessions",

@@ -76,8 +76,8 @@ def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -
             ) from None
         if AGENT_ID not in agents:
             raise SeedError(
-                f"agent {AGENT_ID!r} is not served at {api_url} (found {sorted(agents)}): run "
-                "agno_platform (make agno), which defines it"
+                f"agent {AGENT_ID!r} is not served at {api_url} (found "
+                f"{sorted(agents, key=str)}): run agno_platform (make agno), which defines it"
             )
         uploaded = fill_knowledge(client, documents)
     print(f"seed: agno agent {AGENT_ID}; knowledge {KNOWLEDGE_NAME!r} ({uploaded} uploaded)")
@@ -90,13 +90,14 @@ def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -
     )
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], prog: str = "python -m workloads.agno.seed") -> int:
     """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
     args = seed_parser(
-        "python -m workloads.agno.seed",
+        prog,
         "Fill an agno AgentOS's knowledge and write the fixture (security key from LOAD_PASSWORD).",
         api_url=DEFAULT_API_URL,
         stub_help="the stub as AgentOS reaches it, for the record",
+        platform=PLATFORM,
     ).parse_args(argv)
     return seed_main(
         lambda key: seed(args.api_url, args.stub_url, args.documents, key, args.wait), args.fixture

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fixture import in_path
 from workloads.setup_client import RUN_TIMEOUT_S, SetupClient
 
 # The store namespace the seed fills and the searches read: the kit's, by its prefix.
@@ -70,16 +71,18 @@ class LangGraphClient(SetupClient):
     def background_run(self, thread_id: str, prompt: str) -> dict:
         """POST /threads/{id}/runs creating the thread: the run, accepted (``pending``)."""
         body = {"assistant_id": GRAPH_ID, "input": run_input(prompt), "if_not_exists": "create"}
-        return self.request("POST", f"/threads/{thread_id}/runs", json=body).json()
+        return self.request("POST", f"/threads/{in_path(thread_id)}/runs", json=body).json()
 
     def run(self, thread_id: str, run_id: str) -> dict | None:
         """GET /threads/{id}/runs/{run_id}: the run, None when the server has no such run."""
-        resp = self.request("GET", f"/threads/{thread_id}/runs/{run_id}", expect=(200, 404))
+        resp = self.request(
+            "GET", f"/threads/{in_path(thread_id)}/runs/{in_path(run_id)}", expect=(200, 404)
+        )
         return resp.json() if resp.status_code == 200 else None
 
     def thread_error(self, thread_id: str) -> str:
         """The thread's ``error`` (why its last run failed, in the server's words), or ""."""
-        error = self.request("GET", f"/threads/{thread_id}").json().get("error")
+        error = self.request("GET", f"/threads/{in_path(thread_id)}").json().get("error")
         if isinstance(error, dict):
             return str(error.get("message") or error.get("error") or "")
         return str(error or "")

@@ -41,7 +41,7 @@ from engine.seam import (
     socket_backstop_s,
     words,
 )
-from fixture import PASSWORD_ENV, Fixture
+from fixture import PASSWORD_ENV, Fixture, in_path
 from workloads.answers import held
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 from workloads.langgraph.answers import LIST, RUN, SEARCH_PAGE, VALUES
@@ -63,9 +63,8 @@ class LangGraph(Dialect):
     """Speaks langgraph-api 0.16's Agent Server API (langgraph_platform/ runs one on the stub)."""
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
-        super().__init__(fixture, run_id, http)
+        super().__init__(fixture, base_url, run_id, http)
         self.seeded = seeded(fixture)
-        del base_url  # the transport holds the address, resolved once
         self._auth: dict[str, str] = {}
         self._json: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
@@ -151,7 +150,7 @@ class LangGraph(Dialect):
             "stream_mode": STREAM_MODE,
             "if_not_exists": "create",
         }
-        call = self._post(f"/threads/{thread_id}/runs/stream", body)
+        call = self._post(f"/threads/{in_path(thread_id)}/runs/stream", body)
         sent = attempt.sent()
         try:
             with self.http.stream(call, socket_backstop_s(timeout_s)) as answer:
@@ -210,7 +209,9 @@ class LangGraph(Dialect):
     def _cancelled(self, turn: Turn, thread_id: str, run_id: str) -> Result:
         """Cancelled when the server says the run was interrupted; else the stream ended before
         the answer, or the run ended as it says."""
-        call = HttpCall("GET", f"/threads/{thread_id}/runs/{run_id}", b"", self._auth)
+        call = HttpCall(
+            "GET", f"/threads/{in_path(thread_id)}/runs/{in_path(run_id)}", b"", self._auth
+        )
         try:
             status, body, _ = self.http.send(call)
             run = json.loads(body) if status == 200 else None
@@ -229,7 +230,9 @@ class LangGraph(Dialect):
         already finished (404), else what went wrong."""
         if not run_id:
             return Result(200, FAILED, "no run_id to cancel")
-        call = HttpCall("POST", f"/threads/{thread_id}/runs/{run_id}/cancel", b"", self._auth)
+        call = HttpCall(
+            "POST", f"/threads/{in_path(thread_id)}/runs/{in_path(run_id)}/cancel", b"", self._auth
+        )
         try:
             status, body, _ = self.http.send(call)
         except Exception as exc:
@@ -278,7 +281,6 @@ def status_result(status: int, body: bytes) -> Result:
     return result
 
 
-DIALECT = LangGraph
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
 REQUESTS = {
     "api_read": "POST /threads/search or /assistants/search",

@@ -57,8 +57,9 @@ def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -
             ) from None
         if GRAPH_ID not in graphs:
             raise SeedError(
-                f"graph {GRAPH_ID!r} is not served at {api_url} (found {sorted(graphs)}): run "
-                "langgraph_platform (make langgraph), which defines it"
+                f"graph {GRAPH_ID!r} is not served at {api_url} (found "
+                f"{sorted(graphs, key=str)}): run langgraph_platform (make langgraph), which "
+                "defines it"
             )
         stored = fill_store(client, documents)
     print(f"seed: langgraph graph {GRAPH_ID}; store namespace {NAMESPACE!r} ({stored} stored)")
@@ -70,13 +71,14 @@ def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -
     )
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], prog: str = "python -m workloads.langgraph.seed") -> int:
     """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
     args = seed_parser(
-        "python -m workloads.langgraph.seed",
+        prog,
         "Fill a LangGraph Agent Server's store and write the fixture (key from LOAD_PASSWORD).",
         api_url=DEFAULT_API_URL,
         stub_help="the stub as the server reaches it, for the record",
+        platform=PLATFORM,
     ).parse_args(argv)
     return seed_main(
         lambda key: seed(args.api_url, args.stub_url, args.documents, key, args.wait), args.fixture

@@ -1,0 +1,61 @@
+"""The ``loadkit`` command: one name per job, each handed to the module that already does it.
+
+Dispatching by hand rather than through argparse subparsers keeps each
+subcommand's ``--help`` the module's own, complete list of its options (argparse
+would print only the options it was told about here), under the name typed.
+Modules are imported only for the subcommand asked for: ``loadkit run`` must
+import Locust (and so gevent's monkey-patching) before anything else.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+
+# Subcommand -> (module whose main(argv, prog) does it, one line for ``loadkit --help``).
+COMMANDS = {
+    "demo": (
+        "stack.demo",
+        "stub + platform on loopback, seed, the four phases headless, report (make demo)",
+    ),
+    "ui": ("stack.ui", "the same stack and Locust's web UI at an arrival rate you set (make ui)"),
+    "seed": ("workloads.seed", "build the fixture through a platform's API (make seed)"),
+    "preflight": ("workloads.preflight", "check that the fixture's deployment can do the work"),
+    "run": ("loadkit.run", "the generator, headless, against a seeded deployment (make load-test)"),
+    "report": ("reports.__main__", "build report.md, report.html and summary.json of a run"),
+    "compare": ("reports.__main__", "compare two runs; exit 1 on a regression"),
+    "sweep": ("reports.sweep", "the sweep report (knee, overhead, memory) of a sweep's run"),
+}
+# The function each module runs for a subcommand, where it is not ``main``.
+ENTRY = {"report": "build_main", "compare": "compare_main"}
+
+# Exit code for a command line this dispatcher cannot read.
+USAGE = 2
+
+EXIT_CODES = """exit codes of run and demo: 0 pass, 1 a threshold failed, 2 the run is invalid or
+could not judge its checks (or never ran); `loadkit COMMAND --help` lists a command's options"""
+
+
+def usage() -> str:
+    """The top-level help: every subcommand with its one line, and the exit codes."""
+    width = max(map(len, COMMANDS))
+    lines = [f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items()]
+    commands = "\n".join(lines)
+    return f"usage: loadkit COMMAND [OPTIONS]\n\ncommands:\n{commands}\n\n{EXIT_CODES}\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand with the rest of the arguments; its exit code is ours."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(usage())
+        return 0 if argv else USAGE
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(
+            f"loadkit: {name[:80]!r} is not a command; use one of {', '.join(COMMANDS)}",
+            file=sys.stderr,
+        )
+        return USAGE
+    module = import_module(COMMANDS[name][0])
+    return getattr(module, ENTRY.get(name, "main"))(rest, prog=f"loadkit {name}")

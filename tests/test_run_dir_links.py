@@ -1,0 +1,76 @@
+"""A run directory's files are created new, never through a symlink planted in it.
+
+Someone who can write in a run directory could leave ``samples.csv`` or ``report.md``
+as a link to a file of the operator's; the kit must refuse the directory before any
+load (one line), and never write through such a link even if it appears meanwhile.
+"""
+
+import pytest
+
+import nofollow
+from engine.followups import write_followups
+from probes.readings import ProbeCsv
+from reports import build_report
+from runner.settings import SettingsError, check_new_run_dir
+from tests.support.rundirs import write_run_dir
+
+PRECIOUS = "the operator's own file\n"
+
+
+@pytest.fixture
+def precious(tmp_path):
+    path = tmp_path / "precious.txt"
+    path.write_text(PRECIOUS)
+    return path
+
+
+@pytest.mark.parametrize("name", ["samples.csv", "run.json", "probes.csv", "followups.csv"])
+def test_a_link_planted_where_the_run_writes_refuses_the_directory(tmp_path, precious, name):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / name).symlink_to(precious)
+    with pytest.raises(SettingsError) as err:
+        check_new_run_dir(run_dir)
+    assert str(err.value).startswith(f"--run-dir: {run_dir / name} is a symlink")
+    assert "\n" not in str(err.value)
+
+
+def test_a_dangling_link_is_refused_too(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "samples.csv").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(SettingsError, match="is a symlink"):
+        check_new_run_dir(run_dir)
+
+
+def test_a_link_that_appears_after_the_check_is_never_written_through(tmp_path, precious):
+    """Every file of a run is made by nofollow.create (samples.csv, probes.csv, followups.csv,
+    Locust's tables) or nofollow.replace (run.json, the reports): a link planted after the
+    check makes the first refuse and the second replace the link, never write through it."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    check_new_run_dir(run_dir)
+    for name in ("samples.csv", "probes.csv", "followups.csv"):
+        (run_dir / name).symlink_to(precious)
+    with pytest.raises(FileExistsError):
+        nofollow.create(run_dir / "samples.csv")
+    with pytest.raises(FileExistsError):
+        ProbeCsv(run_dir / "probes.csv")
+    with pytest.raises(FileExistsError):
+        write_followups(run_dir, [])
+    (run_dir / "run.json.partial").symlink_to(precious)
+    (run_dir / "run.json").symlink_to(precious)
+    nofollow.replace(run_dir / "run.json", '{"run_id": "run"}\n')
+    assert precious.read_text() == PRECIOUS
+    assert not (run_dir / "run.json").is_symlink()
+    assert (run_dir / "run.json").read_text() == '{"run_id": "run"}\n'
+
+
+def test_a_report_replaces_a_planted_link_instead_of_writing_through_it(tmp_path, precious):
+    run_dir = write_run_dir(tmp_path / "run")
+    (run_dir / "report.md").symlink_to(precious)
+    (run_dir / "summary.json.partial").symlink_to(precious)
+    build_report(run_dir)
+    assert precious.read_text() == PRECIOUS
+    assert not (run_dir / "report.md").is_symlink()
+    assert (run_dir / "report.md").read_text().startswith("# ")
