@@ -61,6 +61,8 @@ MAX_SCALE = 1000.0
 MAX_CONNECTIONS = 10_000_000
 # --api-pid: Linux's largest possible PID (PID_MAX_LIMIT on 64-bit).
 PID_MAX_LIMIT = 4_194_304
+# --follow-up-grace: a day; a platform that has not done accepted work by then has lost it.
+MAX_FOLLOW_UP_GRACE_S = 86_400.0
 
 
 def run_stamp() -> str:
@@ -245,7 +247,7 @@ def settings_from(
     grace_s = (
         scenario.timeouts.slowest_s
         if grace in (None, "")
-        else _number(grace, "--follow-up-grace", float)
+        else _number(grace, "--follow-up-grace", float, MAX_FOLLOW_UP_GRACE_S)
     )
     platform_log = Path(options.platform_log) if options.platform_log else None
     if platform_log is not None and not platform_log.is_file():

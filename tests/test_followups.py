@@ -212,6 +212,8 @@ def test_an_interrupted_run_writes_its_accepted_work_not_verifiable(tmp_path):
     assert {(f["state"], f["detail"]) for f in followups} == {
         ("not verifiable", "not followed: the run did not complete")
     }
+    # A SIGINT records the run and builds no report; the operator builds it.
+    assert build_report(run_dir) == 2
     summary = json.loads((run_dir / "summary.json").read_text())
     ingest = summary["whole_run"]["workloads"]["ingest"]["after"]
     assert ingest["unverified"] == ingest["accepted"] > 0 and ingest["processed"] == 0

@@ -82,7 +82,7 @@ class _Reads(Dialect):
     """A dialect of one workload: GET a fixed path (the same HttpCall object every time)."""
 
     def __init__(self, http: HttpTransport, path: str):
-        super().__init__(FIXTURE, "hostile", http)
+        super().__init__(FIXTURE, FIXTURE.api_url, "hostile", http)
         self._call = HttpCall("GET", path, b"", {"Accept": "application/json"})
 
     def sign_in(self, email: str, password: str) -> None:
