@@ -23,6 +23,7 @@ from reports.document import (
     Section,
     Table,
 )
+from reports.followups import unverified_reasons
 from reports.headline import findings, recovery_summary, verdict_line
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, SliceStats
@@ -102,7 +103,7 @@ def report_document(
             _what_was_run(run, stats, system, verdict),
             *phase_sections,
             _whole_run(run, stats, request_charts),
-            *_accepted_section(stats),
+            *_accepted_section(run, stats),
             _system_section(run, system, system_charts),
             _verdict_section(verdict),
         ),
@@ -149,6 +150,22 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict, system: SystemStats) ->
             verdict_level(verdict),
             (*(f.text for f in found), recovery_summary(verdict), *logged),
             (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}", *(SYSTEM for _ in logged)),
+        ),
+        *_unverified_banner(run),
+    )
+
+
+def _unverified_banner(run: Run) -> tuple[Block, ...]:
+    """Why accepted work is not verifiable, one line per workload and reason (none: nothing)."""
+    reasons = unverified_reasons(run.samples)
+    if not reasons:
+        return ()
+    return (
+        Banner(
+            "Accepted work not verifiable, and why:",
+            "warning",
+            tuple(f"{fmt.count(n)} accepted {w} not verifiable: {why}" for w, why, n in reasons),
+            ("accepted-work",) * len(reasons),
         ),
     )
 
@@ -655,7 +672,7 @@ def _whole_run(run: Run, stats: RunStats, charts: tuple[Chart, ...]) -> Section:
     return Section("whole-run", "The whole run", tuple(blocks))
 
 
-def _accepted_section(stats: RunStats) -> tuple[Section, ...]:
+def _accepted_section(run: Run, stats: RunStats) -> tuple[Section, ...]:
     """What became of the work the platform accepted with 202, per workload, whole run
     (no section when nothing was accepted for later)."""
     accepted = [w for w in stats.whole.workloads if w.counts.after.accepted]
@@ -675,10 +692,10 @@ def _accepted_section(stats: RunStats) -> tuple[Section, ...]:
     blocks: list[Block] = [
         Paragraph(
             "A 202 says the platform took the work, not that it did it. After the run each "
-            "accepted arrival was followed on the platform (followups.csv) for up to the "
-            "slowest timeout. Failed after 202 and not finished in grace are lost work: they "
-            "count against the workload's error rate, and 'Failures by reason' gives the "
-            "platform's words."
+            "accepted arrival was followed on the platform (followups.csv) for up to "
+            f"{_grace(run)} after the run. Failed after 202 and not finished in grace are lost "
+            "work: they count against the workload's error rate, and 'Failures by reason' "
+            "gives the platform's words."
         ),
         Table(
             (
@@ -708,6 +725,12 @@ def _accepted_section(stats: RunStats) -> tuple[Section, ...]:
             )
         )
     return (Section("accepted-work", "Work accepted with 202", tuple(blocks)),)
+
+
+def _grace(run: Run) -> str:
+    """How long the follow-up waited, as run.json says (older runs: the slowest timeout)."""
+    grace = run.meta.get("follow_up_grace_s")
+    return fmt.seconds(grace) if grace else "the slowest timeout"
 
 
 def _system_section(run: Run, system: SystemStats, charts: tuple[Chart, ...]) -> Section:

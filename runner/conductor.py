@@ -137,6 +137,8 @@ class _ActiveRun:
     accepted: list = field(default_factory=list)
     start: dict = field(default_factory=dict)
     lost: list[dict] = field(default_factory=list)
+    # When the follow-up of accepted work ended: followups.csv's states are as of then.
+    followed_until: str | None = None
     # Bytes in the platform's log when the test started (preflight included), if one is named.
     platform_log_from: int = 0
 
@@ -566,7 +568,8 @@ class Conductor:
 
     def _follow_up(self, run: _ActiveRun) -> None:
         """After the drain, ask the platform what became of the work it accepted (202), within
-        a grace of the slowest timeout, and write followups.csv beside the samples. An
+        the follow-up grace (the slowest timeout unless --follow-up-grace says otherwise), and
+        write followups.csv beside the samples, noting when (the states are as of then). An
         interrupted run is not followed, and its accepted work is written "not verifiable" (a
         platform may accept with a 200, which the report alone could not tell from a pass)."""
         if not run.accepted:
@@ -579,7 +582,7 @@ class Conductor:
             return
         fixture = with_host(run.settings.fixture, run.settings.host)
         follow = platform(fixture.platform).follow_up
-        grace_s = run.scenario.timeouts.slowest_s
+        grace_s = run.settings.follow_up_grace_s
         log.info("following %d accepted arrivals for up to %g s", len(accepted), grace_s)
         try:
             if follow is None:
@@ -599,6 +602,7 @@ class Conductor:
             why = f"follow-up failed: {type(exc).__name__}"
             followups = [FollowUp(k, w, ref, NOT_VERIFIABLE, why) for k, w, ref in accepted]
         write_followups(run.files.dir, followups)
+        run.followed_until = _iso(time.time())
         states = Counter(f.state for f in followups)
         log.info("follow-up: %s", ", ".join(f"{n} {s}" for s, n in sorted(states.items())))
 
@@ -649,6 +653,8 @@ class Conductor:
             "topology": settings.topology,
             "machine": machine(),
             "probes": probes or NOT_SUMMARISED,
+            "follow_up_grace_s": settings.follow_up_grace_s,
+            "follow_up_ended_at": run.followed_until,
             "skipped": run.skipped,
             "platform": run.platform,
             "stopped": run.stopped or NOT_ENDED,

@@ -180,7 +180,7 @@ class AgenticOS(Dialect):
         upload = held(body, ACCEPTED)
         if isinstance(upload, str):
             return upload
-        document = upload.document_id or upload.id
+        document = upload.id or upload.document_id
         if not document:
             return "bad body: no document id"
         self.accept(k, workload, document)
