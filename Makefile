@@ -50,6 +50,7 @@ $(LANGGRAPH_STAMP): requirements-langgraph.txt
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 test: lint
 	$(PY) -m pytest

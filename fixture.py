@@ -31,10 +31,14 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 from bad_input import BadInput, Problems, label, shown
+
+if TYPE_CHECKING:
+    # typeshed's "any dataclass", the only kind of record read_seeded can read.
+    from _typeshed import DataclassInstance
 
 DEFAULT_PATH = Path("fixture.json")
 
@@ -56,7 +60,7 @@ MAX_URL_CHARS = 2000
 # The largest count a seed writes (documents in a knowledge base).
 MAX_COUNT = 1_000_000
 
-Record = TypeVar("Record")
+Record = TypeVar("Record", bound="DataclassInstance")
 
 
 class FixtureError(BadInput):
@@ -199,7 +203,7 @@ def read_seeded(record: type[Record], fixture: Fixture) -> Record:
     values: dict[str, Any] = {}
     problems = Problems()
     reseed = f"run `make seed PLATFORM={fixture.platform}` against this deployment"
-    for spec in dataclasses.fields(record):  # type: ignore[arg-type]
+    for spec in dataclasses.fields(record):
         name = spec.name
         has_default = spec.default is not dataclasses.MISSING
         if name not in fixture.seeded:

@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 
 from bad_input import BadInput, Problems, label, shown
+from trace_file import read_trace
 
 WORKLOADS = ("api_read", "chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire")
 
@@ -58,6 +59,16 @@ MAX_SHARE = 1e9
 # The largest answer body a sample may read, in MiB: a gigabyte is past any API's answer.
 MAX_BODY_MIB = 1024.0
 
+# How a phase's arrivals may be spaced in time. engine/arrivals.py draws each kind (its
+# registry holds the same names; a test holds the two to each other): uniform unless a
+# phase says otherwise, because two uniform runs offer the same instants and compare cleanly.
+ARRIVAL_KINDS = ("uniform", "poisson", "trace")
+UNIFORM = "uniform"
+TRACE = "trace"
+# Seeds are whole numbers from 0 to this: any 32-bit seed; the generator spreads it (with
+# the phase's name) over its whole state, so a larger one would add nothing.
+MAX_SEED = 2**32 - 1
+
 DEFAULT_PATH = Path(__file__).with_name("scenario.yaml")
 
 
@@ -81,11 +92,43 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class Arrivals:
+    """How a phase's arrivals are spaced (engine/arrivals.py draws them): ``kind`` is one of
+    ARRIVAL_KINDS. A trace also keeps the file it was read from and its arrivals, already
+    spread over the phase (trace_file.py), so a run's record replays without the file."""
+
+    kind: str = UNIFORM
+    trace: str = ""
+    offsets: tuple[float, ...] = ()
+    workloads: tuple[str, ...] = ()
+
+    def within(self, duration_s: float) -> Arrivals:
+        """The arrivals a phase shortened to ``duration_s`` keeps: a trace's beginning."""
+        kept = sum(1 for offset in self.offsets if offset < duration_s)
+        return replace(self, offsets=self.offsets[:kept], workloads=self.workloads[:kept])
+
+    def to_dict(self) -> str | dict:
+        """As a scenario file says it; a trace with its arrivals, which a record replays."""
+        if self.kind != TRACE:
+            return self.kind
+        return {
+            "trace": self.trace,
+            "offsets": list(self.offsets),
+            "workloads": list(self.workloads),
+        }
+
+
+@dataclass(frozen=True)
 class Phase:
     name: str
     duration_s: float
     rate: float
     reason: str
+    arrivals: Arrivals = field(default_factory=Arrivals)
+
+    def lasting(self, duration_s: float) -> Phase:
+        """The phase shortened (or lengthened) to ``duration_s``; a trace keeps its beginning."""
+        return replace(self, duration_s=duration_s, arrivals=self.arrivals.within(duration_s))
 
 
 # A threshold's phase list may say this instead of naming phases: every phase of the scenario.
@@ -187,6 +230,8 @@ class Scenario:
     lateness: Lateness = field(default_factory=Lateness)
     shed_counts_as_error: bool = True
     judging: Judging = field(default_factory=Judging)
+    # Seeds the Poisson phases' gaps (engine/arrivals.py): the same seed, the same instants.
+    seed: int = 0
     # The largest answer body (or WebSocket message) read, in MiB; scenario.yaml says why 8.
     max_body_mib: float = 8.0
 
@@ -234,9 +279,7 @@ class Scenario:
         refused."""
         if not (math.isfinite(scale) and scale > 0):
             raise ScenarioError(f"--scale: {shown(scale)} is not above 0; use e.g. 0.1 or 1")
-        phases = tuple(
-            replace(p, duration_s=max(MIN_PHASE_S, p.duration_s * scale)) for p in self.phases
-        )
+        phases = tuple(p.lasting(max(MIN_PHASE_S, p.duration_s * scale)) for p in self.phases)
         longest = max(p.duration_s for p in phases)
         if longest > MAX_PHASE_S:
             most = MAX_PHASE_S / max(p.duration_s for p in self.phases)
@@ -252,7 +295,7 @@ class Scenario:
     def to_dict(self) -> dict:
         """The scenario as run, with shares already normalised."""
         data = asdict(self)
-        data["phases"] = [asdict(p) for p in self.phases]
+        data["phases"] = [{**asdict(p), "arrivals": p.arrivals.to_dict()} for p in self.phases]
         data["thresholds"] = [{**asdict(t), "phases": list(t.phases)} for t in self.thresholds]
         # Only this scenario's phases: a constant-rate run renames them (Plan.scenario_as_run).
         names = {p.name for p in self.phases}
@@ -285,15 +328,16 @@ def load_scenario(path: str | Path = DEFAULT_PATH) -> Scenario:
             f"scenario: {shown(str(path))} is not valid YAML{at} "
             f"({getattr(exc, 'problem', None) or 'syntax'}); fix the syntax"
         ) from None
-    return scenario_from_dict(raw)
+    return scenario_from_dict(raw, base=path.parent)
 
 
-def scenario_from_dict(raw: object, *, as_run: bool = False) -> Scenario:
+def scenario_from_dict(raw: object, *, as_run: bool = False, base: Path | None = None) -> Scenario:
     """Validate a scenario given as plain data (YAML, or run.json's ``scenario``); every
     problem found is raised together, one line each, as ScenarioError.
 
     ``as_run`` reads a run's record, where a phase may have rate 0: a users-mode step
     (closed loop, no arrivals on a schedule) or a sweep's rest. A scenario file may not.
+    A trace file a phase names is read relative to ``base`` (the working folder if None).
     """
     if not isinstance(raw, dict):
         raise ScenarioError("scenario: expected a mapping with workloads, phases and thresholds")
@@ -305,11 +349,12 @@ def scenario_from_dict(raw: object, *, as_run: bool = False) -> Scenario:
                 f"{tuple(Scenario.__dataclass_fields__)}"
             )
     workloads = _workloads(raw.get("workloads"), problems)
-    phases, phase_names = _phases(raw.get("phases"), as_run, problems)
+    names = {w.name for w in workloads} if workloads else None
+    phases, phase_names = _phases(raw.get("phases"), as_run, names, base, problems)
     judging = _judging(raw.get("judging", {}), phase_names, problems)
     thresholds = _thresholds(
         raw.get("thresholds", []),
-        {w.name for w in workloads} if workloads else None,
+        names,
         phase_names,
         judging,
         problems,
@@ -320,8 +365,11 @@ def scenario_from_dict(raw: object, *, as_run: bool = False) -> Scenario:
     max_body_mib = _positive(
         raw.get("max_body_mib", 8.0), "max_body_mib", problems, most=MAX_BODY_MIB
     )
+    seed = _seed(raw.get("seed", 0), problems)
     _check_plan_size(phases, problems)
     problems.raise_as(ScenarioError)
+    # A number refused above is None and added its problem, which raise_as has raised.
+    assert max_body_mib is not None
     return Scenario(
         name=str(raw.get("name") or "unnamed"),
         workloads=workloads,
@@ -333,6 +381,7 @@ def scenario_from_dict(raw: object, *, as_run: bool = False) -> Scenario:
         shed_counts_as_error=bool(raw.get("shed_counts_as_error", True)),
         judging=judging,
         max_body_mib=max_body_mib,
+        seed=seed,
     )
 
 
@@ -402,15 +451,23 @@ def _workloads(raw: object, problems: Problems) -> tuple[Workload, ...]:
     return tuple(workloads)
 
 
+def _seed(value: object, problems: Problems) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        problems.add(f"seed: {shown(value)} is not a whole number from 0 to {MAX_SEED}")
+        return 0
+    return value
+
+
 def _phases(
-    raw: object, as_run: bool, problems: Problems
+    raw: object, as_run: bool, workloads: set[str] | None, base: Path | None, problems: Problems
 ) -> tuple[tuple[Phase, ...], tuple[str, ...]]:
     """The valid phases, and every phase name given: thresholds and judging may name a phase
     whose numbers were refused without being refused again for it."""
     if not isinstance(raw, list) or not raw:
         problems.add("phases: expected a list of {name, duration_s, rate, reason}")
         return (), ()
-    phases, seen = [], {}
+    phases: list[Phase] = []
+    seen: dict[str, None] = {}
     for i, spec in enumerate(raw):
         if not isinstance(spec, dict) or not spec.get("name"):
             problems.add(f"phases[{i}]: expected a mapping with a name")
@@ -424,10 +481,87 @@ def _phases(
         duration = _positive(
             spec.get("duration_s"), f"{where}.duration_s", problems, most=MAX_PHASE_S
         )
-        rate = _rate(spec.get("rate"), f"{where}.rate", as_run, problems)
-        if duration is not None and rate is not None:
-            phases.append(Phase(name, duration, rate, str(spec.get("reason", ""))))
+        given = spec.get("arrivals", UNIFORM)
+        arrivals = _arrivals(given, f"{where}.arrivals", duration, workloads, base, problems)
+        if isinstance(given, dict) and "offsets" not in given:
+            # A trace read from its file says the rate (none if it or the length was refused).
+            rate = None
+            if arrivals is not None and duration is not None:
+                rate = _trace_rate(spec, where, arrivals, duration, problems)
+        else:
+            rate = _rate(spec.get("rate"), f"{where}.rate", as_run, problems)
+        if duration is not None and rate is not None and arrivals is not None:
+            phases.append(Phase(name, duration, rate, str(spec.get("reason", "")), arrivals))
     return tuple(phases), tuple(seen)
+
+
+def _arrivals(
+    raw: object,
+    where: str,
+    duration_s: float | None,
+    workloads: set[str] | None,
+    base: Path | None,
+    problems: Problems,
+) -> Arrivals | None:
+    """A phase's arrival process: a kind's name, or ``{trace: FILE}`` (read, and spread over
+    the phase when its length is known), or a recorded trace ``{trace, offsets, workloads}``
+    taken as it is; None, and its problems, when it is none of these."""
+    if isinstance(raw, str) and raw in ARRIVAL_KINDS and raw != TRACE:
+        return Arrivals(raw)
+    if not isinstance(raw, dict) or not isinstance(raw.get("trace"), str) or not raw["trace"]:
+        kinds = ", ".join(k for k in ARRIVAL_KINDS if k != TRACE)
+        problems.add(
+            f"{where}: {shown(raw)} is not an arrival process; use {kinds} or {{trace: FILE}} "
+            "(a CSV of offsets in seconds)"
+        )
+        return None
+    unknown = set(raw) - {"trace", "offsets", "workloads"}
+    if unknown:
+        problems.add(f"{where}: {sorted(map(label, unknown))} unknown; give only trace: FILE")
+        return None
+    if "offsets" in raw:
+        return _recorded_trace(raw, where, workloads, problems)
+    path = Path(raw["trace"])
+    trace, lines = read_trace(path if base is None else base / path, f"{where}.trace", workloads)
+    for line in lines:
+        problems.add(line)
+    if trace is None or duration_s is None:
+        return None
+    return Arrivals(TRACE, raw["trace"], trace.spread_over(duration_s), trace.workloads)
+
+
+def _recorded_trace(
+    raw: dict, where: str, workloads: set[str] | None, problems: Problems
+) -> Arrivals | None:
+    """A trace as run.json records it: offsets already spread over the phase, sorted."""
+    offsets, named = raw["offsets"], raw.get("workloads") or []
+    numbers = isinstance(offsets, list) and all(
+        isinstance(o, int | float) and not isinstance(o, bool) and math.isfinite(o) and o >= 0
+        for o in offsets
+    )
+    if not numbers or offsets != sorted(offsets):
+        problems.add(f"{where}.offsets: expected sorted offsets in seconds, 0 or more")
+        return None
+    known = workloads is None or set(named) <= workloads
+    if named and (len(named) != len(offsets) or not known):
+        problems.add(f"{where}.workloads: expected one workload of the mix per offset, or none")
+        return None
+    return Arrivals(TRACE, raw["trace"], tuple(map(float, offsets)), tuple(map(str, named)))
+
+
+def _trace_rate(
+    spec: dict, where: str, arrivals: Arrivals, duration_s: float, problems: Problems
+) -> float | None:
+    """A trace phase's rate: its arrivals over its length, which a written rate must not
+    contradict (the trace, not the rate, says how many arrivals there are)."""
+    rate = len(arrivals.offsets) / duration_s
+    if "rate" in spec:
+        problems.add(
+            f"{where}.rate: a trace phase's rate is its trace's ({len(arrivals.offsets)} "
+            f"arrivals over {duration_s:g} s, {rate:g}/s); drop rate"
+        )
+        return None
+    return rate
 
 
 def _check_plan_size(phases: tuple[Phase, ...], problems: Problems, fix: str = "") -> None:
@@ -474,7 +608,7 @@ def _thresholds(
         fix = f"give the limit in {unit}"
         limit = _number(spec.get("limit"), f"{where}.limit", fix, problems, most=math.inf)
         judged_in = _threshold_phases(spec, where, metric, phases, judging, problems)
-        need = judging.min_counts.for_metric(metric)
+        need: int | None = judging.min_counts.for_metric(metric)
         if "min_count" in spec:
             need = _count(spec["min_count"], f"{where}.min_count", problems)
         if ok and limit is not None and judged_in is not None and need is not None:

@@ -131,7 +131,7 @@ class Dispatcher:
                 # Shorter than any plan change's lead: this arrival is due under either plan.
                 gevent.sleep(wait)
             cursor.advance()
-            workload = self._mix.pick(index)
+            workload = self._mix.pick_in(self._plan.segments[segment], index)
             self.offered[segment, workload] += 1
             arrival = _Arrival(index, workload, segment, due_s)
             self._in_flight[index] = arrival
@@ -216,7 +216,7 @@ class Dispatcher:
             if until_s is not None and due_s >= until_s:
                 break
             self._cursor.advance()
-            workload = self._mix.pick(index)
+            workload = self._mix.pick_in(self._plan.segments[segment], index)
             self.offered[segment, workload] += 1
             self._in_flight[index] = _Arrival(index, workload, segment, due_s)
         abandoned = sorted(self._in_flight.values(), key=lambda a: a.index)

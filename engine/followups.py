@@ -1,8 +1,8 @@
 """What became of work the platform accepted (a 202): the follow-up beside each sample.
 
 A 202 says the platform took the work, not that it did it. After the run, the
-platform's follower (workloads/<platform>/followup.py, found through
-workloads/platforms.py) finds out what became of every accepted arrival, and
+platform's follower (its Platform record's ``follow_up``, engine/seam.py's
+FollowUpAccepted) finds out what became of every accepted arrival, and
 the master writes one row per accepted arrival to ``followups.csv``, joined to
 ``samples.csv`` by ``index``: the sample stays what the request did, the
 follow-up says what the platform then did with it.
@@ -35,7 +35,8 @@ LOST = (FAILED_AFTER, NOT_FINISHED)
 class FollowUp(NamedTuple):
     """One accepted arrival and what the platform did with it."""
 
-    index: int
+    # Shadows tuple.index, which nothing calls on it: the column's name in every file.
+    index: int  # type: ignore[assignment]
     workload: str
     ref: str
     state: str

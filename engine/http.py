@@ -19,6 +19,10 @@ scan, request bytes built once per reused call):
 - Once any byte may have reached the server, whatever breaks is raised, named
   (``ExchangeError`` with "connection closed before the status line", "bad status
   line", ... or the OS error itself), and the connection is dropped. Never re-sent.
+- A connection remembers the status of its last answer. uvicorn closes a keep-alive
+  connection after an unhandled 500 without announcing ``Connection: close``, so a
+  request written on it at that moment is reset: that failure is named as following
+  the platform's own 5xx on that connection, apart from a reset out of the blue.
 - A body has a bound (``max_body``, the scenario's ``max_body_mib``). An answer that
   announces more (Content-Length) fails at once, unread; one that does not (chunked,
   or read to close) is read in bounded pieces and fails as soon as its bytes pass
@@ -97,6 +101,11 @@ CLOSED_IN_BODY = "connection closed in the response body"
 BAD_STATUS_LINE = "bad status line"
 BAD_HEAD = "bad response head"
 BAD_CHUNK = "bad chunked body"
+# A reset, or a close before the status line, on a connection whose last answer was a 5xx.
+RESET_AFTER_5XX = "connection reset after the platform's HTTP {status} on this connection"
+CLOSED_AFTER_5XX = (
+    "connection closed before the status line after the platform's HTTP {status} on this connection"
+)
 
 
 def over_bound(what: str, max_body: int, how: str) -> str:
@@ -145,11 +154,15 @@ class TransportStats:
 
 
 class _Connection:
-    __slots__ = ("idle_since", "sock")
+    __slots__ = ("idle_since", "last_status", "open", "sock")
 
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.idle_since = 0.0
+        # The status of the last answer read on it (0: none yet).
+        self.last_status = 0
+        # False once discarded: close() may discard a connection its exchange discards again.
+        self.open = True
 
 
 class HttpTransport:
@@ -228,7 +241,13 @@ class HttpTransport:
             answer, reusable = _read_response(
                 connection.sock, call.method == "HEAD", self._max_body
             )
+            connection.last_status = answer.status
             return answer
+        except OSError as exc:
+            after = _after_server_error(exc, connection.last_status)
+            if after is None:
+                raise
+            raise after from exc
         finally:
             self._busy.discard(connection)
             if reusable:
@@ -292,9 +311,9 @@ class HttpTransport:
         return connection
 
     def _discard(self, connection: _Connection) -> None:
-        if connection.sock is not None:
+        if connection.open:
+            connection.open = False
             connection.sock.close()
-            connection.sock = None
             self.stats.open_now -= 1
 
     def _wire(self, call: HttpCall) -> bytes:
@@ -316,6 +335,18 @@ class HttpTransport:
         return data
 
 
+def _after_server_error(exc: OSError, last_status: int) -> ExchangeError | None:
+    """The failure named as following the platform's own 5xx on this connection, or None
+    when the connection's last answer was not a 5xx or the failure is not the peer closing."""
+    if last_status < 500:
+        return None
+    if isinstance(exc, ConnectionResetError | BrokenPipeError):
+        return ExchangeError(RESET_AFTER_5XX.format(status=last_status))
+    if isinstance(exc, ExchangeError) and str(exc) == CLOSED_BEFORE_STATUS:
+        return ExchangeError(CLOSED_AFTER_5XX.format(status=last_status))
+    return None
+
+
 def _first_line(head: list[str]) -> str:
     """Which line of a request head holds a line break: the request line or a header's name,
     never its value (a header may carry a secret)."""
@@ -331,7 +362,9 @@ def _alive(sock: socket.socket, tls: bool) -> bool:
     either; under TLS they may be session tickets, which the TLS layer consumes.
     """
     try:
-        peeked = sock._sock.recv(1, _PEEK)
+        # The kernel socket under gevent's (its stubs, which pretend gevent's socket is the
+        # stdlib's, do not declare it): gevent's own recv would wait out an EAGAIN.
+        peeked = sock._sock.recv(1, _PEEK)  # type: ignore[attr-defined]
     except BlockingIOError:
         return True
     except OSError as exc:
@@ -438,7 +471,8 @@ def _read_exactly(sock: socket.socket, buf: bytes, size: int) -> bytes:
 
 def _read_chunked(sock: socket.socket, buf: bytes, max_body: int) -> tuple[bytes, bool]:
     """A chunked body (trailers skipped); reusable unless bytes follow its end."""
-    body, size_so_far, pos = [], 0, 0
+    body: list[bytes] = []
+    size_so_far, pos = 0, 0
     while True:
         while (line_end := buf.find(b"\r\n", pos)) < 0:
             buf, pos = _more(sock, buf[pos:]), 0
@@ -587,7 +621,8 @@ class StreamedAnswer:
         WHATWG event-stream format's event and data fields; comments (a heartbeat), ids and
         retry hints are read past. An event without data is not dispatched, as a browser's
         EventSource does not."""
-        name, data = b"", []
+        name = b""
+        data: list[bytes] = []
         for line in self.lines():
             if not line:
                 if data:

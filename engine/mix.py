@@ -4,7 +4,9 @@ A die would make two runs at the same rate issue different numbers of uploads, s
 the difference between them would be partly luck. An additive low-discrepancy
 sequence gives every run the same workloads at the same indexes, spread as evenly
 as any finite sequence can be, and lets each worker compute its own share without
-talking to the others.
+talking to the others. A phase replaying a trace that names its workloads offers
+those instead (engine/arrivals.py argues why); ``pick_in`` is the one answer to
+"which workload is this arrival" for every phase.
 """
 
 from __future__ import annotations
@@ -14,10 +16,14 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from scenario import Scenario
+
+if TYPE_CHECKING:
+    from engine.schedule import Segment
 
 # The golden ratio's fractional part: the additive step whose multiples fill
 # [0, 1) most evenly (three-distance theorem), so shares hold over short runs.
@@ -35,6 +41,8 @@ class Mix:
     names: tuple[str, ...]
     upper_bounds: tuple[float, ...]
     cancel_share: float
+    # The workloads with a share above 0: those a trace's line may name and be offered.
+    offered: frozenset[str]
 
     @classmethod
     def from_scenario(cls, scenario: Scenario) -> Mix:
@@ -45,11 +53,22 @@ class Mix:
             total += scenario.mix[name]
             bounds.append(total)
         bounds[-1] = 1.0
-        return cls(names, tuple(bounds), scenario.chat_cancel_share)
+        offered = frozenset(name for name, share in scenario.mix.items() if share > 0)
+        return cls(names, tuple(bounds), scenario.chat_cancel_share, offered)
 
     def pick(self, k: int) -> str:
         """The workload of global arrival k (0-based): the bin of frac(k * golden step)."""
         return self.names[bisect.bisect_right(self.upper_bounds, (k * GOLDEN_STEP) % 1.0)]
+
+    def pick_in(self, segment: Segment, k: int) -> str:
+        """The workload of global arrival k of ``segment``: the one its trace's line names, if
+        this run offers that workload; otherwise the mix's pick."""
+        named = segment.arrivals.workloads
+        if named:
+            workload = named[k - segment.first_index]
+            if workload in self.offered:
+                return workload
+        return self.pick(k)
 
     def cancels(self, k: int) -> bool:
         """Whether arrival k, if it is a chat turn, stops after its first token."""
@@ -59,16 +78,22 @@ class Mix:
         """How many of the given global indexes go to each workload."""
         return Counter(self.pick(k) for k in indexes)
 
-    def counts_in(self, first: int, count: int) -> tuple[Counter[str], Counter[str]]:
-        """For the indexes ``first`` .. ``first + count - 1``: how many go to each workload,
-        and how many of each workload's would be cancelled if chat turns.
+    def counts_in(self, segment: Segment) -> tuple[Counter[str], Counter[str]]:
+        """For a closed segment's arrivals: how many go to each workload, and how many of each
+        workload's would be cancelled if chat turns.
 
-        ``pick`` and ``cancels`` over a range at once, for plans of millions of arrivals:
+        ``pick_in`` and ``cancels`` over a segment at once, for plans of millions of arrivals:
         numpy multiplies and takes remainders of float64 exactly as Python does, and
         searchsorted(side="right") is bisect_right, so the answers are the same.
         """
+        first, count = segment.first_index, segment.count() or 0
         k = np.arange(first, first + count, dtype="float64")
         bins = np.searchsorted(self.upper_bounds, np.remainder(k * GOLDEN_STEP, 1.0), "right")
+        named = segment.arrivals.workloads[:count]
+        if named:
+            number = {name: i for i, name in enumerate(self.names) if name in self.offered}
+            traced = np.array([number.get(name, -1) for name in named], dtype=bins.dtype)
+            bins = np.where(traced >= 0, traced, bins)
         cancels = np.remainder(k * CANCEL_STEP, 1.0) < self.cancel_share
         picked = np.bincount(bins, minlength=len(self.names))
         cancelled = np.bincount(bins[cancels], minlength=len(self.names))

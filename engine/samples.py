@@ -56,7 +56,8 @@ COLUMNS = (
 class Sample(NamedTuple):
     """One arrival's record; times are seconds from the run start, ``sent_s`` None if never sent."""
 
-    index: int
+    # Shadows tuple.index, which nothing calls on it: the column's name in every file.
+    index: int  # type: ignore[assignment]
     workload: str
     segment: int
     due_s: float

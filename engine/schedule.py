@@ -1,28 +1,28 @@
 """The arrival schedule: absolute due times for every global arrival index of a run.
 
-Arrival j of a segment is due at ``start_s + j / rate``, so a late dispatch never
-shifts the ones after it. A segment is a phase of the scenario, or a stretch of
-constant rate that ends when the operator changes the rate. Every process holds
-the same segments (the master sends them), computes due times with the same
-float operations, and so agrees on which index is due when without talking.
+Arrival j of a segment is due at ``start_s`` plus its kind's j-th offset (uniform:
+``j / rate``; engine/arrivals.py has the kinds), so a late dispatch never shifts the
+ones after it. A segment is a phase of the scenario, or a stretch of constant rate
+that ends when the operator changes the rate. Every process holds the same segments
+(the master sends them), computes due times with the same float operations, and so
+agrees on which index is due when without talking.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
+from typing import overload
 
-from scenario import Phase, Scenario
-
-# Digits kept when turning duration x rate into an arrival count, so that float
-# noise from scaling (6.000000000000001 s x 4/s) does not invent an arrival.
-COUNT_DIGITS = 9
+from engine.arrivals import Spacing, kind
+from scenario import UNIFORM, Arrivals, Phase, Scenario
 
 
 @dataclass(frozen=True)
 class Segment:
-    """A stretch of constant rate; ``end_s`` is None while the operator may still change it."""
+    """A stretch of one rate and arrival kind; ``end_s`` is None while the operator may still
+    change it. ``seed`` is the scenario's, for kinds that draw (engine/arrivals.py)."""
 
     name: str
     rate: float
@@ -30,18 +30,44 @@ class Segment:
     end_s: float | None
     first_index: int
     reason: str = ""
+    arrivals: Arrivals = field(default_factory=Arrivals)
+    seed: int = 0
 
+    @cached_property
+    def _spacing(self) -> Spacing:
+        return kind(self.arrivals.kind).spacing(self)
+
+    @overload
+    def count(self, until_s: float) -> int: ...
+    @overload
+    def count(self, until_s: None = None) -> int | None: ...
     def count(self, until_s: float | None = None) -> int | None:
         """Arrivals due before the end (or ``until_s``, if earlier); None if unbounded."""
         ends = [t for t in (self.end_s, until_s) if t is not None]
         if not ends:
             return None
-        span = round((min(ends) - self.start_s) * self.rate, COUNT_DIGITS)
-        return max(0, math.ceil(span))
+        return self._spacing.count(min(ends) - self.start_s)
+
+    def closed_count(self) -> int:
+        """Arrivals in a segment that has ended; ValueError for an open one (unbounded)."""
+        return self.count(self._end())
+
+    def span_s(self) -> float:
+        """Seconds from the segment's start to its end; ValueError for an open one."""
+        return self._end() - self.start_s
+
+    def _end(self) -> float:
+        if self.end_s is None:
+            raise ValueError(f"segment {self.name} is open: it has no end yet")
+        return self.end_s
 
     def due_s(self, j: int) -> float:
         """When arrival j of this segment is due, in seconds from the run start."""
-        return self.start_s + j / self.rate
+        return self.start_s + self._spacing.offset_s(j)
+
+    def arrivals_record(self) -> dict:
+        """What run.json and the reports say of this segment's arrival process."""
+        return kind(self.arrivals.kind).record(self)
 
 
 @dataclass(frozen=True)
@@ -56,9 +82,18 @@ class Plan:
         segments, start, first = [], 0.0, 0
         for phase in scenario.phases:
             end = start + phase.duration_s
-            segment = Segment(phase.name, phase.rate, start, end, first, phase.reason)
+            segment = Segment(
+                phase.name,
+                phase.rate,
+                start,
+                end,
+                first,
+                phase.reason,
+                phase.arrivals,
+                scenario.seed,
+            )
             segments.append(segment)
-            first += segment.count()
+            first += segment.closed_count()
             start = end
         return cls(tuple(segments))
 
@@ -79,7 +114,7 @@ class Plan:
 
     def total(self) -> int:
         """Arrivals in a closed plan."""
-        return self.segments[-1].first_index + self.segments[-1].count()
+        return self.segments[-1].first_index + self.segments[-1].closed_count()
 
     def closed_at(self, at_s: float) -> Plan:
         """The plan with its open segment ended at ``at_s`` (earlier ends are kept)."""
@@ -98,7 +133,7 @@ class Plan:
             return Plan((*self.segments[:-1], replace(last, rate=rate)))
         ended = self.closed_at(at_s)
         last = ended.segments[-1]
-        first = last.first_index + last.count()
+        first = last.first_index + last.closed_count()
         name = _rate_name(len(ended.segments), rate)
         segment = Segment(name, rate, at_s, None, first, "set by the operator")
         return Plan((*ended.segments, segment))
@@ -106,14 +141,16 @@ class Plan:
     def as_run(self, end_s: float) -> Plan:
         """The plan as it ran until ``end_s``: the open segment ends there, unstarted ones go."""
         closed = self.closed_at(end_s)
-        return Plan(tuple(s for s in closed.segments if s.end_s > s.start_s) or closed.segments[:1])
+        return Plan(tuple(s for s in closed.segments if s.span_s() > 0) or closed.segments[:1])
 
     def scenario_as_run(self, scenario: Scenario) -> Scenario:
         """The scenario with this plan's segments as its phases (a constant-rate run's rates),
         each threshold applied to every segment; unchanged when the segments are its phases."""
         if [s.name for s in self.segments] == [p.name for p in scenario.phases]:
             return scenario
-        phases = tuple(Phase(s.name, s.end_s - s.start_s, s.rate, s.reason) for s in self.segments)
+        phases = tuple(
+            Phase(s.name, s.span_s(), s.rate, s.reason, s.arrivals) for s in self.segments
+        )
         thresholds = tuple(
             replace(t, phases=tuple(s.name for s in self.segments)) for t in scenario.thresholds
         )
@@ -138,8 +175,18 @@ class Plan:
 
     @classmethod
     def from_wire(cls, data: list[dict]) -> Plan:
-        """The plan ``to_wire`` described."""
-        return cls(tuple(Segment(**s) for s in data))
+        """The plan ``to_wire`` described (msgpack turns its tuples into lists)."""
+        segments = []
+        for s in data:
+            arrivals = s.get("arrivals") or {}
+            arrivals = Arrivals(
+                arrivals.get("kind", UNIFORM),
+                arrivals.get("trace", ""),
+                tuple(arrivals.get("offsets", ())),
+                tuple(arrivals.get("workloads", ())),
+            )
+            segments.append(Segment(**{**s, "arrivals": arrivals}))
+        return cls(tuple(segments))
 
 
 def _rate_name(number: int, rate: float) -> str:

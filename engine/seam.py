@@ -7,8 +7,13 @@ one.
 
 The six workloads are defined once, by what they exercise; a dialect turns "an
 api_read", "a chat turn, cancelled after the first token or not", ... into
-requests for one platform. Another platform (agno's AgentOS, opencode, a team's
-own API) is one new module implementing this class, not a fork of the generator.
+requests for one platform. Another platform (opencode, a team's own API) is one
+package exporting one ``Platform`` record, not a fork of the generator: the
+record's parts are typed here (the Dialect class, the ``RunPreflight``,
+``SeedCommand`` and ``FollowUpAccepted`` protocols, the fixture part's
+dataclass), so mypy holds every platform to the signatures the runner calls,
+and tests/test_platform_contract.py holds every registered record to them at run
+time.
 The dispatcher owns the clock: a dialect calls ``attempt.sent()`` at the moment
 its request leaves, and returns a Result; it never catches timeouts. A dialect
 also judges each answer against its platform's contract (a 2xx with the wrong
@@ -20,9 +25,11 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
+from engine.followups import FollowUp
 from engine.http import (
     BACKSTOP_TIMEOUT_S,
     CLOSED_IN_BODY,
@@ -35,6 +42,10 @@ from engine.http import (
 from engine.samples import FAILED, Result
 from fixture import Fixture
 from scenario import WORKLOADS
+
+if TYPE_CHECKING:
+    # typeshed's "any dataclass": what fixture.read_seeded reads a platform's part into.
+    from _typeshed import DataclassInstance
 
 # The platform's words are kept to this many characters: enough to say what broke,
 # short enough for a table cell.
@@ -53,6 +64,10 @@ CONNECTION_RESET = "connection reset before complete"
 # a frame or event that is not a JSON object, a stop (or cancel) nobody asked for.
 BAD_FRAME = "bad frame: not a JSON object"
 STOPPED_UNASKED = "stopped unasked"
+
+# Work a platform accepted for later, as the dialect notes it: (arrival index, workload, the
+# platform's reference to it), followed after the run by the platform's FollowUpAccepted.
+Accepted = tuple[int, str, str]
 
 
 @dataclass
@@ -94,13 +109,22 @@ class Turn:
 
 
 class Dialect(ABC):
-    """How one platform is signed in to and how each workload becomes requests."""
+    """How one platform is signed in to and how each workload becomes requests.
 
-    def __init__(self, fixture: Fixture, run_id: str, http: HttpTransport):
+    Every dialect is built as the load process builds it: ``(fixture, base_url, run_id,
+    http)``. A platform's own constructor takes exactly these (the contract test holds it
+    to them) and reads its part of the fixture there, so a missing field stops the run
+    before sign-in.
+    """
+
+    def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
         self.fixture = fixture
+        # The API's address as the run was given it (--host); ``http`` is bound to the same,
+        # resolved once. A connection the transport does not carry (a WebSocket) starts here.
+        self.base_url = base_url
         self.run_id = run_id
         self.http = http
-        self._accepted: list[tuple[int, str, str]] = []
+        self._accepted: list[Accepted] = []
 
     @abstractmethod
     def sign_in(self, email: str, password: str) -> None:
@@ -125,7 +149,7 @@ class Dialect(ABC):
         """Note that the platform accepted arrival k for later work, known to it as ``ref``."""
         self._accepted.append((k, workload, ref))
 
-    def take_accepted(self) -> list[tuple[int, str, str]]:
+    def take_accepted(self) -> list[Accepted]:
         """The accepted arrivals noted since the last call: (index, workload, ref)."""
         taken, self._accepted = self._accepted, []
         return taken
@@ -231,25 +255,60 @@ class PreflightResult:
         return "; ".join(parts)
 
 
-# (fixture, email, password, the workloads the run offers) -> what preflight saw;
-# PreflightError when the deployment cannot do that work.
-RunPreflight = Callable[[Fixture, str, str, frozenset[str]], PreflightResult]
+class RunPreflight(Protocol):
+    """A platform's preflight, as the runner and ``python -m workloads.<platform>.preflight``
+    call it: (fixture, email, password, the workloads the run offers) -> what it saw, whose
+    ``skipped`` maps workload -> reason; PreflightError (one line) when the deployment cannot
+    do that work. A platform without users takes the password as its key and ignores email."""
+
+    def __call__(
+        self, fixture: Fixture, email: str, password: str, offered: frozenset[str], /
+    ) -> PreflightResult: ...
 
 
-@dataclass(frozen=True)
+class SeedCommand(Protocol):
+    """A platform's seed command line (``python -m workloads.<platform>.seed ARGS``, ``make
+    seed``, ``loadkit seed``): builds or finds what the fixture names and writes it; 0, or 1
+    with one line (2 for a bad option). ``prog`` is how its usage and refusals name it."""
+
+    def __call__(self, argv: list[str], /, prog: str = ...) -> int: ...
+
+
+class FollowUpAccepted(Protocol):
+    """After the run, what became of the work the platform accepted for later: one FollowUp
+    per ``accepted`` arrival, polled for at most ``grace_s``. Called on the master, which
+    writes them to followups.csv; what the platform cannot show is "not verifiable"."""
+
+    def __call__(
+        self,
+        fixture: Fixture,
+        email: str,
+        password: str,
+        /,
+        *,
+        run_id: str,
+        start_epoch: float,
+        accepted: list[Accepted],
+        grace_s: float,
+    ) -> list[FollowUp]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
 class Platform:
-    """One platform's load-time parts: how it is spoken to and how it is checked first."""
+    """One platform, whole: what its package exports as ``PLATFORM`` and the registry
+    (workloads/platforms.py) hands the runner, the seed and preflight commands and the tests.
+    Each part is typed, so a platform that spells one differently fails ``make lint``."""
 
+    # The name the registry and the fixture's ``platform`` know it by.
     name: str
+    # How each workload becomes requests; built as Dialect.__init__ says.
     dialect: type[Dialect]
-    # (fixture, email, password, offered workloads) -> what preflight saw, whose ``skipped``
-    # maps workload ->
-    # reason; raises PreflightError when the deployment cannot do the work.
+    # The fixture's platform part (``Fixture.seeded``) as a dataclass, read by
+    # fixture.read_seeded: what the seed writes and the dialect, preflight and follow-up read.
+    seeded: type[DataclassInstance]
+    seed: SeedCommand
     run_preflight: RunPreflight
-    # After the run, what became of the work it accepted with 202: called as
-    # follow_up(fixture, email, password, run_id=, start_epoch=, accepted=, grace_s=)
-    # with accepted as (index, workload, ref) and returning engine.followups.FollowUp
-    # rows; None when the platform shows nothing (accepted work is "not verifiable").
-    follow_up: Callable[..., list] | None = None
-    # What each workload becomes on this platform, for the report's mix (dialect.REQUESTS).
-    requests: dict[str, str] = field(default_factory=dict)
+    # None when the platform shows nothing of accepted work (it is then "not verifiable").
+    follow_up: FollowUpAccepted | None
+    # What each workload it offers becomes on this platform, for the report's mix.
+    requests: Mapping[str, str]

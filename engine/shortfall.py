@@ -80,7 +80,7 @@ def planned_counts(scenario: Scenario, plan: Plan) -> dict[tuple[str, str], Plan
     mix = Mix.from_scenario(scenario)
     counts = {}
     for segment in plan.segments:
-        picked, cancelled = mix.counts_in(segment.first_index, segment.count() or 0)
+        picked, cancelled = mix.counts_in(segment)
         for name in scenario.offered:
             skipped = cancelled.get(name, 0) if name == CANCELLED_WORKLOAD else 0
             counts[segment.name, name] = Planned(picked.get(name, 0), picked.get(name, 0) - skipped)
@@ -212,6 +212,6 @@ def longer_phase_fixes(found: tuple[Shortfall, ...], plan: Plan) -> list[str]:
         if segment is None or short.planned == 0:
             lines.append(short.line(f"a longer {short.phase} offers more"))
             continue
-        seconds = math.ceil((segment.end_s - segment.start_s) * short.needed / short.planned)
+        seconds = math.ceil(segment.span_s() * short.needed / short.planned)
         lines.append(short.line(f"about {seconds:,} s of {short.phase} offers it"))
     return lines

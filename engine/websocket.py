@@ -163,6 +163,8 @@ class WebSocket:
                     size += len(event.data)
                     if size > self._max:
                         raise ExchangeError(over_bound("body", self._max, f"{size} read"))
+                    # wsproto sends a refusal's body only after its RejectConnection.
+                    assert refusal is not None
                     if event.body_finished:
                         raise Refused(self._refusal(refusal, body))
 

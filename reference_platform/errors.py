@@ -4,19 +4,21 @@
 validation errors (422 with ``details.fields``), unknown routes, and anything
 unexpected, including a pool timeout (500), so a client never has to guess the
 shape of a failure.
+
+Anything unexpected is answered by the handler for ``Exception``, which Starlette
+runs in its outermost middleware and then re-raises, as AgenticOS's does: uvicorn
+then closes that keep-alive connection without having announced ``Connection:
+close`` (and logs the traceback), so a request a client writes on it at that
+moment is reset. A pool timeout is such an exception on AgenticOS, so it is here.
 """
 
 from __future__ import annotations
-
-import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-
-log = logging.getLogger("reference_platform")
 
 # Stable machine-readable codes for each status this API answers.
 CODES = {
@@ -86,14 +88,8 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
 
-    @app.exception_handler(PoolTimeoutError)
-    async def _pool_timeout(request: Request, _exc: PoolTimeoutError) -> JSONResponse:
-        log.warning("database pool timeout on %s %s", request.method, request.url.path)
-        return error_response(500, "no database connection available (pool timeout)")
-
     @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.error(
-            "unhandled %s on %s %s: %s", type(exc).__name__, request.method, request.url.path, exc
-        )
+    async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        if isinstance(exc, PoolTimeoutError):
+            return error_response(500, "no database connection available (pool timeout)")
         return error_response(500, "internal error")

@@ -51,6 +51,13 @@ def parse(filename: str, raw: bytes) -> str:
     return text
 
 
+# What AgenticOS 0.0.247 stores for a document whose vectors are not the collection's width.
+WIDTH_MISMATCH = (
+    "The document could not be indexed (ValueError) - check the collection's embedding "
+    "credential, then retry the upload. The worker log has the full error."
+)
+
+
 async def index_document(state: AppState, doc_id: str) -> None:
     """Index one document and record ``done`` (with its chunk count) or ``error``."""
     async with state.db.session() as session:
@@ -64,12 +71,9 @@ async def index_document(state: AppState, doc_id: str) -> None:
             for start in range(0, len(chunks), EMBED_BATCH):
                 batch = chunks[start : start + EMBED_BATCH]
                 vectors += await state.provider.embed(collection.embedding_model, batch)
-            wrong = [len(v) for v in vectors if len(v) != collection.embedding_dim]
-            if wrong:
-                raise ValueError(
-                    f"embedder answered {wrong[0]} dimensions, the collection has "
-                    f"{collection.embedding_dim}"
-                )
+            if any(len(v) != collection.embedding_dim for v in vectors):
+                # AgenticOS stores only this sentence (the width is in its worker's log).
+                raise ValueError(WIDTH_MISMATCH)
         except (ValueError, ProviderError) as exc:
             doc.status, doc.error, doc.updated_at = "error", str(exc), utcnow()
             await session.commit()

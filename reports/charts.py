@@ -108,7 +108,7 @@ def throughput_chart(run: Run) -> Chart:
         ax.step(t, per_s, where="post", label=label, linewidth=1)
     by = "by send time" if run.closed_loop else "by due time"
     _finish(ax, run, f"requests/s ({width:g} s bins)", f"{offered} {by}, completed by finish time")
-    return Chart("throughput", title, _svg(fig, "throughput"))
+    return Chart("throughput", title, svg(fig, "throughput"))
 
 
 def latency_chart(run: Run) -> Chart:
@@ -136,7 +136,7 @@ def latency_chart(run: Run) -> Chart:
         _finish(ax, run, "ms", "by due time")
     for ax in axes[len(workloads) :]:
         ax.set_visible(False)
-    return Chart("latency", title, _svg(fig, "latency"))
+    return Chart("latency", title, svg(fig, "latency"))
 
 
 def errors_chart(run: Run) -> Chart:
@@ -159,7 +159,7 @@ def errors_chart(run: Run) -> Chart:
         if rows.empty:
             ax.text(0.5, 0.5, f"none {label}", transform=ax.transAxes, ha="center")
         _finish(ax, run, f"requests/s ({width:g} s bins)", "by finish time")
-    return Chart("errors", title, _svg(fig, "errors"))
+    return Chart("errors", title, svg(fig, "errors"))
 
 
 def ttft_chart(run: Run) -> Chart:
@@ -179,7 +179,7 @@ def ttft_chart(run: Run) -> Chart:
     for workload in streams["workload"].unique():
         _limit_lines(ax, run, str(workload), ("p50_ttft_ms", "p95_ttft_ms"))
     _finish(ax, run, "ms", "by due time")
-    return Chart("ttft", title, _svg(fig, "ttft"))
+    return Chart("ttft", title, svg(fig, "ttft"))
 
 
 def distribution_chart(run: Run) -> Chart:
@@ -233,7 +233,7 @@ def distribution_chart(run: Run) -> Chart:
             ax.set_xlabel("percentile (nines scale: each step right is ten times rarer)")
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
-    return Chart("distribution", title, _svg(fig, "distribution"))
+    return Chart("distribution", title, svg(fig, "distribution"))
 
 
 # The percentile each limit's first word names ("max" is the 100th, drawn at the curve's end).
@@ -312,7 +312,7 @@ def probe_chart(
             markersize=3,
         )
     _finish(ax, run, unit, "by reading time")
-    return Chart(chart_id, title, _svg(fig, chart_id))
+    return Chart(chart_id, title, svg(fig, chart_id))
 
 
 def _no_probe_reason(run: Run, metrics: dict[str, float], probes: tuple[str, ...] | None) -> str:
@@ -366,7 +366,7 @@ def _finish(ax: Axes, run: Run, unit: str, clock: str) -> None:
         ax.legend(fontsize=7, loc="best")
 
 
-def _svg(fig: Figure, chart_id: str) -> str:
+def svg(fig: Figure, chart_id: str) -> str:
     """The figure as an inline <svg> element whose ids (and references to them) are its own.
 
     Matplotlib names groups ``axes_1``, ``line2d_1`` ... in every figure; inlined

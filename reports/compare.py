@@ -74,7 +74,7 @@ from reports.rundir import Run, RunDirError, load_run
 from reports.stats import Counts, RunStats, SliceStats, WorkloadStats, run_stats, timed_successes
 from reports.system import GENERATOR_PROBE, SystemStats, system_stats
 from reports.verdict import ERROR_OUTCOMES, Verdict, judge
-from scenario import Scenario
+from scenario import TRACE, Scenario
 
 # p95 latency or peak RSS more than this fraction above the base run is a regression.
 DEFAULT_TOLERANCE = 0.2
@@ -191,14 +191,16 @@ class Comparison:
 def scenario_difference(base: Scenario, run: Scenario) -> str | None:
     """The first way two scenarios differ as experiments, or None when they are the same.
 
-    Phase lengths may differ (``--scale`` shortens a run without changing it);
-    names, mix, rates, cancel share, timeouts and the shed rule may not.
+    Phase lengths may differ (``--scale`` shortens a run without changing it), and so
+    may a Poisson phase's seed (another draw of the same process); names, mix, rates,
+    arrival kinds (and a trace's file), cancel share, timeouts and the shed rule may not.
     """
     facts = (
         ("name", base.name, run.name),
         ("mix", _rounded(base.mix), _rounded(run.mix)),
         ("phases", [p.name for p in base.phases], [p.name for p in run.phases]),
         ("phase rates", [p.rate for p in base.phases], [p.rate for p in run.phases]),
+        ("phase arrivals", _arrival_kinds(base), _arrival_kinds(run)),
         ("chat_cancel_share", base.chat_cancel_share, run.chat_cancel_share),
         ("timeouts", base.timeouts, run.timeouts),
         ("shed_counts_as_error", base.shed_counts_as_error, run.shed_counts_as_error),
@@ -207,6 +209,14 @@ def scenario_difference(base: Scenario, run: Scenario) -> str | None:
         if a != b:
             return f"{what}: {a} in BASE, {b} in RUN"
     return None
+
+
+def _arrival_kinds(scenario: Scenario) -> list[str]:
+    """Each phase's arrival kind, a trace with its file."""
+    return [
+        f"trace {p.arrivals.trace}" if p.arrivals.kind == TRACE else p.arrivals.kind
+        for p in scenario.phases
+    ]
 
 
 def _rounded(mix: dict[str, float]) -> dict[str, float]:

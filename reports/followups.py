@@ -130,3 +130,15 @@ def lost_groups(samples: pd.DataFrame) -> pd.Series:
         return pd.Series(dtype=int)
     lost = samples[samples[AFTER].isin(LOST)]
     return lost.groupby(["workload", AFTER, AFTER_DETAIL], observed=True).size()
+
+
+def unverified_reasons(samples: pd.DataFrame) -> list[tuple[str, str, int]]:
+    """Accepted work nothing could verify, by workload and the reason the follow-up gave
+    (a read the platform refused, no follower, an interrupted run): (workload, reason,
+    count), most first, so the report's first screen can say why in one line each."""
+    if AFTER not in samples.columns:
+        return []
+    unverified = samples[samples[AFTER] == NOT_VERIFIABLE]
+    groups = unverified.groupby(["workload", AFTER_DETAIL], observed=True).size()
+    ranked = sorted(groups.items(), key=lambda item: (-item[1], item[0]))
+    return [(str(w), str(why), int(n)) for (w, why), n in ranked if n]

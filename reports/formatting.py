@@ -34,6 +34,16 @@ def count(value: int | None) -> str:
     return ABSENT if value is None else f"{value:,}"
 
 
+def amount(value: float | None) -> str:
+    """A quantity that is not a count, such as a mean of readings, with one decimal."""
+    return ABSENT if value is None else f"{value:,.1f}"
+
+
+def mib(value: float | None) -> str:
+    """Mebibytes with one decimal."""
+    return ABSENT if value is None else f"{value:,.1f} MiB"
+
+
 def change(before: float | None, after: float | None) -> str:
     """Relative change from ``before`` to ``after``, signed, or a dash when undefined."""
     if before is None or after is None or before == 0:
@@ -46,6 +56,18 @@ def points(before: float | None, after: float | None) -> str:
     if before is None or after is None:
         return ABSENT
     return f"{(after - before) * 100:+.2f} pt"
+
+
+def arrivals(record: dict) -> str:
+    """A phase's arrival process (run.json's record of it) as a reader says it: ``uniform``,
+    ``poisson, seed 7``, ``trace prod.csv: 450 arrivals, its own workloads``."""
+    kind = str(record.get("kind", "uniform"))
+    if kind == "poisson":
+        return f"poisson, seed {record.get('seed', 0)}"
+    if kind == "trace":
+        whose = "its own workloads" if record.get("workloads") else "workloads by the mix"
+        return f"trace {record.get('file', '')}: {count(record.get('arrivals'))} arrivals, {whose}"
+    return kind
 
 
 def metric(name: str, value: float | None) -> str:
@@ -66,7 +88,7 @@ def probe_value(metric_name: str, value: float | None) -> str:
     if value is None:
         return ABSENT
     if metric_name.endswith("_bytes"):
-        return f"{value / 2**20:,.1f} MiB"
+        return mib(value / 2**20)
     if metric_name.endswith("_percent"):
         return f"{value:.0f}%"
     if metric_name.endswith("_ms"):

@@ -27,6 +27,7 @@ from reports.document import (
     Section,
     Table,
 )
+from reports.followups import unverified_reasons
 from reports.headline import Finding, findings, recovery_summary, verdict_line
 from reports.limits import Headline, headlines, measured_text, phase_grid
 from reports.rundir import Run
@@ -112,7 +113,7 @@ def report_document(
             _what_was_run(run, stats, system, verdict),
             *phase_sections,
             _whole_run(run, stats),
-            *_accepted_section(stats),
+            *_accepted_section(run, stats),
             _system_section(run, system, system_charts),
             _verdict_section(verdict),
         ),
@@ -167,6 +168,7 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict, system: SystemStats) ->
                 *(SYSTEM for _ in logged),
             ),
         ),
+        *_unverified_banner(run),
         _headline_table(headlines(run, verdict)),
     )
 
@@ -251,6 +253,21 @@ def _limits_section(run: Run, stats: RunStats, verdict: Verdict) -> Section:
                 empty="The scenario sets no thresholds.",
                 fit=True,
             ),
+        ),
+    )
+
+
+def _unverified_banner(run: Run) -> tuple[Block, ...]:
+    """Why accepted work is not verifiable, one line per workload and reason (none: nothing)."""
+    reasons = unverified_reasons(run.samples)
+    if not reasons:
+        return ()
+    return (
+        Banner(
+            "Accepted work not verifiable, and why:",
+            "warning",
+            tuple(f"{fmt.count(n)} accepted {w} not verifiable: {why}" for w, why, n in reasons),
+            ("accepted-work",) * len(reasons),
         ),
     )
 
@@ -359,6 +376,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
                 "phase",
                 "window s",
                 "rate",
+                "arrivals",
                 "offered",
                 "recorded",
                 "late",
@@ -371,6 +389,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
                     p.name,
                     f"{p.window.start_s:g}–{p.window.end_s:g}",
                     fmt.per_s(p.window.rate),
+                    fmt.arrivals(p.window.arrivals),
                     fmt.count(p.offered),
                     fmt.count(p.recorded),
                     fmt.count(p.lateness.late),
@@ -629,7 +648,8 @@ def _phase_lead(phase: PhaseStats, run: Run) -> str:
     span = f"from {window.start_s:g} s to {window.end_s:g} s ({fmt.seconds(window.duration_s)})"
     if not run.closed_loop:
         reason = f"{window.reason}. " if window.reason else ""
-        return f"{reason}Scheduled at {fmt.per_s(window.rate)} {span}."
+        spacing = fmt.arrivals(window.arrivals)
+        return f"{reason}Scheduled at {fmt.per_s(window.rate)} ({spacing}) {span}."
     step = run.users_step(phase.name) or {}
     users = int(step.get("users", 0))
     rate = fmt.per_s(phase.offered / window.duration_s)
@@ -761,7 +781,7 @@ def _whole_run(run: Run, stats: RunStats) -> Section:
     return Section("whole-run", "The whole run", tuple(blocks))
 
 
-def _accepted_section(stats: RunStats) -> tuple[Section, ...]:
+def _accepted_section(run: Run, stats: RunStats) -> tuple[Section, ...]:
     """What became of the work the platform accepted for later (a 202, or a 200 that only
     accepts, as agno's WhatsApp delivery), per workload, whole run (no section when nothing
     was accepted for later). followups.csv's states keep their names ("failed after 202")."""
@@ -783,10 +803,10 @@ def _accepted_section(stats: RunStats) -> tuple[Section, ...]:
         Paragraph(
             "An answer that accepts work for later (a 202, or a 200 that only accepts it) says "
             "the platform took the work, not that it did it. After the run each accepted "
-            "arrival was followed on the platform (followups.csv) for up to the slowest "
-            "timeout. Failed after accepting and not finished in grace are lost work: they "
-            "count against the workload's error rate, and 'Failures by reason' gives the "
-            "platform's words."
+            "arrival was followed on the platform (followups.csv) for up to "
+            f"{_grace(run)} after the run. Failed after accepting and not finished in grace "
+            "are lost work: they count against the workload's error rate, and 'Failures by "
+            "reason' gives the platform's words."
         ),
         Table(
             (
@@ -816,6 +836,12 @@ def _accepted_section(stats: RunStats) -> tuple[Section, ...]:
             )
         )
     return (Section("accepted-work", "Work accepted for later", tuple(blocks)),)
+
+
+def _grace(run: Run) -> str:
+    """How long the follow-up waited, as run.json says (older runs: the slowest timeout)."""
+    grace = run.meta.get("follow_up_grace_s")
+    return fmt.seconds(grace) if grace else "the slowest timeout"
 
 
 def _system_section(run: Run, system: SystemStats, charts: tuple[Chart, ...]) -> Section:

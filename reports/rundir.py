@@ -8,7 +8,7 @@ before any number is computed from it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +18,7 @@ from engine.samples import COLUMNS as SAMPLE_COLUMNS
 from engine.samples import OPERATOR_STOP, OUTCOMES, SAMPLES_FILE
 from engine.samples import SUCCESSFUL as OK_OUTCOMES
 from reports.followups import FollowUpsError, attach
-from scenario import Scenario, ScenarioError, scenario_from_dict
+from scenario import UNIFORM, Scenario, ScenarioError, scenario_from_dict
 
 RUN_FILE = "run.json"
 PROBES_FILE = "probes.csv"
@@ -63,6 +63,9 @@ class PhaseWindow:
     reason: str
     offered: dict[str, int]
     offered_total: int
+    # run.json's record of the phase's arrival process (engine/arrivals.py); runs written
+    # before there were kinds were uniform.
+    arrivals: dict = field(default_factory=lambda: {"kind": UNIFORM})
 
     @property
     def duration_s(self) -> float:
@@ -204,6 +207,7 @@ def _phase_windows(file: Path, raw: object) -> tuple[PhaseWindow, ...]:
                 reason=str(spec.get("reason", "")),
                 offered={str(k): int(v) for k, v in (spec.get("offered") or {}).items()},
                 offered_total=int(spec["offered_total"]),
+                arrivals=dict(spec.get("arrivals") or {"kind": UNIFORM}),
             )
         except (TypeError, ValueError, AttributeError) as exc:
             raise RunDirError(

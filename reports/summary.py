@@ -52,6 +52,8 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
             p.name: {
                 "start_s": p.window.start_s,
                 "end_s": p.window.end_s,
+                # A closed loop has no schedule, so no arrival process either.
+                "arrivals": None if run.closed_loop else p.window.arrivals,
                 "offered": p.offered,
                 "recorded": p.recorded,
                 "late": p.lateness.late,

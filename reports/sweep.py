@@ -9,7 +9,9 @@ concurrent session costs in memory (a least-squares fit of the API process's
 RSS and Private_Dirty against sessions, with r^2, and whether a rest step gave
 it back). It never mixes modes: the run's mode is stated and decides what
 "load" means (users, or arrivals per second). Writes sweep.md, sweep.html,
-sweep.json and sweep.png beside the run's own report.
+sweep.json and sweep.png beside the run's own report; the Markdown and HTML are a
+Document rendered as the run report is (reports/document.py, render.py, the same
+templates and number formatting), so the two cannot disagree on how a figure reads.
 
     python -m reports.sweep runs/<timestamp>
 """
@@ -17,7 +19,6 @@ sweep.json and sweep.png beside the run's own report.
 from __future__ import annotations
 
 import argparse
-import html
 import io
 import itertools
 import json
@@ -25,12 +26,18 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import ScalarFormatter
 
 import nofollow
+from reports import formatting as fmt
+from reports import render
+from reports.charts import PANEL_HEIGHT_IN, SVG_STYLE, WIDTH_IN, Chart, svg
+from reports.document import Block, Bullets, Document, Figure, Paragraph, Section, Table
 from reports.rundir import Run, RunDirError, load_run
 from reports.stats import percentiles_by, run_stats, timed_successes
 from reports.verdict import FAIL, PASS, judge_thresholds
@@ -372,154 +379,222 @@ def _memory_text(memory: dict) -> str:
 # -- output ------------------------------------------------------------------------------------
 
 
-def markdown(sweep: Sweep) -> str:
-    """The sweep report as Markdown: header, step table, knee, overhead, memory."""
-    unit = sweep.load_unit
+def document(sweep: Sweep, drawn: Chart) -> Document:
+    """The sweep report as a Document: the knee and throughput first, the chart, then each
+    step's numbers, the overhead over the model and the memory per session."""
+    return Document(
+        title=f"Sweep {sweep.run_id}",
+        subtitle=f"Mode: {sweep.mode} (load is {sweep.load_unit}; a run is in one mode only).",
+        glance=(
+            Paragraph(f"Knee: {sweep.knee_text}."),
+            Paragraph(f"Throughput: {sweep.plateau_text}."),
+        ),
+        sections=(
+            Section("chart", "Against load", (Figure(drawn),)),
+            Section("steps", "Steps", _steps_blocks(sweep)),
+            Section(
+                "latency",
+                "Latency per workload",
+                (
+                    Paragraph("Nearest rank over successes; the count beside each percentile."),
+                    _latency_table(sweep),
+                ),
+            ),
+            Section("overhead", "Overhead over the model", _overhead_blocks(sweep)),
+            Section("memory", "Memory per session", _memory_blocks(sweep)),
+        ),
+    )
+
+
+def _step_load(sweep: Sweep, load: float) -> str:
+    """A step's load in the table: its users, or its arrival rate."""
+    return fmt.count(round(load)) if sweep.load_unit == "users" else fmt.per_s(load)
+
+
+def _steps_blocks(sweep: Sweep) -> tuple[Block, ...]:
+    """The steps' table, then each broken threshold by step (long, so not in a cell)."""
+    broken = tuple(f"{s.name}: {'; '.join(s.failed)}" for s in sweep.steps if s.failed)
+    if not broken:
+        return (_steps_table(sweep),)
+    return _steps_table(sweep), Paragraph("Thresholds broken:"), Bullets(broken)
+
+
+def _steps_table(sweep: Sweep) -> Table:
+    """Per step: its load, what it offered, its throughput, error and shed rates, and how
+    many of the thresholds judged in it hold."""
     # A closed loop offers what its users send; nothing is scheduled to compare it with.
-    sent = "offered (sent)" if unit == "users" else "offered"
-    lines = [
-        f"# Sweep {sweep.run_id}",
-        "",
-        f"Mode: **{sweep.mode}** (load is {unit}; a run is in one mode only).",
-        "",
-        f"**Knee: {sweep.knee_text}.** Throughput: {sweep.plateau_text}.",
-        "",
-        "## Steps",
-        "",
-        f"| step | {unit} | {sent} | completed/s | ok/s | errors | shed | thresholds |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for s in sweep.steps:
-        lines.append(
-            f"| {s.name} | {s.load:g} | {s.offered} | {s.completed_per_s:.1f} | "
-            f"{s.successes_per_s:.1f} | {_pct(s.error_rate)} | {_pct(s.shed_rate)} | "
-            f"{s.thresholds}{' (' + '; '.join(s.failed) + ')' if s.failed else ''} |"
+    sent = "offered (sent)" if sweep.load_unit == "users" else "offered"
+    unit = "users" if sweep.load_unit == "users" else "rate"
+    return Table(
+        ("step", unit, sent, "completed", "successful", "errors", "shed", "thresholds"),
+        tuple(
+            (
+                s.name,
+                _step_load(sweep, s.load),
+                fmt.count(s.offered),
+                fmt.per_s(s.completed_per_s),
+                fmt.per_s(s.successes_per_s),
+                fmt.rate(s.error_rate),
+                fmt.rate(s.shed_rate),
+                s.thresholds,
+            )
+            for s in sweep.steps
+        ),
+    )
+
+
+def _latency_table(sweep: Sweep) -> Table:
+    """Per step and workload: latency and first-token percentiles, each with its count."""
+    return Table(
+        ("step", "workload", "n", "p50 ms", "p95 ms", "TTFT n", "TTFT p50 ms", "TTFT p95 ms"),
+        tuple(
+            (
+                s.name,
+                name,
+                fmt.count(lat["n"]),
+                fmt.ms(lat["p50_ms"]),
+                fmt.ms(lat["p95_ms"]),
+                fmt.count(lat["ttft_n"]),
+                fmt.ms(lat["ttft_p50_ms"]),
+                fmt.ms(lat["ttft_p95_ms"]),
+            )
+            for s in sweep.steps
+            for name, lat in s.latency.items()
+        ),
+    )
+
+
+def _overhead_blocks(sweep: Sweep) -> tuple[Block, ...]:
+    """The stub's stated delays and what the platform added over them, per step."""
+    if not sweep.stub:
+        return (
+            Paragraph("Not measured: the stub's /stats (its knobs) was not probed (--stub-url)."),
         )
-    lines += [
-        "",
-        "## Latency per workload (nearest rank over successes; n beside each)",
-        "",
-        "| step | workload | n | p50 ms | p95 ms | TTFT n | TTFT p50 ms | TTFT p95 ms |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for s in sweep.steps:
-        for name, lat in s.latency.items():
-            lines.append(
-                f"| {s.name} | {name} | {lat['n']} | {_ms(lat['p50_ms'])} | "
-                f"{_ms(lat['p95_ms'])} | {lat['ttft_n']} | {_ms(lat['ttft_p50_ms'])} | "
-                f"{_ms(lat['ttft_p95_ms'])} |"
+    k = sweep.stub
+    stream = k["first_token_ms"] + (k["tokens"] - 1) * k["token_ms"]
+    stated = (
+        f"The stub states first token {fmt.ms(k['first_token_ms'])} ms, {k['tokens']:g} tokens "
+        f"{fmt.ms(k['token_ms'])} ms apart, so a whole answer takes {fmt.ms(stream)} ms (jitter "
+        f"{k.get('jitter', 0):g}). Overhead = observed minus stated."
+    )
+    table = Table(
+        ("step", "workload", "TTFT +p50 ms", "TTFT +p95 ms", "turn +p50 ms", "turn +p95 ms"),
+        tuple(
+            (
+                s.name,
+                name,
+                fmt.ms(o["ttft_p50_ms"]),
+                fmt.ms(o["ttft_p95_ms"]),
+                fmt.ms(o["turn_p50_ms"]),
+                fmt.ms(o["turn_p95_ms"]),
             )
-    lines += ["", "## Overhead over the model", ""]
-    if sweep.stub:
-        k = sweep.stub
-        stream = k["first_token_ms"] + (k["tokens"] - 1) * k["token_ms"]
-        lines += [
-            f"The stub states first token {k['first_token_ms']:g} ms, {k['tokens']:g} tokens "
-            f"{k['token_ms']:g} ms apart, so a whole answer takes {stream:g} ms (jitter "
-            f"{k.get('jitter', 0):g}). Overhead = observed minus stated.",
-            "",
-            "| step | workload | TTFT +p50 ms | TTFT +p95 ms | turn +p50 ms | turn +p95 ms |",
-            "|---|---|---|---|---|---|",
-        ]
-        for s in sweep.steps:
-            for name, o in s.overhead.items():
-                lines.append(
-                    f"| {s.name} | {name} | {_ms(o['ttft_p50_ms'])} | {_ms(o['ttft_p95_ms'])} | "
-                    f"{_ms(o['turn_p50_ms'])} | {_ms(o['turn_p95_ms'])} |"
-                )
-    else:
-        lines.append("Not measured: the stub's /stats (its knobs) was not probed (--stub-url).")
-    lines += [
-        "",
-        "## Memory per session",
-        "",
-        sweep.memory["text"],
-        "",
-    ]
-    if any(s.rss_mb is not None for s in sweep.steps):
-        lines += ["| step | sessions | RSS MB | Private_Dirty MB |", "|---|---|---|---|"]
-        for s in sweep.steps:
-            lines.append(
-                f"| {s.name} | {_num(s.sessions)} | {_num(s.rss_mb)} | {_num(s.private_dirty_mb)} |"
-            )
-    return "\n".join(lines) + "\n"
+            for s in sweep.steps
+            for name, o in s.overhead.items()
+        ),
+    )
+    return Paragraph(stated), table
 
 
-def chart(sweep: Sweep) -> Figure:
+def _memory_blocks(sweep: Sweep) -> tuple[Block, ...]:
+    """The fit of memory per session, and each step's readings when there are any."""
+    text = Paragraph(sweep.memory["text"])
+    if not _has_memory(sweep):
+        return (text,)
+    table = Table(
+        ("step", "sessions", "RSS", "Private_Dirty"),
+        tuple(
+            (s.name, fmt.amount(s.sessions), fmt.mib(s.rss_mb), fmt.mib(s.private_dirty_mb))
+            for s in sweep.steps
+        ),
+    )
+    return text, table
+
+
+def _has_memory(sweep: Sweep) -> bool:
+    return any(s.rss_mb is not None for s in sweep.steps)
+
+
+def chart(sweep: Sweep) -> MplFigure:
     """Throughput and latency against load, and memory against sessions when measured."""
-    memory = any(s.rss_mb is not None for s in sweep.steps)
-    fig = Figure(figsize=(8.0, 7.5 if memory else 5.0), layout="constrained")
-    axes = fig.subplots(3 if memory else 2, 1, squeeze=False).flat
-    loads = [s.load for s in sweep.steps]
-    top = next(iter(axes))
-    top.plot(loads, [s.completed_per_s for s in sweep.steps], "o-", label="completed/s")
-    top.plot(loads, [s.successes_per_s for s in sweep.steps], "s--", label="successful/s")
-    if sweep.knee is not None:
-        top.axvline(sweep.knee, color="#c44e52", linestyle=":", label=f"knee {sweep.knee:g}")
-    top.set_ylabel("requests/s")
-    top.set_title(f"Sweep {sweep.run_id} ({sweep.mode})")
-    top.legend(fontsize=7)
-    lat = axes[1]
-    names = sorted({n for s in sweep.steps for n in s.latency})
-    for name in names:
-        p95 = [s.latency.get(name, {}).get("p95_ms") for s in sweep.steps]
-        lat.plot(loads, [np.nan if v is None else v for v in p95], "o-", label=f"{name} p95")
-        if name == "chat_stream":
-            ttft = [s.latency.get(name, {}).get("ttft_p95_ms") for s in sweep.steps]
-            lat.plot(loads, [np.nan if v is None else v for v in ttft], "x--", label="TTFT p95")
-    lat.set_ylabel("ms")
-    lat.set_xlabel(sweep.load_unit)
-    lat.legend(fontsize=7)
-    for ax in (top, lat):
-        if len(loads) > 2 and min(loads) > 0 and max(loads) / min(loads) >= 8:
-            ax.set_xscale("log", base=2)
-            ax.xaxis.set_major_formatter(ScalarFormatter())
+    memory = _has_memory(sweep)
+    rows = 3 if memory else 2
+    fig = MplFigure(figsize=(WIDTH_IN, PANEL_HEIGHT_IN * rows), layout="constrained")
+    axes = list(fig.subplots(rows, 1, squeeze=False).flat)
+    _draw_throughput(axes[0], sweep)
+    _draw_latency(axes[1], sweep)
     if memory:
-        mem = axes[2]
-        xs = [s.sessions for s in sweep.steps]
-        mem.plot(xs, [s.rss_mb for s in sweep.steps], "o", label="RSS")
-        mem.plot(xs, [s.private_dirty_mb for s in sweep.steps], "s", label="Private_Dirty")
-        for key in ("rss", "private_dirty"):
-            fit = sweep.memory.get(key, {})
-            if "slope_mb" in fit:
-                x = np.array([min(v for v in xs if v is not None), max(v for v in xs if v)])
-                mem.plot(x, fit["base_mb"] + fit["slope_mb"] * x, ":", label=f"{key} fit")
-        mem.set_xlabel("concurrent sessions")
-        mem.set_ylabel("MB")
-        mem.legend(fontsize=7)
+        _draw_memory(axes[2], sweep)
     return fig
 
 
+def _draw_throughput(ax: Axes, sweep: Sweep) -> None:
+    """Completed and successful requests per second at each step's load, and the knee."""
+    loads = [s.load for s in sweep.steps]
+    ax.plot(loads, [s.completed_per_s for s in sweep.steps], "o-", label="completed/s")
+    ax.plot(loads, [s.successes_per_s for s in sweep.steps], "s--", label="successful/s")
+    if sweep.knee is not None:
+        ax.axvline(sweep.knee, color="#c44e52", linestyle=":", label=f"knee {sweep.knee:g}")
+    ax.set_ylabel("requests/s")
+    ax.set_title(f"Sweep {sweep.run_id} ({sweep.mode})")
+    ax.legend(fontsize=7)
+    _load_axis(ax, loads)
+
+
+def _draw_latency(ax: Axes, sweep: Sweep) -> None:
+    """p95 latency per workload at each step's load, and chat's p95 first token."""
+    loads = [s.load for s in sweep.steps]
+    for name in sorted({n for s in sweep.steps for n in s.latency}):
+        ax.plot(loads, _series(sweep, name, "p95_ms"), "o-", label=f"{name} p95")
+        if name == "chat_stream":
+            ax.plot(loads, _series(sweep, name, "ttft_p95_ms"), "x--", label="TTFT p95")
+    ax.set_ylabel("ms")
+    ax.set_xlabel(sweep.load_unit)
+    ax.legend(fontsize=7)
+    _load_axis(ax, loads)
+
+
+def _series(sweep: Sweep, workload: str, key: str) -> list[float]:
+    """One workload's value at each step, NaN (a gap in the line) where it had none."""
+    values = [s.latency.get(workload, {}).get(key) for s in sweep.steps]
+    return [np.nan if v is None else v for v in values]
+
+
+def _load_axis(ax: Axes, loads: list[float]) -> None:
+    """Loads that double from step to step (1, 2, 4, ...) on a log-2 axis, labelled plainly."""
+    if len(loads) > 2 and min(loads) > 0 and max(loads) / min(loads) >= 8:
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+
+
+def _draw_memory(ax: Axes, sweep: Sweep) -> None:
+    """RSS and Private_Dirty at each step's sessions, and the fitted lines."""
+    xs = [s.sessions for s in sweep.steps]
+    ax.plot(xs, [s.rss_mb for s in sweep.steps], "o", label="RSS")
+    ax.plot(xs, [s.private_dirty_mb for s in sweep.steps], "s", label="Private_Dirty")
+    for key in ("rss", "private_dirty"):
+        fit = sweep.memory.get(key, {})
+        if "slope_mb" in fit:
+            x = np.array([min(v for v in xs if v is not None), max(v for v in xs if v)])
+            ax.plot(x, fit["base_mb"] + fit["slope_mb"] * x, ":", label=f"{key} fit")
+    ax.set_xlabel("concurrent sessions")
+    ax.set_ylabel("MB")
+    ax.legend(fontsize=7)
+
+
 def write(sweep: Sweep, out: Path) -> list[Path]:
-    """sweep.md, sweep.json, sweep.png and sweep.html (the chart inline) in ``out``."""
-    md = markdown(sweep)
-    fig = chart(sweep)
-    svg = io.StringIO()
-    fig.savefig(svg, format="svg", metadata={"Date": None})
-    png = io.BytesIO()
-    fig.savefig(png, format="png", dpi=90, metadata={"Software": None})
+    """sweep.md, sweep.html (the chart inline), sweep.json and sweep.png in ``out``, each
+    written by rename (nofollow.py: never through a link planted where it goes)."""
+    with matplotlib.rc_context(SVG_STYLE):
+        fig = chart(sweep)
+        drawn = Chart("sweep", "Throughput, latency and memory against load", svg(fig, "sweep"))
+        png = io.BytesIO()
+        fig.savefig(png, format="png", dpi=90, metadata={"Software": None})
+    doc = document(sweep, drawn)
     nofollow.replace(out / "sweep.png", png.getvalue())
-    body = svg.getvalue()
-    page = (
-        "<!doctype html><meta charset='utf-8'><title>sweep</title>"
-        f"<pre style='white-space:pre-wrap'>{html.escape(md)}</pre>{body[body.index('<svg') :]}"
-    )
-    nofollow.replace(out / "sweep.md", md)
-    nofollow.replace(out / "sweep.html", page)
+    nofollow.replace(out / "sweep.md", render.markdown(doc))
+    nofollow.replace(out / "sweep.html", render.html(doc))
     nofollow.replace(out / "sweep.json", json.dumps(asdict(sweep), indent=1, default=str) + "\n")
     return [out / n for n in ("sweep.md", "sweep.html", "sweep.json", "sweep.png")]
-
-
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1%}"
-
-
-def _ms(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0f}"
-
-
-def _num(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f}"
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m reports.sweep") -> int:

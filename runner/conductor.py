@@ -143,6 +143,8 @@ class _ActiveRun:
     accepted: list = field(default_factory=list)
     start: dict = field(default_factory=dict)
     lost: list[dict] = field(default_factory=list)
+    # When the follow-up of accepted work ended: followups.csv's states are as of then.
+    followed_until: str | None = None
     # Bytes in the platform's log when the test started (preflight included), if one is named.
     platform_log_from: int = 0
 
@@ -589,7 +591,8 @@ class Conductor:
 
     def _follow_up(self, run: _ActiveRun) -> None:
         """After the drain, ask the platform what became of the work it accepted (202), within
-        a grace of the slowest timeout, and write followups.csv beside the samples. An
+        the follow-up grace (the slowest timeout unless --follow-up-grace says otherwise), and
+        write followups.csv beside the samples, noting when (the states are as of then). An
         interrupted run is not followed, and its accepted work is written "not verifiable" (a
         platform may accept with a 200, which the report alone could not tell from a pass)."""
         if not run.accepted:
@@ -602,7 +605,7 @@ class Conductor:
             return
         fixture = with_host(run.settings.fixture, run.settings.host)
         follow = platform(fixture.platform).follow_up
-        grace_s = run.scenario.timeouts.slowest_s
+        grace_s = run.settings.follow_up_grace_s
         log.info("following %d accepted arrivals for up to %g s", len(accepted), grace_s)
         try:
             if follow is None:
@@ -622,6 +625,7 @@ class Conductor:
             why = f"follow-up failed: {type(exc).__name__}"
             followups = [FollowUp(k, w, ref, NOT_VERIFIABLE, why) for k, w, ref in accepted]
         write_followups(run.files.dir, followups)
+        run.followed_until = _iso(time.time())
         states = Counter(f.state for f in followups)
         log.info("follow-up: %s", ", ".join(f"{n} {s}" for s, n in sorted(states.items())))
 
@@ -646,6 +650,7 @@ class Conductor:
                     "start_s": segment.start_s,
                     "end_s": segment.end_s,
                     "reason": segment.reason,
+                    "arrivals": segment.arrivals_record(),
                     "offered": counts,
                     "offered_total": sum(counts.values()),
                 }
@@ -671,6 +676,8 @@ class Conductor:
             "topology": settings.topology,
             "machine": machine(),
             "probes": probes or NOT_SUMMARISED,
+            "follow_up_grace_s": settings.follow_up_grace_s,
+            "follow_up_ended_at": run.followed_until,
             "skipped": run.skipped,
             "platform": run.platform,
             "stopped": run.stopped or NOT_ENDED,
@@ -693,7 +700,7 @@ class Conductor:
             mix = Mix.from_scenario(run.scenario)
             for segment, k in plan.indexes_before(run.end_s):
                 if k % run.workers in silent:
-                    offered[segment, mix.pick(k)] += 1
+                    offered[segment, mix.pick_in(plan.segments[segment], k)] += 1
         return offered
 
 
@@ -794,7 +801,9 @@ def _ranges(indexes: list[int], step: int) -> list[list[int]]:
 def _planned(scenario: Scenario, plan: Plan) -> Counter:
     """What a closed plan offers in full, per (segment, workload)."""
     mix = Mix.from_scenario(scenario)
-    return Counter((segment, mix.pick(k)) for segment, k in plan.indexes_before())
+    return Counter(
+        (segment, mix.pick_in(plan.segments[segment], k)) for segment, k in plan.indexes_before()
+    )
 
 
 def _without(scenario: Scenario, workload: str) -> Scenario:

@@ -61,6 +61,8 @@ MAX_SCALE = 1000.0
 MAX_CONNECTIONS = 10_000_000
 # --api-pid: Linux's largest possible PID (PID_MAX_LIMIT on 64-bit).
 PID_MAX_LIMIT = 4_194_304
+# --follow-up-grace: a day; a platform that has not done accepted work by then has lost it.
+MAX_FOLLOW_UP_GRACE_S = 86_400.0
 
 
 def run_stamp() -> str:
@@ -92,6 +94,9 @@ class RunSettings:
     rate: float | None
     probes: ProbeOptions
     connections_note: str = ""
+    # Seconds the follow-up of accepted work may take after the run (the slowest timeout
+    # unless --follow-up-grace says otherwise).
+    follow_up_grace_s: float = 0.0
     # The scenario before --scale, which the fix for a plan too small to judge is scaled from.
     unscaled: Scenario | None = None
     # Whether --connections was given; if not, it follows the scenario the run offers.
@@ -137,6 +142,13 @@ def add_options(parser) -> None:
     option("--fixture", default="fixture.json", help="fixture written by the seed")
     option("--email", default=DEFAULT_EMAIL, help="user to sign in as (password: LOAD_PASSWORD)")
     option("--topology", default="", help="free text: where each part ran")
+    option(
+        "--follow-up-grace",
+        default=None,
+        web=False,
+        help="seconds after the run to follow accepted work (202s) to its end (default: the "
+        "slowest timeout); a platform whose background runner lags needs longer",
+    )
     option("--api-pid", default=None, web=False, help="probe this API process")
     option(
         "--database-url",
@@ -239,6 +251,12 @@ def settings_from(
     api_pid = options.api_pid
     if api_pid not in (None, ""):
         api_pid = int(_number(api_pid, "--api-pid", int, PID_MAX_LIMIT))
+    grace = options.follow_up_grace
+    grace_s = (
+        scenario.timeouts.slowest_s
+        if grace in (None, "")
+        else _number(grace, "--follow-up-grace", float, MAX_FOLLOW_UP_GRACE_S)
+    )
     platform_log = Path(options.platform_log) if options.platform_log else None
     if platform_log is not None and not platform_log.is_file():
         raise SettingsError(
@@ -256,6 +274,7 @@ def settings_from(
         email=options.email,
         topology=options.topology or "",
         rate=rate,
+        follow_up_grace_s=grace_s,
         probes=ProbeOptions(
             api_pid=api_pid or None,
             database_url=probe_database_url(options),

@@ -7,12 +7,15 @@ every upload 202 and embeds it in the background, so each sample ends ``ok``
 with agno's answer, and only the follow-up after the run can say which uploads
 failed: exactly the ones the embedder failed, as agno's own content status says,
 counted against the ingest threshold. Every WhatsApp delivery is followed to
-the run agno kept for it.
+the run agno kept for it. And each kind is followed on its own: with agno's
+content status refused (405, through tests/refusing_proxy.py), the uploads are
+not verifiable and say why, while the deliveries are still followed to their runs.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import subprocess
 import urllib.request
@@ -20,7 +23,7 @@ from collections import Counter
 
 import pytest
 
-from fixture import PASSWORD_ENV
+from fixture import PASSWORD_ENV, load_fixture
 from stack.agno import ensure_agno_venv
 from stack.local import LOCUST, PlatformUnavailable, StackOptions
 from stack.platforms import local_stack
@@ -28,6 +31,7 @@ from stack.processes import ROOT, free_port, running
 from tests.support.embed_fault_proxy import FAULTS_PATH
 from tests.support.generator_env import LOST_WORK_THRESHOLDS, read_samples, write_scenario
 from workloads.agno.client import AgnoClient
+from workloads.agno.followup import follow_up
 
 PASSWORD = "agno-followup-tests-password"
 # The embedder in front of the stub, failing the uploads whose arrival index is a multiple
@@ -116,6 +120,20 @@ def test_agno_uploads_lost_after_202_are_found_after_the_run(tmp_path, monkeypat
                     for f in followups
                     if f["workload"] == "ingest"
                 }
+            refusing_port = free_port()
+            refusing = ["-m", "tests.support.refusing_proxy", "--upstream", stack.target.url]
+            refusing += ["--port", str(refusing_port), "--refuse", "/knowledge/content"]
+            with running(refusing, "/health", refusing_port, tmp_path / "refusing.log") as rp:
+                fixture = load_fixture(stack.fixture)
+                again = follow_up(
+                    dataclasses.replace(fixture, api_url=rp.url),
+                    "",
+                    PASSWORD,
+                    run_id="",
+                    start_epoch=0.0,
+                    accepted=[(int(f["index"]), f["workload"], f["ref"]) for f in followups],
+                    grace_s=TIMEOUTS["default_s"],
+                )
     samples = read_samples(run_dir)
     assert samples and all(s["outcome"] == "ok" for s in samples), done.stderr[-2000:]
     # The sample is agno's answer: the upload's 202, the delivery's 200 "processing".
@@ -142,6 +160,13 @@ def test_agno_uploads_lost_after_202_are_found_after_the_run(tmp_path, monkeypat
             assert status == "completed", f
     deliveries = [f for f in followups if f["workload"] == "trigger_fire"]
     assert deliveries and {f["state"] for f in deliveries} == {"processed"}, deliveries
+    # A read agno refuses costs only the work that needed it, and says why.
+    refused = "agno did not answer the follow-up (GET /knowledge/content/<id>/status answered "
+    refused += "HTTP 405: Method Not Allowed)"
+    assert {(f.workload, f.state, f.detail) for f in again} == {
+        ("ingest", "not verifiable", refused),
+        ("trigger_fire", "processed", ""),
+    }
     # The verdict counts the lost uploads against ingest, although every one was answered 202.
     summary = json.loads((run_dir / "summary.json").read_text())
     verdicts = {t["workload"]: t for t in summary["thresholds"]}

@@ -10,18 +10,20 @@ and fail the ingest threshold (limit 0) although every upload was answered 202.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import signal
+import time
 from collections import Counter
 
 import pytest
 
 from engine.seam import words
-from fixture import load_fixture
+from fixture import load_fixture, webhook_secret
 from reference_platform.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
 from reports.followups import AFTER, attach
-from stack.processes import stop
+from stack.processes import free_port, running, stop
 from tests.support.generator_env import (
     LOST_WORK_THRESHOLDS,
     PASSWORD,
@@ -37,6 +39,7 @@ from tests.support.generator_env import (
 from tests.support.rundirs import golden_copy
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import seeded as agenticos_part
+from workloads.agenticos.followup import follow_up
 
 # Embedder requests before load: the collection's width probe, three seeded documents,
 # preflight's search. They must pass; the run's uploads then meet the faults.
@@ -57,13 +60,13 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
     )
     run_dir = tmp_path / "run"
     with platform(tmp_path / "platform", embed_knobs=embed) as plat:
-        done = run_local(plat, scenario, run_dir)
+        done = run_local(plat, scenario, run_dir, "--follow-up-grace", "45")
         fixture = load_fixture(plat.fixture)
         with AgenticOSClient(plat.target.url) as client:
             client.sign_in(DEFAULT_ADMIN_EMAIL, PASSWORD)
             client.org_id = agenticos_part(fixture).org_id
             docs = {
-                d["document_id"]: d
+                d["id"]: d
                 for d in client.list_all(
                     "/rag/documents", collection_name=agenticos_part(fixture).collection_name
                 )
@@ -101,6 +104,87 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
     assert ingest["after"]["failed_after"] == states["failed after 202"]
     report = (run_dir / "report.md").read_text()
     assert "Work accepted for later" in report and "failed after accepting" in report
+    # The grace the follow-up was given, as run.json records it and the report says it.
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["follow_up_grace_s"] == 45 and record["follow_up_ended_at"] >= record["ended_at"]
+    assert "for up to 45.0 s after the run" in report
+
+
+@pytest.mark.system
+@pytest.mark.slow
+def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(tmp_path):
+    """Uploads and deliveries are followed each on its own: with the documents list refused
+    (405), the uploads are not verifiable and say why while the deliveries are still followed
+    to their own runs (an earlier load run's and a preflight's fires left out); with the run
+    list refused, the other way round."""
+    with platform(tmp_path / "platform") as plat:
+        fixture = load_fixture(plat.fixture)
+        own = agenticos_part(fixture)
+        start_epoch = time.time() - 1
+        accepted = []
+        with AgenticOSClient(plat.target.url) as client:
+            client.sign_in(DEFAULT_ADMIN_EMAIL, PASSWORD)
+            client.org_id = own.org_id
+            for k in range(3):
+                answer = client.upload(own.collection_name, f"f{k}.txt", b"followed alone")
+                accepted.append((k, "ingest", answer["id"]))
+            secret = webhook_secret(PASSWORD, own.agent_id)
+            # Two deliveries of this load run; one an earlier run left in the backlog and one
+            # a preflight sent: their runs start after this run began, and are not this run's.
+            bodies = [
+                {"event": "loadkit", "run_id": "this-run", "index": 3},
+                {"event": "loadkit", "run_id": "earlier-run", "index": 7},
+                {"event": "agent-loadkit.preflight"},
+                {"event": "loadkit", "run_id": "this-run", "index": 4},
+            ]
+            for body in bodies:
+                raw = json.dumps(body).encode()
+                fired = client.fire_webhook("webhook", own.trigger_id, raw, secret)
+                assert fired.status_code == 202
+                if body.get("run_id") == "this-run":
+                    accepted.append((body["index"], "trigger_fire", f"delivery-{body['index']}"))
+        states = {}
+        for refused in ("/api/v1/rag/documents", "/api/v1/runs"):
+            port = free_port()
+            args = ["-m", "tests.support.refusing_proxy", "--upstream", plat.target.url]
+            args += ["--port", str(port), "--refuse", refused]
+            with running(args, "/api/v1/health", port, tmp_path / "proxy.log") as proxy:
+                followed = follow_up(
+                    dataclasses.replace(fixture, api_url=proxy.url),
+                    DEFAULT_ADMIN_EMAIL,
+                    PASSWORD,
+                    run_id="this-run",
+                    start_epoch=start_epoch,
+                    accepted=accepted,
+                    grace_s=60,
+                )
+            assert sorted(f.index for f in followed) == list(range(5))
+            states[refused] = {(f.workload, f.state, f.detail) for f in followed}
+        # A delivery whose run never came is not paired with another fire's run.
+        never = (5, "trigger_fire", "delivery-5")
+        again = follow_up(
+            fixture,
+            DEFAULT_ADMIN_EMAIL,
+            PASSWORD,
+            run_id="this-run",
+            start_epoch=start_epoch,
+            accepted=[a for a in accepted if a[1] == "trigger_fire"] + [never],
+            grace_s=2,
+        )
+    assert {(f.index, f.state, f.detail) for f in again} == {
+        (3, "processed", ""),
+        (4, "processed", ""),
+        (5, "not finished in grace", "no run yet in the trigger's log 2 s after the run"),
+    }
+    refusal = "GET {} answered HTTP 405: Method Not Allowed"
+    assert states["/api/v1/rag/documents"] == {
+        ("ingest", "not verifiable", refusal.format("/api/v1/rag/documents")),
+        ("trigger_fire", "processed", ""),
+    }
+    assert states["/api/v1/runs"] == {
+        ("ingest", "processed", ""),
+        ("trigger_fire", "not verifiable", refusal.format("/api/v1/runs")),
+    }
 
 
 @pytest.mark.system
@@ -128,6 +212,8 @@ def test_an_interrupted_run_writes_its_accepted_work_not_verifiable(tmp_path):
     assert {(f["state"], f["detail"]) for f in followups} == {
         ("not verifiable", "not followed: the run did not complete")
     }
+    # A SIGINT records the run and builds no report; the operator builds it.
+    assert build_report(run_dir) == 2
     summary = json.loads((run_dir / "summary.json").read_text())
     ingest = summary["whole_run"]["workloads"]["ingest"]["after"]
     assert ingest["unverified"] == ingest["accepted"] > 0 and ingest["processed"] == 0
@@ -170,6 +256,21 @@ def _accepted_in_sustain(run):
             (run / "samples.csv").write_text("\n".join(lines) + "\n")
             return int(cells[col["index"]])
     raise AssertionError("the golden run has no ok api_read in sustain")
+
+
+def test_why_accepted_work_is_not_verifiable_is_on_the_first_screen(tmp_path):
+    """Each reason the follow-up gave (here: a read the platform does not offer) is one line
+    before the first section, with how many accepted arrivals it cost."""
+    run = golden_copy(tmp_path / "refused")
+    index = _accepted_in_sustain(run)
+    why = "GET /api/v1/rag/documents answered HTTP 405: Method Not Allowed"
+    (run / "followups.csv").write_text(
+        f"index,workload,ref,state,detail\n{index},api_read,doc-1,not verifiable,{why}\n"
+    )
+    build_report(run)
+    report = (run / "report.md").read_text()
+    first_screen = report[: report.index("\n## ")]
+    assert f"1 accepted api_read not verifiable: {why}" in first_screen
 
 
 def test_unverified_work_is_not_measured_and_lost_work_is_an_error(tmp_path):

@@ -72,6 +72,7 @@ def _refusal(plat, tmp_path, *args, env=None):
     [
         (("--scale", "0"), "--scale"),
         (("--connections", "many"), "--connections"),
+        (("--follow-up-grace", "-5"), "--follow-up-grace"),
         (("--fixture", "/nonexistent/fixture.json"), "fixture"),
         (("--scenario", "/nonexistent/scenario.yaml"), "scenario"),
     ],

@@ -213,6 +213,31 @@ def test_master_and_two_workers_offer_the_same_arrivals(plat, scenario, local_ru
     assert int(aggregated.split(",")[2]) == record["offered"] == len(samples)
 
 
+def test_two_workers_offer_poisson_and_trace_phases_at_the_single_process_due_times(plat, tmp_path):
+    # Each process draws the Poisson phase itself from the seed; the trace comes with the
+    # scenario the master sends (no worker reads the file), with its own workloads.
+    names = ("api_read", "rag_query", "chat_stream")
+    rows = [f"{0.1 * k * (1 + k % 2):.2f},{names[k % 3]}" for k in range(30)]
+    (tmp_path / "trace.csv").write_text("\n".join(rows) + "\n")
+    phases = [("ramp", 2.0, 8.0, "poisson"), ("sustain", 3.0, None, {"trace": "trace.csv"})]
+    mix = {"api_read": 45, "chat_stream": 20, "rag_query": 12}
+    scenario = write_scenario(tmp_path, phases, lateness=LATENESS, seed=5, workloads=mix)
+    run_dir = tmp_path / "run"
+    result = run_distributed(plat, scenario, run_dir, 2)
+    assert result.returncode == 0, invalid_reasons(run_dir, result)
+    samples = _check_against_the_spec(run_dir, scenario)
+    assert all(int(s["index"]) % 2 == int(s["worker"]) for s in samples)
+    assert Counter(s["workload"] for s in samples if s["phase"] == "sustain") == {
+        name: 10 for name in names
+    }
+    record = read_run(run_dir)
+    assert [p["arrivals"] for p in record["phases"]] == [
+        {"kind": "poisson", "seed": 5},
+        {"kind": "trace", "file": "trace.csv", "arrivals": 30, "workloads": True},
+    ]
+    assert "| ramp | 0–2 | 8.0/s | poisson, seed 5 |" in (run_dir / "report.md").read_text()
+
+
 def test_a_worker_killed_mid_run_is_named_with_the_arrivals_it_took(plat, tmp_path):
     scenario = write_scenario(tmp_path, [("sustain", 10.0, 10.0)], lateness=LATENESS)
     run_dir = tmp_path / "run"

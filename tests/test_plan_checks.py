@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from engine.mix import Mix
-from engine.schedule import Plan
+from engine.schedule import Plan, Segment
 from engine.shortfall import run_time_fixes, scale_fixes, shortfalls
 from scenario import load_scenario, scenario_from_dict
 
@@ -25,7 +25,8 @@ def _reads_only(**timeouts):
 def test_counting_a_range_at_once_is_the_mix_arrival_by_arrival():
     mix = Mix.from_scenario(SHIPPED)
     for first, count in ((0, 4_740), (987_654, 50_000)):
-        picked, cancelled = mix.counts_in(first, count)
+        # A uniform segment at 1/s offers one arrival a second.
+        picked, cancelled = mix.counts_in(Segment("sustain", 1.0, 0.0, count, first))
         indexes = range(first, first + count)
         assert picked == mix.counts(indexes)
         assert cancelled == Counter(mix.pick(k) for k in indexes if mix.cancels(k))

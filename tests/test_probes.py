@@ -104,20 +104,26 @@ def test_probes_that_cannot_answer_are_named_and_write_no_rows(tmp_path):
     assert rows_of(path, "api") == rows_of(path, "metrics") == []
 
 
-def test_stub_probe_reports_the_stubs_own_numbers(tmp_path):
+def test_stub_probe_reports_the_runs_own_numbers(tmp_path):
+    """The stub counts across runs; the probe resets it first, so what earlier runs sent
+    to it is not in this run's figures, and what this run sent is."""
     port = free_port()
     args = ["-m", "stub", "--port", str(port), "--first-token-ms", "0", "--tokens", "2"]
+    body = {"model": "stub", "messages": [{"role": "user", "content": "hi"}]}
     with running(args, "/health", port, tmp_path / "stub.log") as stub:
-        body = {"model": "stub", "messages": [{"role": "user", "content": "hi"}]}
-        assert requests.post(stub.url + "/v1/chat/completions", json=body, timeout=10).ok
+        for _ in range(3):  # an earlier run's
+            assert requests.post(stub.url + "/v1/chat/completions", json=body, timeout=10).ok
         path = tmp_path / "probes.csv"
         run = start_probes(ProbeOptions(stub_url=stub.url), path, time.time(), interval_s=0.5)
-        rows = wait_for_rows(path, "stub", 1)
+        first = wait_for_rows(path, "stub", 1)
+        assert requests.post(stub.url + "/v1/chat/completions", json=body, timeout=10).ok
         result = run.stop()
-    values = {r["metric"]: float(r["value"]) for r in rows}
-    assert values["max_in_flight"] >= 1
-    assert values["requests./v1/chat/completions"] >= 1
-    assert "lateness.first_token.p99_ms" in values
+    chat = "requests./v1/chat/completions"
+    at_start = {r["metric"]: float(r["value"]) for r in first}
+    assert at_start[chat] == 0 and at_start["max_in_flight"] == 0
+    final = {r["metric"]: float(r["value"]) for r in rows_of(path, "stub")}
+    assert final[chat] == 1 and final["max_in_flight"] == 1
+    assert "lateness.first_token.p99_ms" in final
     assert result["taken"] == ["stub"]
 
 

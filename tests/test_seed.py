@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from fixture import Fixture, load_fixture
+from reference_platform.ingest import WIDTH_MISMATCH
 from reference_platform.settings import DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, Server, free_port, running, stop
 from tests.support.reference import (
@@ -29,7 +30,7 @@ from tests.support.reference import (
     target_server,
 )
 from workloads.agenticos.fixture import seeded as agenticos_part
-from workloads.agenticos.seed import TRIGGER_NAME
+from workloads.agenticos.seed import KB_NAME, TRIGGER_NAME
 
 pytestmark = pytest.mark.system
 
@@ -189,31 +190,65 @@ def test_an_api_that_starts_listening_late_is_waited_for(seeded, tmp_path):
 
 
 def test_a_short_index_is_refused_with_numbers(seeded, tmp_path):
-    """A target whose embedder is down accepts uploads that then fail to index."""
+    """A target whose embedder is down accepts uploads that then fail to index: the seed
+    follows its own uploads by id (not the collection's vector count, which the earlier
+    seeds' documents already fill) and refuses in the platform's words."""
+    own = agenticos_part(seeded.second)
+    collection = own.collection_name
+    with signed_in(seeded.target.url) as client:
+        client.org_id = own.org_id
+        # What a load run leaves: documents of its own, indexed, in the same collection.
+        for k in range(3):
+            client.upload(collection, f"load-{k}.txt", f"uploaded by a load run {k}".encode())
+        deadline = time.monotonic() + SEED_TIMEOUT_S
+        while client.get(f"/rag/collections/{collection}/info")["total_vectors"] < DOCUMENTS + 3:
+            assert time.monotonic() < deadline, "the load run's uploads were not indexed"
+            time.sleep(0.1)
     dead_embedder = f"http://127.0.0.1:{free_port()}"
     with target_server(
         seeded.logs, dead_embedder, database_url=seeded.database_url, name="no_embedder"
     ) as target:
         done = run_seed(*seed_args(seeded.stub.url, target.url, tmp_path / "f.json", DOCUMENTS + 3))
+        with signed_in(target.url) as client:
+            client.org_id = own.org_id
+            info = client.get(f"/rag/collections/{collection}/info")
+            failed = [
+                d
+                for d in client.list_all("/rag/documents", collection_name=collection)
+                if d["status"] == "error"
+            ]
     line = one_line_refusal(done)
-    assert f"holds {DOCUMENTS} vectors of the {DOCUMENTS + 3} needed" in line
-    assert "3 error" in line and "embedder" in line
+    assert info["total_vectors"] >= DOCUMENTS + 3, "the vector count would have said success"
+    assert "of the 3 documents this seed uploaded, 3 error" in line
+    assert f"the platform says: {failed[0]['error_message']}" in line
+    assert "embedder" in line and "as the collection's" in line
+    assert not (tmp_path / "f.json").exists()
 
 
-def test_a_width_mismatch_is_named_with_the_width_wanted(seeded, tmp_path):
-    """An embedder answering another width than the collection's: every upload fails, and the
-    refusal says so instead of pointing at the worker."""
+def test_a_width_mismatch_is_named_with_the_width_wanted(tmp_path):
+    """The collection was made at one width and the stub now answers another (restarted with
+    --embedding-dim): every upload fails with AgenticOS's words, which do not name the width,
+    and the seed names it by asking the stub its width for the collection's model."""
+    database_url = f"sqlite:///{tmp_path / 'width.sqlite3'}"
     with (
-        stub_server(seeded.logs, "--embedding-dim", "32", name="narrow_stub") as narrow,
-        target_server(
-            seeded.logs, narrow.url, database_url=seeded.database_url, name="narrow"
-        ) as target,
+        stub_server(tmp_path, name="wide_stub") as wide,
+        target_server(tmp_path, wide.url, database_url=database_url, name="wide") as target,
+        signed_in(target.url) as client,
     ):
-        done = run_seed(*seed_args(seeded.stub.url, target.url, tmp_path / "f.json", DOCUMENTS + 2))
+        kb = client.post("/kb", {"name": KB_NAME, "scope": "org"})
+    with (
+        stub_server(tmp_path, "--embedding-dim", "32", name="narrow_stub") as narrow,
+        target_server(tmp_path, narrow.url, database_url=database_url, name="narrow") as target,
+    ):
+        done = run_seed(*seed_args(narrow.url, target.url, tmp_path / "f.json", 2))
     line = one_line_refusal(done)
-    assert "2 error" in line and "32 dimensions" in line
-    assert "another width than the collection's 64" in line
-    assert "--embedding-dim 64" in line and "worker" not in line
+    assert "of the 2 documents this seed uploaded, 2 error" in line
+    assert f"the platform says: {WIDTH_MISMATCH}" in line
+    assert (
+        f"the stub answers {kb['embedding_model']} with vectors 32 wide but collection "
+        f"{kb['collection_name']!r} holds {kb['embedding_dim']}"
+    ) in line
+    assert f"--embedding-dim {kb['embedding_dim']}" in line and "worker runs" not in line
 
 
 def test_a_document_stuck_in_processing_does_not_block_a_second_seed(seeded, tmp_path):
@@ -234,7 +269,7 @@ def test_a_document_stuck_in_processing_does_not_block_a_second_seed(seeded, tmp
             states = [
                 d["status"]
                 for d in client.list_all("/rag/documents", collection_name=collection)
-                if d["document_id"] == held["document_id"]
+                if d["id"] == held["id"]
             ]
         assert states == ["processing"]
         done = run_seed(

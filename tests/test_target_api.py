@@ -131,6 +131,9 @@ def test_lists_read_rows_and_bound_the_page(platform):
     after = client.get("/agents", limit=100)
     assert after["total"] == before + 1
     assert any(a["id"] == agent_id and a["status"] == "draft" for a in after["items"])
+    # Paged with skip, as on AgenticOS: the pages hold every row once.
+    pages = [client.get("/agents", limit=1, skip=k)["items"] for k in range(after["total"])]
+    assert sorted(p[0]["id"] for p in pages) == sorted(a["id"] for a in after["items"])
     for path in ("/agents", "/runs", "/conversations"):
         page = client.get(path, limit=1)
         assert set(page) == {"items", "total"} and len(page["items"]) <= 1
@@ -155,8 +158,8 @@ def test_agent_run_writes_a_run_row_before_and_after(platform):
     assert {"run_id", "cost_usd"} <= set(run)
     rows = {r["id"]: r for r in client.get("/runs", limit=100)["items"]}
     row = rows[run["run_id"]]
-    assert row["status"] == "completed" and row["output"] == run["output"]
-    assert row["started_at"] and row["finished_at"] >= row["started_at"]
+    assert row["status"] == "completed" and row["surface"] == "api"
+    assert row["started_at"] and row["ended_at"] >= row["started_at"]
 
 
 def test_agent_run_refusals(platform):
@@ -287,26 +290,35 @@ def test_webhook_signatures_dedupe_and_routine_runs(platform):
         accepted = requests.post(url, data=body, headers=headers, timeout=5)
         assert accepted.status_code == 202 and accepted.content == b""
 
+    log_id = trigger["conversation_id"]
+
     def trigger_runs():
-        return [
-            r for r in client.get("/runs", limit=100)["items"] if r["trigger_id"] == trigger["id"]
-        ]
+        return client.get("/runs", conversation_id=log_id, limit=100)["items"]
 
     runs = wait_for(
         trigger_runs, lambda rs: rs and rs[0]["status"] == "completed", "the routine run completed"
     )
     assert len(runs) == 1, "the repeated delivery id must not run twice"
-    assert runs[0]["source"] == "trigger" and '"event": "ping"' in runs[0]["prompt"]
-    # The run log AgenticOS keeps: the trigger names its conversation, the fire is listed there.
-    shown = client.get(f"/agents/{agent_id}/triggers/{trigger['id']}")
-    assert shown["conversation_id"] == trigger["conversation_id"] == runs[0]["conversation_id"]
+    # As AgenticOS lists a routine's fire: surface "schedule", neither prompt nor output.
+    assert runs[0]["surface"] == "schedule" and runs[0]["ended_at"]
+    assert not {"prompt", "output"} & set(runs[0])
+    # Its transcript echoes the delivery, as AgenticOS's does: that is how a fire is named.
+    turns = client.get(f"/runs/{runs[0]['id']}/transcript")["items"]
+    assert turns[0]["role"] == "user" and turns[0]["run_id"] == runs[0]["id"]
+    assert turns[0]["content"].endswith('A webhook delivery arrived.\n\n{\n  "event": "ping"\n}')
+    # The run log AgenticOS keeps: the trigger list names its conversation, the fire is there.
+    listed = client.get(f"/agents/{agent_id}/triggers", limit=1)
+    assert listed["total"] == len(listed["items"]) >= 1, "the trigger list is not paged"
+    shown = next(t for t in listed["items"] if t["id"] == trigger["id"])
+    assert shown["conversation_id"] == log_id == runs[0]["conversation_id"]
     assert shown["last_run_id"] == runs[0]["id"] and shown["last_fired_at"]
-    log = client.get("/runs", conversation_id=shown["conversation_id"], started_from="2000-01-01")
+    assert shown["is_active"] and secret not in json.dumps(listed)
+    # No GET of one trigger on AgenticOS 0.0.247: its path has other methods, so 405.
+    refusal(lambda: client.request("GET", f"/agents/{agent_id}/triggers/{trigger['id']}"), 405)
+    log = client.get("/runs", conversation_id=log_id, started_from="2000-01-01")
     assert [r["id"] for r in log["items"]] == [runs[0]["id"]] and log["total"] == 1
-    assert (
-        client.get("/runs", conversation_id=shown["conversation_id"], status="failed")["total"] == 0
-    )
-    later = client.get("/runs", conversation_id=shown["conversation_id"], started_from="2999-01-01")
+    assert client.get("/runs", conversation_id=log_id, status="failed,cancelled")["total"] == 0
+    later = client.get("/runs", conversation_id=log_id, started_from="2999-01-01")
     assert later["total"] == 0
 
     client.delete(f"/agents/{agent_id}/triggers/{trigger['id']}")

@@ -124,7 +124,7 @@ def test_a_turn_streams_every_token_in_the_contract_order(chat):
         ws.close()
     conversations = chat.client.get("/conversations", limit=100)["items"]
     assert conversation_id in [c["id"] for c in conversations]
-    runs = [r for r in chat.client.get("/runs", limit=100)["items"] if r["source"] == "chat"]
+    runs = [r for r in chat.client.get("/runs", limit=100)["items"] if r["surface"] == "web"]
     assert sum(r["conversation_id"] == conversation_id for r in runs) == 2
 
 

@@ -1,12 +1,14 @@
 """The transport never lies: against a server that misbehaves on purpose, failures equal faults.
 
-The server (tests/support/hostile_server.py, a real process) counts what it injects:
-resets mid-request, connections closed before the status line, bad status lines;
-and for the real AgenticOS dialect's list reads, 2xx bodies of the wrong shape,
-answers of 50 MB however framed, one announcing 10 TB, a redirect. Every injected
-fault must be exactly one failed sample named by what happened, none hidden by a
-re-send and none invented; a keep-alive connection the server closed while idle
-is replaced before anything is written, never failed.
+The server (tests/support/hostile_server.py, a real process) counts what it
+injects: resets mid-request, connections closed before the status line, bad
+status lines, a 500 whose keep-alive connection is then reset (uvicorn's way
+after an unhandled 500); and for the real AgenticOS dialect's list reads, 2xx
+bodies of the wrong shape, answers of 50 MB however framed, one announcing 10 TB,
+a redirect. Every injected fault must be exactly one failed sample named by what
+happened (a reset after the platform's 500 in those words, apart from a reset out
+of the blue), none hidden by a re-send and none invented; a keep-alive connection
+the server closed while idle is replaced before anything is written, never failed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from engine.http import (
     BAD_STATUS_LINE,
     CLOSED_BEFORE_STATUS,
     MAX_BODY,
+    RESET_AFTER_5XX,
     HttpCall,
     HttpTransport,
     classify,
@@ -79,7 +82,7 @@ class _Reads(Dialect):
     """A dialect of one workload: GET a fixed path (the same HttpCall object every time)."""
 
     def __init__(self, http: HttpTransport, path: str):
-        super().__init__(FIXTURE, "hostile", http)
+        super().__init__(FIXTURE, FIXTURE.api_url, "hostile", http)
         self._call = HttpCall("GET", path, b"", {"Accept": "application/json"})
 
     def sign_in(self, email: str, password: str) -> None:
@@ -133,6 +136,10 @@ def test_every_injected_fault_is_one_failed_sample_and_no_other_fails(server):
     assert failed["ConnectionResetError"] == counts["reset"] > 0, (failed, counts)
     assert failed[CLOSED_BEFORE_STATUS] == counts["close_before_status"] > 0, (failed, counts)
     assert failed[BAD_STATUS_LINE] == counts["bad_status"] > 0, (failed, counts)
+    assert failed["HTTP 500"] == counts["error_500"] > 0, (failed, counts)
+    after_500 = RESET_AFTER_5XX.format(status=500)
+    assert after_500 == "connection reset after the platform's HTTP 500 on this connection"
+    assert failed[after_500] == counts["reset_after_500"] > 0, (failed, counts)
     assert sum(failed.values()) == counts["faults"], (failed, counts)
     # And the server answered every request it got exactly once: no request reached it twice.
     assert counts["length"] + counts["chunked"] + counts["close_after"] == len(ok)

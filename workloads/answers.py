@@ -15,7 +15,7 @@ busiest workload can afford it. What does not fit becomes one stable line, group
 from __future__ import annotations
 
 import re
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import msgspec
 
@@ -23,6 +23,7 @@ from engine.seam import words
 
 NOT_JSON = "bad body: not JSON"
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 # msgspec's words for a body that does not fit its type (msgspec==0.23.0, pinned).
 _WHERE = re.compile(r" - at `\$(?P<path>[^`]*)`$")
@@ -35,12 +36,19 @@ class AnyObject(msgspec.Struct):
     """A JSON object whatever its fields (a list's item): checked to be an object, never built."""
 
 
+class Decodes(Protocol[T_co]):
+    """What ``held`` needs of a decoder: msgspec's Decoder[T] is one, and (being read-only
+    here) a Decoder of a list of objects is also one of any wider type, such as object."""
+
+    def decode(self, buf: bytes, /) -> T_co: ...
+
+
 def decoder(shape: type[T]) -> msgspec.json.Decoder[T]:
     """A reusable decoder for one success body's Struct (made once per shape, at import)."""
     return msgspec.json.Decoder(shape)
 
 
-def held(body: bytes, shape: msgspec.json.Decoder[T]) -> T | str:
+def held(body: bytes, shape: Decodes[T]) -> T | str:
     """The body decoded as ``shape``, or the sample's words for why it does not fit."""
     try:
         return shape.decode(body)

@@ -1,9 +1,15 @@
 """Which platforms the kit speaks, by name: the one place the runner learns of a platform.
 
 The runner and the stack import this registry, never a platform package, so adding a
-platform is a package under ``workloads/``, one line here and its local stack
-(``stack/<name>.py``). The fixture names its platform, so a run speaks the dialect
-of the deployment it was seeded against without being told twice.
+platform is a package under ``workloads/`` whose ``platform.py`` exports one
+``PLATFORM`` record (engine.seam.Platform: its dialect, fixture part, seed,
+preflight, follow-up and what each workload becomes), one line here and its local
+stack (``stack/<name>.py``). The fixture names its platform, so a run speaks the
+dialect of the deployment it was seeded against without being told twice.
+
+A platform's module is named here, not imported: it is imported only when that
+platform is asked for (a run against AgenticOS never loads LangGraph's parts), and
+the platform's seed module, which reads this registry, can be imported by it.
 """
 
 from __future__ import annotations
@@ -12,13 +18,11 @@ from importlib import import_module
 
 from engine.seam import Platform
 
-# Name -> package; each has dialect.py exporting DIALECT and preflight.py exporting
-# run_preflight, and may have followup.py exporting follow_up; imported only when that
-# platform is asked for.
+# Name -> the module exporting that platform's PLATFORM record.
 PLATFORMS = {
-    "agenticos": "workloads.agenticos",
-    "agno": "workloads.agno",
-    "langgraph": "workloads.langgraph",
+    "agenticos": "workloads.agenticos.platform",
+    "agno": "workloads.agno.platform",
+    "langgraph": "workloads.langgraph.platform",
 }
 DEFAULT_PLATFORM = "agenticos"
 
@@ -28,13 +32,7 @@ def platform(name: str) -> Platform:
     if name not in PLATFORMS:
         known = ", ".join(sorted(PLATFORMS))
         raise ValueError(f"platform: {name!r} is not one this kit speaks; use one of {known}")
-    package = PLATFORMS[name]
-    dialect_module = import_module(f"{package}.dialect")
-    preflight = import_module(f"{package}.preflight").run_preflight
-    try:
-        follow_up = import_module(f"{package}.followup").follow_up
-    except ModuleNotFoundError:
-        follow_up = None
-    return Platform(
-        name, dialect_module.DIALECT, preflight, follow_up, dict(dialect_module.REQUESTS)
-    )
+    record = import_module(PLATFORMS[name]).PLATFORM
+    if not isinstance(record, Platform) or record.name != name:
+        raise TypeError(f"{PLATFORMS[name]}.PLATFORM is not the Platform record named {name!r}")
+    return record

@@ -17,12 +17,11 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from importlib import import_module
 from pathlib import Path
 
 from fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.corpus import DEFAULT_DOCUMENTS
-from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS
+from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS, platform
 from workloads.setup_client import APIError, APIUnreachable
 
 # The stub as `make stub` starts it on this machine.
@@ -163,7 +162,7 @@ def chosen_platform(argv: list[str]) -> str:
 
 
 def main(argv: list[str], prog: str = "python -m workloads.seed") -> int:
-    """Seed the chosen platform through its own seed module (``loadkit seed``)."""
+    """Seed the chosen platform through its record's seed command (``loadkit seed``)."""
     name = chosen_platform(argv)
     if name not in PLATFORMS:
         print(
@@ -172,7 +171,7 @@ def main(argv: list[str], prog: str = "python -m workloads.seed") -> int:
             file=sys.stderr,
         )
         return 2
-    return import_module(f"{PLATFORMS[name]}.seed").main(argv, prog=prog)
+    return platform(name).seed(argv, prog=prog)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 import requests
 
@@ -68,7 +68,7 @@ class SetupClient:
         """Drop pooled connections."""
         self._http.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_exc: object) -> None:

@@ -16,24 +16,27 @@ from reference_platform.routes.paging import PageDep, iso, page_of
 router = APIRouter()
 
 
+# Where a run came from, in AgenticOS's RunSurface words (a routine's fire is "schedule").
+SURFACES = {"api": "api", "chat": "web", "trigger": "schedule"}
+
+
 def run_json(run: Run) -> dict:
-    """A run row as the API shows it (the prompt and output included)."""
+    """A run as AgenticOS's run history (AgentRunRead) lists it: status, error and times, but
+    neither its prompt nor its output, so nothing in the list says which delivery a routine's
+    run came from."""
     return {
         "id": run.id,
         "agent_id": run.agent_id,
-        "conversation_id": run.conversation_id,
-        "trigger_id": run.trigger_id,
-        "source": run.source,
+        "user_id": run.user_id,
+        "surface": SURFACES.get(run.source, run.source),
         "status": run.status,
-        "prompt": run.prompt,
-        "output": run.output,
-        "error": run.error,
         "input_tokens": run.input_tokens,
         "output_tokens": run.output_tokens,
         "cost_usd": run.cost_usd,
-        "created_at": iso(run.created_at),
+        "error": run.error,
+        "conversation_id": run.conversation_id,
         "started_at": iso(run.started_at),
-        "finished_at": iso(run.finished_at),
+        "ended_at": iso(run.finished_at),
     }
 
 
@@ -67,18 +70,59 @@ async def list_runs(
     conversation_id: Annotated[str | None, Query()] = None,
     status: Annotated[str | None, Query()] = None,
     started_from: Annotated[str | None, Query()] = None,
+    descending: Annotated[bool, Query()] = True,
 ) -> dict:
-    """The organisation's runs, newest first; filtered by conversation (a trigger's run log),
-    status, and creation from a time, as AgenticOS filters them."""
-    query = select(Run).where(Run.org_id == caller.org.id)
+    """The organisation's runs that have started, newest first (``descending=false``: oldest);
+    filtered by conversation (a trigger's run log), statuses (comma-separated) and start from
+    a time, as AgenticOS filters them. A routine's run is listed once the worker starts it,
+    as AgenticOS creates its run row only when its runner picks the fire up."""
+    query = select(Run).where(Run.org_id == caller.org.id, Run.started_at.is_not(None))
     if conversation_id is not None:
         query = query.where(Run.conversation_id == conversation_id)
     if status is not None:
-        query = query.where(Run.status == status)
+        query = query.where(Run.status.in_(status.split(",")))
     if started_from is not None:
-        query = query.where(Run.created_at >= _moment(started_from))
-    query = query.order_by(Run.created_at.desc(), Run.id)
+        query = query.where(Run.started_at >= _moment(started_from))
+    started = Run.started_at.desc() if descending else Run.started_at.asc()
+    query = query.order_by(started, Run.id)
     return await page_of(session, query, page, run_json)
+
+
+@router.get("/runs/{run_id}/transcript")
+async def run_transcript(
+    run_id: str,
+    caller: CallerDep,
+    session: SessionDep,
+    skip: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> dict:
+    """One run's turns, as AgenticOS's run transcript answers them (each turn carrying its
+    ``run_id``): the prompt it ran, for a routine's fire the trigger's prompt and the
+    delivery's body, then its answer. A run of another organisation is 404, as one that
+    never existed."""
+    run = await session.get(Run, run_id)
+    if run is None or run.org_id != caller.org.id:
+        raise APIError(404, "run not found")
+    turns = [("user", run.prompt, run.started_at or run.created_at)]
+    if run.output:
+        turns.append(("assistant", run.output, run.finished_at))
+    items = [
+        {
+            "id": f"{run.id}-{n}",
+            "conversation_id": run.conversation_id,
+            "run_id": run.id,
+            "role": role,
+            "content": content,
+            "created_at": iso(at),
+        }
+        for n, (role, content, at) in enumerate(turns)
+    ]
+    return {
+        "run_id": run.id,
+        "conversation_id": run.conversation_id,
+        "items": items[skip : skip + limit],
+        "total": len(items),
+    }
 
 
 @router.get("/conversations")

@@ -1,7 +1,8 @@
-"""The list shape every collection endpoint answers: ``{items, total}`` with limit/offset.
+"""The list shape every collection endpoint answers: ``{items, total}`` with skip/limit.
 
-``limit`` above 100 is 422, as on AgenticOS; ``total`` counts every matching
-row, not just the page.
+``limit`` above 100 is 422, and the page is moved with ``skip``, as on AgenticOS
+(a client paging with another name would read the first page again and again);
+``total`` counts every matching row, not just the page.
 """
 
 from __future__ import annotations
@@ -24,15 +25,15 @@ class Page:
     """Which slice of a list the caller asked for."""
 
     limit: int
-    offset: int
+    skip: int
 
 
 def page_params(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 20,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    skip: Annotated[int, Query(ge=0)] = 0,
 ) -> Page:
-    """The ``limit`` and ``offset`` query parameters, validated."""
-    return Page(limit, offset)
+    """The ``limit`` and ``skip`` query parameters, validated."""
+    return Page(limit, skip)
 
 
 PageDep = Annotated[Page, Depends(page_params)]
@@ -43,7 +44,7 @@ async def page_of(
 ) -> dict:
     """``{items, total}`` for one page of ``query`` (a select of ORM rows)."""
     total = await session.scalar(select(func.count()).select_from(query.order_by(None).subquery()))
-    rows = (await session.execute(query.limit(page.limit).offset(page.offset))).scalars()
+    rows = (await session.execute(query.limit(page.limit).offset(page.skip))).scalars()
     return {"items": [render(row) for row in rows], "total": total}
 
 

@@ -37,12 +37,11 @@ async def collection_named(session: AsyncSession, org_id: str, name: str) -> Col
 
 
 def document_json(doc: Document, collection: Collection) -> dict:
-    """A document's indexing state as AgenticOS shows it: the failure in ``error_message``,
-    and ``completed_at`` once indexing ended either way."""
+    """A document's indexing state as AgenticOS shows it (named by ``id`` alone): the failure
+    in ``error_message``, and ``completed_at`` once indexing ended either way."""
     settled = doc.status in ("done", "error")
     return {
         "id": doc.id,
-        "document_id": doc.id,
         "filename": doc.filename,
         "collection": collection.collection_name,
         "status": doc.status,
@@ -119,9 +118,10 @@ async def ingest(
     session.add(doc)
     await session.commit()
     app_state(request).worker.enqueue("ingest", doc.id)
+    # AgenticOS answers the upload with the tracked document's ``id``, ``document_id`` null.
     return {
         "id": doc.id,
-        "document_id": doc.id,
+        "document_id": None,
         "status": "processing",
         "filename": filename,
         "collection": collection.collection_name,

@@ -3,9 +3,13 @@
 A delivery is answered 202 with an empty body once its signature checks out
 and its routine run is queued; the worker runs it against the model. An
 unknown trigger also gets 202, so the endpoint never says which ids exist.
-As on AgenticOS, every fire appends its run to the trigger's run-log
-conversation (``conversation_id`` on the trigger, ``GET /runs?conversation_id=``),
-so what became of each accepted delivery can be seen afterwards.
+As on AgenticOS 0.0.247, every fire appends its run to the trigger's run-log
+conversation (``conversation_id`` in the trigger list, ``GET /runs?conversation_id=``),
+so what became of each accepted delivery can be seen afterwards; and as there,
+there is no GET of one trigger (the path has only DELETE, so a GET answers 405),
+and the list is the agent's every trigger at once (``{items, total}``, no paging).
+A divergence here once let every test pass while the follow-up failed on the
+real platform.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from reference_platform.deps import CallerDep, SessionDep, app_state
 from reference_platform.errors import APIError
 from reference_platform.models import Conversation, Run, Trigger, WebhookDelivery
-from reference_platform.routes.paging import PageDep, iso, page_of
+from reference_platform.routes.paging import iso
 from reference_platform.runs import agent_in_org
 
 router = APIRouter()
@@ -50,19 +54,38 @@ async def run_log(session: AsyncSession, trigger: Trigger) -> str | None:
     return conversation.id if conversation is not None else None
 
 
-def trigger_json(trigger: Trigger, request: Request) -> dict:
-    """A trigger as the API shows it: never its secret."""
+def trigger_json(
+    trigger: Trigger, request: Request, conversation_id: str | None, last: Run | None
+) -> dict:
+    """A trigger as AgenticOS's TriggerRead shows it, never its secret: its run log and its
+    last fire (stamped, as there, when a fire's run has ended)."""
     return {
         "id": trigger.id,
         "agent_id": trigger.agent_id,
         "name": trigger.name,
         "prompt": trigger.prompt,
+        "is_active": trigger.enabled,
         "trigger_type": trigger.trigger_type,
         "event_source": trigger.event_source,
+        "event_config": {},
         "webhook_url": str(request.base_url).rstrip("/") + webhook_path(trigger),
-        "enabled": trigger.enabled,
+        "next_fire_at": None,
+        "last_fired_at": iso(last.finished_at) if last else None,
+        "last_run_id": last.id if last else None,
+        "conversation_id": conversation_id,
         "created_at": iso(trigger.created_at),
     }
+
+
+async def last_fire(session: AsyncSession, trigger: Trigger) -> Run | None:
+    """The trigger's latest run that has ended, if any."""
+    query = (
+        select(Run)
+        .where(Run.trigger_id == trigger.id, Run.finished_at.is_not(None))
+        .order_by(Run.finished_at.desc())
+        .limit(1)
+    )
+    return await session.scalar(query)
 
 
 @router.post("/agents/{agent_id}/triggers", status_code=201)
@@ -96,47 +119,27 @@ async def create_trigger(
         )
     )
     await session.commit()
-    return {**trigger_json(trigger, request), "conversation_id": trigger.id}
-
-
-@router.get("/agents/{agent_id}/triggers/{trigger_id}")
-async def get_trigger(
-    agent_id: str,
-    trigger_id: str,
-    request: Request,
-    caller: CallerDep,
-    session: SessionDep,
-) -> dict:
-    """One trigger with its run log: ``conversation_id``, ``last_fired_at``, ``last_run_id``."""
-    agent = await agent_in_org(session, caller.org.id, agent_id)
-    trigger = await session.get(Trigger, trigger_id)
-    if trigger is None or trigger.agent_id != agent.id:
-        raise APIError(404, f"trigger {trigger_id} not found")
-    last = await session.scalar(
-        select(Run).where(Run.trigger_id == trigger.id).order_by(Run.created_at.desc()).limit(1)
-    )
-    return {
-        **trigger_json(trigger, request),
-        "conversation_id": await run_log(session, trigger),
-        "last_fired_at": iso(last.created_at) if last else None,
-        "last_run_id": last.id if last else None,
-    }
+    return trigger_json(trigger, request, trigger.id, None)
 
 
 @router.get("/agents/{agent_id}/triggers")
 async def list_triggers(
     agent_id: str,
     request: Request,
-    page: PageDep,
     caller: CallerDep,
     session: SessionDep,
 ) -> dict:
-    """The agent's triggers, oldest first."""
+    """Every trigger on the agent, oldest first, all at once (AgenticOS does not page it)."""
     agent = await agent_in_org(session, caller.org.id, agent_id)
     query = (
         select(Trigger).where(Trigger.agent_id == agent.id).order_by(Trigger.created_at, Trigger.id)
     )
-    return await page_of(session, query, page, lambda t: trigger_json(t, request))
+    triggers = (await session.execute(query)).scalars().all()
+    items = [
+        trigger_json(t, request, await run_log(session, t), await last_fire(session, t))
+        for t in triggers
+    ]
+    return {"items": items, "total": len(items)}
 
 
 @router.delete("/agents/{agent_id}/triggers/{trigger_id}", status_code=204)
@@ -154,6 +157,11 @@ async def delete_trigger(
     await session.delete(trigger)
     await session.commit()
     return Response(status_code=204)
+
+
+def webhook_context(event: dict) -> str:
+    """The delivery as AgenticOS appends it to the trigger's prompt: its body, indented."""
+    return f"A webhook delivery arrived.\n\n{json.dumps(event, indent=2, ensure_ascii=False)}"
 
 
 def signature_valid(secret: str, raw: bytes, header: str | None) -> bool:
@@ -193,7 +201,7 @@ async def deliver(
         trigger_id=trigger.id,
         source="trigger",
         status="queued",
-        prompt=f"{trigger.prompt}\n\nEvent:\n{json.dumps(event, sort_keys=True)}",
+        prompt=f"{trigger.prompt}\n\n{webhook_context(event)}",
     )
     session.add(run)
     await session.flush()

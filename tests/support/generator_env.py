@@ -136,13 +136,14 @@ def clean_start_seed(first: int = PREFLIGHT_MODEL_REQUESTS, **rates: float) -> s
     raise AssertionError(f"no seed starts cleanly at {rates}")
 
 
-def write_scenario(tmp: Path, phases: list[tuple[str, float, float]], **extra) -> Path:
-    """A small scenario file: phases as (name, seconds, rate); other fields as given."""
+def write_scenario(tmp: Path, phases: list[tuple], **extra) -> Path:
+    """A small scenario file: phases as (name, seconds, rate) or (name, seconds, rate,
+    arrivals), a rate of None left out (a trace's phase); other fields as given."""
     raw = {
         "name": "generator-test",
         "workloads": extra.pop("workloads", MIX),
         "chat_cancel_share": extra.pop("chat_cancel_share", 0.2),
-        "phases": [{"name": n, "duration_s": d, "rate": r} for n, d, r in phases],
+        "phases": [_phase(*phase) for phase in phases],
         "timeouts": extra.pop(
             "timeouts", {"default_s": 10, "chat_stream_s": 10, "agent_run_s": 10}
         ),
@@ -152,6 +153,11 @@ def write_scenario(tmp: Path, phases: list[tuple[str, float, float]], **extra) -
     path = tmp / "scenario.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
     return path
+
+
+def _phase(name: str, seconds: float, rate: float | None, arrivals: object = None) -> dict:
+    phase = {"name": name, "duration_s": seconds, "rate": rate, "arrivals": arrivals}
+    return {key: value for key, value in phase.items() if value is not None}
 
 
 def locust_args(plat: Platform, scenario: Path, run_dir: Path, *extra: str) -> list[str]:
@@ -312,7 +318,7 @@ def expected_counts(scenario: Path, scale: float = 1.0) -> tuple[Plan, dict[int,
     sc = load_scenario(scenario).scaled(scale)
     plan = Plan.from_scenario(sc)
     mix = Mix.from_scenario(sc)
-    return plan, {k: mix.pick(k) for _, k in plan.indexes_before()}
+    return plan, {k: mix.pick_in(plan.segments[n], k) for n, k in plan.indexes_before()}
 
 
 def lateness_ms(sample: dict) -> float:

@@ -1,7 +1,9 @@
 """A misbehaving HTTP/1.1 server for the transport's tests, counting every fault it injects.
 
 It resets connections mid-request, closes them before the status line, answers a
-bad status line, and closes keep-alive connections idle for IDLE_CLOSE_S, which
+bad status line, answers 500 and then resets the next request on that keep-alive
+connection (as uvicorn closes one after an unhandled 500 without announcing
+``Connection: close``), and closes keep-alive connections idle for IDLE_CLOSE_S, which
 is not a fault: a client must replace such a socket before writing to it. The
 server decides, so the test can compare the failures the client recorded with
 the faults the server says it injected, one for one.
@@ -45,9 +47,11 @@ MIXED = (
     "close_after",
     "bad_status",
     "length",
+    "error_500",
     "chunked",
 )
-FAULTS = ("reset", "close_before_status", "bad_status")
+# "reset_after_500" is the request that next arrives on a connection answered "error_500".
+FAULTS = ("reset", "close_before_status", "bad_status", "error_500", "reset_after_500")
 
 # List reads under /api/v1/ get these, round and round: good pages among answers to refuse.
 ANSWERS = (
@@ -154,6 +158,11 @@ def _answer(kind: str) -> bytes:
     return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n%s" % (len(BODY), close, BODY)
 
 
+def _reset(conn: socket.socket) -> None:
+    """Close with a reset (RST), not a FIN."""
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
 def _serve_list_read(conn: socket.socket, kind: str) -> bool:
     """Answer a list read as ANSWERS says; False when the connection must not be reused."""
     if kind == "page":
@@ -203,6 +212,7 @@ def _until_client_goes(conn: socket.socket) -> None:
 
 def _serve(conn: socket.socket, counts: Counts) -> None:
     buf = b""
+    after_500 = False
     try:
         while True:
             conn.settimeout(IDLE_CLOSE_S if not buf else None)
@@ -215,6 +225,10 @@ def _serve(conn: socket.socket, counts: Counts) -> None:
                 conn.shutdown(socket.SHUT_RDWR)
                 return
             if head is None:
+                return
+            if after_500:
+                counts.add("reset_after_500")
+                _reset(conn)
                 return
             target = head.split(b" ", 2)[1]
             if target == b"/api/v1/auth/login":
@@ -231,8 +245,12 @@ def _serve(conn: socket.socket, counts: Counts) -> None:
                 time.sleep(int(target.split(b"ms=")[1]) / 1000)
             counts.add(kind)
             if kind == "reset":
-                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                _reset(conn)
                 return
+            if kind == "error_500":
+                conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n")
+                after_500 = True
+                continue
             if kind == "close_before_status":
                 conn.shutdown(socket.SHUT_RDWR)
                 return

@@ -74,14 +74,15 @@ class AgenticOSClient(SetupClient):
         self.request("DELETE", path, expect=(200, 202, 204, 404))
 
     def list_all(self, path: str, **params: Any) -> Iterator[dict]:
-        """Every item of a ``{items, total}`` list, page by page."""
-        offset = 0
+        """Every item of a ``{items, total}`` list, page by page (AgenticOS pages with ``skip``;
+        a list it does not page answers everything at once, and ``total`` ends the loop)."""
+        skip = 0
         while True:
-            page = self.get(path, limit=PAGE_LIMIT, offset=offset, **params)
+            page = self.get(path, limit=PAGE_LIMIT, skip=skip, **params)
             items = page.get("items", [])
             yield from items
-            offset += len(items)
-            if not items or offset >= page.get("total", offset):
+            skip += len(items)
+            if not items or skip >= page.get("total", skip):
                 return
 
     def run_agent(self, agent_id: str, prompt: str) -> dict:

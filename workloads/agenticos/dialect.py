@@ -65,10 +65,10 @@ class AgenticOS(Dialect):
     """Speaks AgenticOS 0.0.247's public API (and the reference target's subset of it)."""
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
-        super().__init__(fixture, run_id, http)
+        super().__init__(fixture, base_url, run_id, http)
         self.seeded = seeded(fixture)
         self._ws_url = (
-            base_url.replace("http", "ws", 1).rstrip("/")
+            self.base_url.replace("http", "ws", 1).rstrip("/")
             + f"{API}/ws/agent?{urlencode({'organization_id': self.seeded.org_id})}"
         )
         self._token = ""
@@ -143,6 +143,9 @@ class AgenticOS(Dialect):
             "X-Signature-256": f"sha256={signature}",
             "X-Delivery-Id": f"{self.run_id}-{k}",
         }
+        if self.seeded.trigger_id is None:
+            # Preflight leaves trigger_fire out of such a run (PreflightResult.skipped).
+            raise ValueError("trigger_fire: the fixture names no trigger; seed again")
         source, trigger = in_path(self.seeded.trigger_source), in_path(self.seeded.trigger_id)
         return HttpCall("POST", f"{API}/webhooks/triggers/{source}/{trigger}", body, headers)
 
@@ -177,7 +180,7 @@ class AgenticOS(Dialect):
         upload = held(body, ACCEPTED)
         if isinstance(upload, str):
             return upload
-        document = upload.document_id or upload.id
+        document = upload.id or upload.document_id
         if not document:
             return "bad body: no document id"
         self.accept(k, workload, document)
@@ -279,7 +282,6 @@ def http_failure(status: int, body: bytes) -> str:
     return f"{head}: {message}" if message else head
 
 
-DIALECT = AgenticOS
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
 REQUESTS = {
     "api_read": "GET /api/v1/agents, /runs or /conversations",

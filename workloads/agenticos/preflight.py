@@ -19,6 +19,8 @@ import json
 import sys
 import time
 import uuid
+from collections.abc import Callable
+from typing import TypeVar
 
 from engine.seam import PreflightError, PreflightResult
 from fixture import Fixture, in_path, webhook_secret
@@ -32,6 +34,8 @@ from workloads.setup_client import APIError, APIUnreachable
 # Tries of a probe that reaches the model: at a 20% injected fault rate, five
 # refusals in a row happen once in 3,000 preflights.
 PROBE_ATTEMPTS = 5
+# What a retried probe returns.
+T = TypeVar("T")
 # Workloads that need a search to work (the collection exists, the embedder answers),
 # and those that need an agent run to complete against the model.
 SEARCHED = frozenset({"rag_query", "ingest"})
@@ -103,7 +107,7 @@ def _fault_hint(what: str, message: str) -> str:
     )
 
 
-def _retried(call, attempts: int = PROBE_ATTEMPTS):
+def _retried(call: Callable[[], T], attempts: int = PROBE_ATTEMPTS) -> T:
     """``call()``, tried again on a server-side refusal (5xx) up to ``attempts`` times.
 
     Only 5xx is retried: a 4xx (not found, rate limited) is the platform's answer,

@@ -15,7 +15,10 @@ import argparse
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+
+import requests
 
 from fixture import DEFAULT_EMAIL, Fixture, in_path, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
@@ -39,6 +42,8 @@ DEFAULT_API_URL = "http://127.0.0.1:8000"
 # Seconds to wait for the platform's worker to index the uploads: generous for a
 # busy machine, bounded so a platform that never indexes is refused, not waited on.
 INDEX_WAIT_S = 120.0
+# Seconds the stub may take to say how wide its vectors are (one embedding, no delay).
+STUB_ASK_TIMEOUT_S = 10.0
 POLL_S = 0.5
 
 
@@ -59,7 +64,7 @@ def stub_base_url(stub_url: str) -> str:
     return stub_url.rstrip("/") + "/v1"
 
 
-def _first(items, **match) -> dict | None:
+def _first(items: Iterable[dict], **match: object) -> dict | None:
     return next((i for i in items if all(i.get(k) == v for k, v in match.items())), None)
 
 
@@ -156,11 +161,12 @@ class Uploads:
 def upload_missing(client: AgenticOSClient, collection: str, documents: int) -> Uploads:
     """Upload each synthetic document not already indexed; a document still ``processing``
     from an earlier seed is uploaded again (the contract has no delete for it), and named."""
-    done, processing = set(), set()
+    done: set[str] = set()
+    processing: set[str] = set()
     for doc in client.list_all("/rag/documents", collection_name=collection):
         status = doc.get("status")
         (done if status == "done" else processing if status == "processing" else set()).add(
-            doc.get("filename")
+            str(doc.get("filename"))
         )
     uploads = Uploads(set(), [])
     for index in range(documents):
@@ -170,7 +176,7 @@ def upload_missing(client: AgenticOSClient, collection: str, documents: int) -> 
         if name in processing:
             uploads.stuck.append(name)
         answer = client.upload(collection, name, document_text(index).encode())
-        uploads.ids.add(str(answer.get("document_id") or answer.get("id")))
+        uploads.ids.add(str(answer.get("id") or answer.get("document_id")))
     if uploads.stuck:
         print(
             f"seed: {len(uploads.stuck)} document(s) still processing from an earlier seed "
@@ -183,55 +189,90 @@ def upload_missing(client: AgenticOSClient, collection: str, documents: int) -> 
 def _document_states(
     client: AgenticOSClient, collection: str, ids: set[str]
 ) -> tuple[Counter, str | None]:
-    """How this seed's uploads stand, and the first failure reason among them."""
-    statuses, first_error = Counter(), None
+    """How this seed's own uploads stand (by document id; one not listed is "not listed"), and
+    the first failure among them in the platform's words."""
+    statuses: Counter[str] = Counter()
+    first_error: str | None = None
+    seen: set[str] = set()
     for doc in client.list_all("/rag/documents", collection_name=collection):
-        if str(doc.get("document_id") or doc.get("id")) not in ids:
+        ref = str(doc.get("id") or doc.get("document_id"))
+        if ref not in ids:
             continue
+        seen.add(ref)
         statuses[doc.get("status", "unknown")] += 1
         if doc.get("status") == "error" and first_error is None:
-            first_error = document_error(doc)
+            first_error = document_error(doc) or "status error, no error_message"
+    if len(seen) < len(ids):
+        statuses["not listed"] += len(ids) - len(seen)
     return statuses, first_error
 
 
-def _fix(first_error: str | None, dim: object) -> str:
-    """What to do about failed indexing: a width mismatch is named with the width wanted."""
-    if first_error and "dimension" in first_error.lower():
-        return (
-            f"the embedder answers vectors of another width than the collection's {dim}: "
-            f"start the stub without --embedding-dim (it answers each model at its real "
-            f"width) or with --embedding-dim {dim}, then run make seed"
-        )
-    return (
+def stub_width(stub_url: str, model: str) -> int:
+    """How wide the stub's vectors for ``model`` are, asked of the stub itself (one embedding
+    request): it answers each model at its real width unless started with --embedding-dim."""
+    resp = requests.post(
+        f"{stub_base_url(stub_url)}/embeddings",
+        json={"model": model, "input": "width probe"},
+        timeout=STUB_ASK_TIMEOUT_S,
+    )
+    resp.raise_for_status()
+    return len(resp.json()["data"][0]["embedding"])
+
+
+def _fix(client: AgenticOSClient, collection: str, stub_url: str) -> str:
+    """What to do about failed indexing. AgenticOS's error_message does not name a width
+    mismatch, so the stub's width for the collection's model is compared with the width the
+    collection holds (``/rag/collections/{name}/info``); a mismatch is named with the width
+    wanted, anything else points at the worker and its embedder."""
+    dim = client.get(f"/rag/collections/{in_path(collection)}/info").get("dim")
+    kb = _first(client.list_all("/kb"), collection_name=collection) or {}
+    model = kb.get("embedding_model")
+    worker = (
         "check that the platform's worker runs and reaches its embedder (the stub), "
         "then run make seed"
+    )
+    if not dim or not model:
+        return worker
+    try:
+        width = stub_width(stub_url, str(model))
+    except (requests.RequestException, ValueError, KeyError, IndexError) as exc:
+        return (
+            f"the stub at {stub_url} could not be asked its width ({type(exc).__name__}); {worker}"
+        )
+    if width == int(dim):
+        return f"the stub's {model} vectors are {width} wide, as the collection's: {worker}"
+    return (
+        f"the stub answers {model} with vectors {width} wide but collection {collection!r} "
+        f"holds {dim}: start the stub with --embedding-dim {dim} (or without --embedding-dim, "
+        "which answers each model at its real width), then run make seed"
     )
 
 
 def wait_for_index(
     client: AgenticOSClient,
     collection: str,
-    needed: int,
     uploads: Uploads,
+    stub_url: str,
     wait_s: float = INDEX_WAIT_S,
-) -> int:
-    """Wait (bounded) until ``info`` shows ``needed`` vectors; the count, else SeedError."""
+) -> None:
+    """Follow this seed's own uploads by document id until each is ``done`` or ``error``
+    (bounded by ``wait_s``); SeedError with the platform's words when one failed or one is
+    still not done. Load runs upload into the same collection, so its vector count says
+    nothing about these documents."""
     deadline = time.monotonic() + wait_s
     began = time.monotonic()
-    while True:
-        info = client.get(f"/rag/collections/{in_path(collection)}/info")
-        total = int(info.get("total_vectors", 0))
-        if total >= needed:
-            return total
+    while uploads.ids:
         statuses, first_error = _document_states(client, collection, uploads.ids)
-        settled = statuses.get("error") and not statuses.get("processing")
+        settled = statuses["done"] + statuses["error"] == len(uploads.ids)
+        if settled and not statuses["error"]:
+            return
         if settled or time.monotonic() >= deadline:
-            states = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "none"
-            why = f"; first error: {first_error}" if first_error else ""
+            states = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()) if n)
+            why = f"; the platform says: {first_error}" if first_error else ""
             raise SeedError(
-                f"collection {collection!r} holds {total} vectors of the {needed} needed after "
-                f"{time.monotonic() - began:.0f} s (uploads: {states}){why}: "
-                f"{_fix(first_error, info.get('dim'))}"
+                f"collection {collection!r}: of the {len(uploads.ids)} documents this seed "
+                f"uploaded, {states} after {time.monotonic() - began:.0f} s{why}: "
+                f"{_fix(client, collection, stub_url)}"
             )
         time.sleep(POLL_S)
 
@@ -287,12 +328,12 @@ def seed(options: SeedOptions, password: str) -> Fixture:
         agent_id, agent_action = ensure_agent(client, profile_id)
         collection, kb_action = ensure_collection(client)
         uploads = upload_missing(client, collection, options.documents)
-        vectors = wait_for_index(client, collection, options.documents, uploads)
+        wait_for_index(client, collection, uploads, options.stub_url)
         trigger_id = recreate_trigger(client, agent_id, password)
     print(
         f"seed: org {client.org_id}; model profile {profile_action}; agent {agent_id} "
-        f"({agent_action}); collection {collection!r} ({kb_action}, {len(uploads.ids)} uploaded, "
-        f"{vectors} vectors); trigger {trigger_id or 'none'}"
+        f"({agent_action}); collection {collection!r} ({kb_action}, {len(uploads.ids)} uploaded "
+        f"and indexed); trigger {trigger_id or 'none'}"
     )
     own = AgenticOSSeeded(
         org_id=client.org_id,

@@ -65,9 +65,8 @@ class Agno(Dialect):
     """Speaks agno 3.1's AgentOS API (agno_platform/ runs one on the stub)."""
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
-        super().__init__(fixture, run_id, http)
+        super().__init__(fixture, base_url, run_id, http)
         self.seeded = seeded(fixture)
-        del base_url  # the transport holds the address, resolved once
         self._auth: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
         self._webhook_secret = b""
@@ -126,8 +125,8 @@ class Agno(Dialect):
     def _problem(self, workload: str, k: int, body: bytes) -> str | None:
         """What is wrong with a 2xx body (None: nothing), noting accepted work."""
         if workload == "api_read":
-            shape = AGENTS if READ_PATHS[k % len(READ_PATHS)] == "/agents" else PAGE
-            page = held(body, shape)
+            agents = READ_PATHS[k % len(READ_PATHS)] == "/agents"
+            page = held(body, AGENTS) if agents else held(body, PAGE)
             return page if isinstance(page, str) else None
         if workload == "agent_run":
             run = held(body, RUN_OUTPUT)
@@ -274,7 +273,6 @@ def status_result(status: int, body: bytes) -> Result:
     return result
 
 
-DIALECT = Agno
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
 REQUESTS = {
     "api_read": "GET /agents or /sessions",

@@ -10,7 +10,10 @@ after agno's answer, so a 404 reads as "not yet". Each poll asks only about
 the arrivals still pending, until all have settled or the grace period is
 over; what is then still seen working is "not finished in grace". What agno
 shows nothing of (no content, no session, no answer to the follow-up) is "not
-verifiable", never counted as processed or lost.
+verifiable", never counted as processed or lost. Uploads and deliveries are
+followed each on its own: a read agno refuses for good (a 4xx other than its
+"not yet" 404) ends the follow-up of that workload only, its arrivals not
+verifiable with agno's refusal as the reason.
 """
 
 from __future__ import annotations
@@ -61,14 +64,11 @@ def follow_up(
     }
     # What each arrival still pending was last seen as: what it is if the grace ends now.
     last: dict[int, FollowUp] = {}
+    # Workloads whose reads agno refused for good: each costs only its own arrivals.
+    refused: dict[str, str] = {}
     pending = [(k, w, ref) for k, w, ref in accepted if w in FOLLOWED]
     deadline = time.monotonic() + grace_s
     with AgnoClient(fixture.api_url, password) as client:
-        try:
-            client.agents()
-        except (APIUnreachable, APIError) as exc:
-            why = f"agno did not answer the follow-up ({words(str(exc))})"
-            return [FollowUp(k, w, ref, NOT_VERIFIABLE, why) for k, w, ref in accepted]
         while True:
             for k, workload, ref in pending:
                 try:
@@ -76,14 +76,27 @@ def follow_up(
                 except (APIUnreachable, APIError) as exc:
                     why = f"agno did not answer the follow-up ({words(str(exc))})"
                     done, last[k] = False, FollowUp(k, workload, ref, NOT_VERIFIABLE, why)
+                    if _for_good(exc):
+                        refused[workload] = why
                 if done:
                     settled[k] = last[k]
+            for k, workload, ref in pending:
+                if workload in refused and k not in settled:
+                    settled[k] = FollowUp(k, workload, ref, NOT_VERIFIABLE, refused[workload])
             pending = [p for p in pending if p[0] not in settled]
             if not pending or time.monotonic() >= deadline:
                 break
             time.sleep(POLL_S)
     settled.update({k: last[k] for k, _, _ in pending})
     return list(settled.values())
+
+
+def _for_good(exc: Exception) -> bool:
+    """Whether asking again cannot change the answer: a 4xx other than 404 (agno's "not
+    yet"), 408 and 429. Such a refusal ends the follow-up of that workload only."""
+    return (
+        isinstance(exc, APIError) and 400 <= exc.status < 500 and exc.status not in (404, 408, 429)
+    )
 
 
 def _look(client: AgnoClient, work: FollowUp, grace_s: float) -> tuple[bool, FollowUp]:

@@ -76,8 +76,8 @@ def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -
             ) from None
         if AGENT_ID not in agents:
             raise SeedError(
-                f"agent {AGENT_ID!r} is not served at {api_url} (found {sorted(agents)}): run "
-                "agno_platform (make agno), which defines it"
+                f"agent {AGENT_ID!r} is not served at {api_url} (found "
+                f"{sorted(agents, key=str)}): run agno_platform (make agno), which defines it"
             )
         uploaded = fill_knowledge(client, documents)
     print(f"seed: agno agent {AGENT_ID}; knowledge {KNOWLEDGE_NAME!r} ({uploaded} uploaded)")

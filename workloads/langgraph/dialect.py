@@ -63,9 +63,8 @@ class LangGraph(Dialect):
     """Speaks langgraph-api 0.16's Agent Server API (langgraph_platform/ runs one on the stub)."""
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
-        super().__init__(fixture, run_id, http)
+        super().__init__(fixture, base_url, run_id, http)
         self.seeded = seeded(fixture)
-        del base_url  # the transport holds the address, resolved once
         self._auth: dict[str, str] = {}
         self._json: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
@@ -282,7 +281,6 @@ def status_result(status: int, body: bytes) -> Result:
     return result
 
 
-DIALECT = LangGraph
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
 REQUESTS = {
     "api_read": "POST /threads/search or /assistants/search",

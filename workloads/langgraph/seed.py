@@ -57,8 +57,9 @@ def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -
             ) from None
         if GRAPH_ID not in graphs:
             raise SeedError(
-                f"graph {GRAPH_ID!r} is not served at {api_url} (found {sorted(graphs)}): run "
-                "langgraph_platform (make langgraph), which defines it"
+                f"graph {GRAPH_ID!r} is not served at {api_url} (found "
+                f"{sorted(graphs, key=str)}): run langgraph_platform (make langgraph), which "
+                "defines it"
             )
         stored = fill_store(client, documents)
     print(f"seed: langgraph graph {GRAPH_ID}; store namespace {NAMESPACE!r} ({stored} stored)")

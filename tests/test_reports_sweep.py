@@ -1,0 +1,133 @@
+"""The sweep report from committed sweeps: the run report's Document, templates and number
+formatting, the same figures as sweep.json, and tables a laptop and a phone can read.
+
+The numbers themselves are measured by tests/test_capacity.py against real sweeps; here
+two committed sweeps (users mode with memory, open arrival with the stub's overhead) are
+rendered, and the HTML is read in headless Chromium as tests/test_reports_phone.py does.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+from reports import formatting as fmt
+from reports.rundir import load_run
+from reports.sweep import build, write
+from tests.test_webui import CHROMIUM_FLAGS
+
+RESULTS = Path(__file__).parent.parent / "results"
+SWEEPS = ("2026-12-01-sqlite-concurrency-sweep", "2026-12-01-sqlite-rate-sweep")
+SCREENS = {"desktop": (1280, 800, 1, False), "phone": (390, 844, 3, True)}
+
+LAYOUT = """
+const box = (el) => el.getBoundingClientRect();
+return {
+  pageWidth: document.documentElement.scrollWidth,
+  wraps: [...document.querySelectorAll('.table-wrap')].map((w) => ({
+    section: w.closest('section').id,
+    overflow: getComputedStyle(w).overflowX,
+    right: box(w).right,
+    scroll: w.scrollWidth,
+    client: w.clientWidth,
+  })),
+  charts: document.querySelectorAll('figure.chart svg').length,
+};
+"""
+
+
+@pytest.fixture(scope="module", params=SWEEPS)
+def written(request, tmp_path_factory):
+    """A committed sweep's run directory, copied, and its sweep report written anew."""
+    run_dir = tmp_path_factory.mktemp("sweep") / request.param
+    shutil.copytree(RESULTS / request.param, run_dir)
+    sweep = build(load_run(run_dir))
+    write(sweep, run_dir)
+    return run_dir, sweep
+
+
+def _escaped(text: str) -> str:
+    return text.replace(">", "\\>").replace("<", "\\<")
+
+
+def _row(markdown: str, *cells: str) -> str:
+    start = "| " + " | ".join(cells) + " |"
+    return next(line for line in markdown.splitlines() if line.startswith(start))
+
+
+def test_the_markdown_is_the_document_with_the_run_report_s_formatting(written):
+    run_dir, sweep = written
+    markdown = (run_dir / "sweep.md").read_text()
+    for title in ("Steps", "Latency per workload", "Overhead over the model", "Memory per"):
+        assert f"\n## {title}" in markdown
+    # Markdown backslash-escapes what would open HTML (the knee's ">"), as the run report does.
+    assert f"Knee: {_escaped(sweep.knee_text)}." in markdown
+    recorded = json.loads((run_dir / "sweep.json").read_text())
+    for step in recorded["steps"]:
+        row = _row(markdown, step["name"])
+        for figure in (
+            fmt.count(step["offered"]),
+            fmt.per_s(step["completed_per_s"]),
+            fmt.per_s(step["successes_per_s"]),
+            fmt.rate(step["error_rate"]),
+            step["thresholds"],
+        ):
+            assert f"| {figure} |" in row, (figure, row)
+        for name, latency in step["latency"].items():
+            row = _row(markdown, step["name"], name)
+            assert f"| {fmt.count(latency['n'])} | {fmt.ms(latency['p50_ms'])} |" in row
+            assert f"| {fmt.ms(latency['p95_ms'])} |" in row
+        for failed in step["failed"]:
+            assert _escaped(failed) in markdown
+
+
+def test_the_html_draws_the_chart_and_holds_tables_not_a_pre(written):
+    run_dir, _ = written
+    page = (run_dir / "sweep.html").read_text()
+    assert "<pre" not in page and page.count("<table>") >= 3
+    assert page.count("<svg") == 1 and 'id="chart-sweep"' in page
+    assert (run_dir / "sweep.png").stat().st_size > 0
+
+
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory):
+    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (binary and driver):
+        pytest.skip(
+            "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
+        )
+    options = webdriver.ChromeOptions()
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium')}")
+    options.binary_location = binary
+    session = webdriver.Chrome(service=Service(driver), options=options)
+    yield session
+    session.quit()
+
+
+@pytest.mark.system
+@pytest.mark.browser
+@pytest.mark.parametrize("screen", SCREENS)
+def test_no_table_is_cut_off_on_a_laptop_or_a_phone(chromium, written, screen):
+    run_dir, _ = written
+    width, height, ratio, mobile = SCREENS[screen]
+    chromium.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": ratio, "mobile": mobile},
+    )
+    chromium.get((run_dir / "sweep.html").as_uri())
+    page = chromium.execute_script(LAYOUT)
+    assert page["charts"] == 1
+    # The page never scrolls sideways; a table wider than the screen scrolls in its own box.
+    assert page["pageWidth"] <= width, page
+    assert {w["section"] for w in page["wraps"]} >= {"steps", "latency"}
+    for wrap in page["wraps"]:
+        assert wrap["overflow"] == "auto" and wrap["right"] <= width, wrap
+        if screen == "desktop":
+            assert wrap["scroll"] <= wrap["client"], wrap
