@@ -52,7 +52,7 @@ DEFAULT_PROMETHEUS_LINGER_S = 15.0
 # Where --prometheus binds when it names only a port: this machine alone can scrape it.
 LOOPBACK = "127.0.0.1"
 # The heading the kit's options appear under in ``locust --help``.
-OPTIONS_TITLE = "agent-loadkit (open arrival; README 'Generator')"
+OPTIONS_TITLE = "agent-loadkit (open arrival; docs/operator-guide.md 'Generator')"
 
 # Bounds of the numeric options (the scenario's own numbers are bounded in scenario.py):
 # --scale stretches a phase at most this much (the scaled phase is bounded again there),
