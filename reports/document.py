@@ -25,7 +25,8 @@ class Heading:
 
 @dataclass(frozen=True)
 class Banner:
-    """A message that must not be missed: ``level`` is "invalid", "warning" or "verdict"."""
+    """A message that must not be missed: ``level`` is "bad", "warn" or "good" (the colour its
+    border and background take)."""
 
     text: str
     level: str

@@ -265,7 +265,7 @@ def _unverified_banner(run: Run) -> tuple[Block, ...]:
     return (
         Banner(
             "Accepted work not verifiable, and why:",
-            "warning",
+            "warn",
             tuple(f"{fmt.count(n)} accepted {w} not verifiable: {why}" for w, why, n in reasons),
             ("accepted-work",) * len(reasons),
         ),
@@ -827,7 +827,7 @@ def _accepted_section(run: Run, stats: RunStats) -> tuple[Section, ...]:
                 "Processing not verifiable: nothing shows what became of this accepted work. An "
                 "error-rate threshold its known failures already break fails; one it could "
                 "still tip is not measured, never passed.",
-                "warning",
+                "warn",
                 tuple(
                     f"{w.workload}: {fmt.count(w.counts.after.unverified)} of "
                     f"{fmt.count(w.counts.after.accepted)}"
