@@ -345,7 +345,7 @@ def test_readme_compose_demo_runs_verbatim_in_a_real_engine(tmp_path):
         tear_down(env)
     said = f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
     assert done.returncode == 0, said
-    (run_dir,) = [d for d in (tmp_path / "runs").iterdir() if d.is_dir()]
+    (run_dir,) = run_dirs(tmp_path / "runs")
     summary = json.loads((run_dir / "summary.json").read_text())
     record = json.loads((run_dir / "run.json").read_text())
     with (run_dir / "samples.csv").open() as f:
@@ -393,8 +393,13 @@ def test_the_web_ui_master_replaces_the_headless_one_and_the_workers_join_it(tmp
     assert seen.get("worker_count") == 2, seen
     assert seen.get("state") == "ready", seen
     assert len(masters) == 1
-    # Nothing ran headless: no run directory, only the seed's fixture.
-    assert [p.name for p in (tmp_path / "runs").iterdir()] == ["fixture.json"]
+    # Nothing ran headless: no run directory, only the seed's fixture and the platform's log.
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["fixture.json", "platform"]
+
+
+def run_dirs(runs: Path) -> list[Path]:
+    """The run directories under ``runs``: not ``platform/``, where the demo's platform logs."""
+    return [d for d in runs.iterdir() if d.is_dir() and d.name != "platform"]
 
 
 def bridge_gateway() -> str:
@@ -418,6 +423,7 @@ def test_a_platform_on_the_host_is_seeded_and_loaded_through_host_gateway(tmp_pa
         "API_URL": f"http://host.docker.internal:{port}",
         "PLATFORM_STUB_URL": f"http://127.0.0.1:{env['STUB_HOST_PORT']}",
         "METRICS_URL": "",
+        "PLATFORM_LOG": "",
     }
     platform_env = {
         **os.environ,
@@ -462,7 +468,7 @@ def test_a_platform_on_the_host_is_seeded_and_loaded_through_host_gateway(tmp_pa
     finally:
         tear_down(env)
         stop(platform)
-    (run_dir,) = [d for d in (tmp_path / "runs").iterdir() if d.is_dir()]
+    (run_dir,) = run_dirs(tmp_path / "runs")
     summary = json.loads((run_dir / "summary.json").read_text())
     record = json.loads((run_dir / "run.json").read_text())
     assert sorted(services) == ["master", "seed", "stub", "worker", "worker"]

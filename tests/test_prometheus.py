@@ -291,7 +291,7 @@ def test_a_web_ui_run_stopped_by_the_operator_is_served_to_its_last_sample(
     finally:
         stop(proc)
     record = read_run(run_dir)
-    assert record["stopped"] == "interrupted"
+    assert record["stopped"] == "stopped by the operator"
     assert served["loadkit_samples_total"] == len(pd.read_csv(run_dir / "samples.csv"))
     assert served["loadkit_offered_total"] == record["offered"]
     assert served["loadkit_in_flight"] == 0
