@@ -39,6 +39,7 @@ from engine.http import (
     HttpTransport,
     StreamedAnswer,
     classify,
+    failure_detail,
 )
 from engine.samples import FAILED, Result
 from fixture import Fixture
@@ -208,6 +209,19 @@ def event_stream_turn(
                 return turn.failed(broken_stream(exc))
     except ExchangeError as exc:
         return Result(0, FAILED, exc.detail)
+
+
+def cancel_asked(http: HttpTransport, call: HttpCall, accepted: tuple[int, ...]) -> Result | None:
+    """Ask the platform to cancel a streamed run with ``call``: None when it answered one of
+    ``accepted``, else what went wrong, named as the cancel's (``cancel: HTTP 500``), not
+    mistaken for the stream's own break."""
+    try:
+        status, body, _ = http.send(call)
+    except Exception as exc:
+        return Result(0, FAILED, f"cancel: {failure_detail(exc)}")
+    if status in accepted:
+        return None
+    return Result(status, FAILED, f"cancel: HTTP {status}", len(body))
 
 
 def socket_backstop_s(timeout_s: float) -> float:

@@ -26,7 +26,6 @@ from engine.http import (
     HttpTransport,
     StreamedAnswer,
     classify,
-    failure_detail,
 )
 from engine.samples import CANCELLED, FAILED, OK, Result
 from engine.seam import (
@@ -37,6 +36,7 @@ from engine.seam import (
     Dialect,
     DialectError,
     Turn,
+    cancel_asked,
     error_frame,
     event_stream_turn,
     words,
@@ -228,16 +228,8 @@ class Agno(Dialect):
         """Ask agno to cancel the run; None when it accepted, else what went wrong."""
         if not run_id:
             return Result(200, FAILED, "no run_id to cancel")
-        try:
-            status, body, _ = self.http.send(
-                HttpCall("POST", f"{self._runs}/{in_path(run_id)}/cancel", b"", self._auth)
-            )
-        except Exception as exc:
-            # Named as the cancel's, not mistaken for the stream's own break.
-            return Result(0, FAILED, f"cancel: {failure_detail(exc)}")
-        if status == 200:
-            return None
-        return Result(status, FAILED, f"cancel: HTTP {status}", len(body))
+        call = HttpCall("POST", f"{self._runs}/{in_path(run_id)}/cancel", b"", self._auth)
+        return cancel_asked(self.http, call, (200,))
 
 
 def status_result(status: int, body: bytes) -> Result:

@@ -32,6 +32,7 @@ from engine.seam import (
     Dialect,
     DialectError,
     Turn,
+    cancel_asked,
     error_frame,
     event_stream_turn,
     words,
@@ -220,14 +221,7 @@ class LangGraph(Dialect):
         call = HttpCall(
             "POST", f"/threads/{in_path(thread_id)}/runs/{in_path(run_id)}/cancel", b"", self._auth
         )
-        try:
-            status, body, _ = self.http.send(call)
-        except Exception as exc:
-            # Named as the cancel's, not mistaken for the stream's own break.
-            return Result(0, FAILED, f"cancel: {failure_detail(exc)}")
-        if status in (202, CANCEL_TOO_LATE):
-            return None
-        return Result(status, FAILED, f"cancel: HTTP {status}", len(body))
+        return cancel_asked(self.http, call, (202, CANCEL_TOO_LATE))
 
     def _run_body(self, prompt: str) -> dict:
         return {
