@@ -10,23 +10,17 @@ judged, and the connection bound warns only when it really binds (issue 25).
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from scenario import DEFAULT_PATH
-from stack.processes import ROOT
 from tests.support.generator_env import (
-    RUN_TIMEOUT_S,
     invalid_reasons,
-    load_env,
-    locust_args,
     platform,
     read_run,
+    run_local,
     write_scenario,
 )
 
@@ -62,21 +56,6 @@ def _out_of_reach(tmp: Path) -> Path:
     return path
 
 
-def _run(plat, scenario: Path, run_dir: Path, *extra: str, files: int | None = None):
-    def limit_files() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
-
-    return subprocess.run(
-        [sys.executable, *locust_args(plat, scenario, run_dir, "--headless", *extra)],
-        cwd=ROOT,
-        env=load_env(),
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        preexec_fn=limit_files if files else None,
-    )
-
-
 def _said_before_load(stderr: str) -> list[str]:
     """The lines said before load about checks the plan cannot judge; load starts with the
     conductor's "run <id>: N load process(es)" line, which must come after all of them."""
@@ -93,7 +72,7 @@ def _summary(run_dir: Path) -> dict:
 
 def test_scale_0_05_plans_no_trigger_fire_in_recover_and_ends_inconclusive(plat, tmp_path):
     run_dir = tmp_path / "run"
-    result = _run(plat, _out_of_reach(tmp_path), run_dir, "--scale", "0.05")
+    result = run_local(plat, _out_of_reach(tmp_path), run_dir, "--scale", "0.05")
     said = _said_before_load(result.stderr)
     assert (
         "trigger_fire error rate in recover: the plan offers 0 arrivals, the check needs 20; "
@@ -116,7 +95,7 @@ def test_scale_0_05_plans_no_trigger_fire_in_recover_and_ends_inconclusive(plat,
 def test_a_short_constant_rate_ends_inconclusive_with_the_run_time_that_reaches_it(plat, tmp_path):
     run_dir = tmp_path / "run"
     scenario = _out_of_reach(tmp_path)
-    result = _run(plat, scenario, run_dir, "--rate", "5", "--run-time", "10s")
+    result = run_local(plat, scenario, run_dir, "--rate", "5", "--run-time", "10s")
     said = _said_before_load(result.stderr)
     assert any(
         line.startswith("trigger_fire error rate in rate1@5/s: the plan offers 1 arrival")
@@ -153,7 +132,7 @@ def test_connections_follow_the_offered_workloads_and_warn_only_when_capped(
         lateness=LATENESS,
     )
     run_dir = tmp_path / "run"
-    result = _run(plat, scenario, run_dir, files=FILES)
+    result = run_local(plat, scenario, run_dir, open_files=FILES)
     record = read_run(run_dir)
     assert record["connections_needed"] == 10 * timeout_s
     warned = [line for line in result.stderr.splitlines() if "--connections: " in line]
@@ -187,7 +166,7 @@ def test_a_reads_only_scenario_against_a_fixture_without_a_trigger_passes(plat, 
         lateness=LATENESS,
     )
     run_dir = tmp_path / "run"
-    result = _run(plat, scenario, run_dir, "--fixture", str(no_trigger))
+    result = run_local(plat, scenario, run_dir, "--fixture", str(no_trigger))
     assert result.returncode == 0, invalid_reasons(run_dir, result)
     assert "trigger_fire skipped" not in result.stderr
     assert BEFORE_LOAD not in result.stderr
