@@ -36,6 +36,7 @@ from runner.messages import (
     Prepare,
     drained_from_wire,
 )
+from runner.progress import quiet_locust_tables
 from runner.settings import (
     BAD_INPUT,
     SettingsError,
@@ -47,6 +48,7 @@ from runner.settings import (
 )
 from shapes.choose import choose_shape
 from shapes.sweep import add_sweep_options
+from webui.locust_charts import chart_offered_rate
 from webui.rate_page import add_rate_page
 from webui.stop_button import on_stop_button
 from webui.verdict_tab import add_verdict_tab
@@ -107,6 +109,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         runner.register_message(PLAN, lambda msg, **_: _process.on_plan(PlanUpdate(**msg.data)))
         runner.register_message(STOP, lambda msg, **_: _process.stop("interrupted"))
     if not isinstance(runner, WorkerRunner):
+        quiet_locust_tables(options)
         _handle_signals_before_load(runner)
         if isinstance(runner, MasterRunner) and options.headless:
             _bound_the_wait_for_workers(runner, options)
@@ -120,6 +123,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         if web_ui is not None:
             add_rate_page(web_ui, lambda: environment.shape_class)
             add_verdict_tab(web_ui, _conductor.progress)
+            chart_offered_rate(web_ui, _conductor.offered_rate)
             on_stop_button(web_ui, _conductor.stop_pressed)
 
 
@@ -238,9 +242,13 @@ def _on_quitting(environment, **_) -> None:
 
 
 def _on_quit(exit_code, **_) -> None:
-    """Locust is about to exit with the run's code: serve the final metrics one scrape more
-    (once: a signal that cuts the wait short runs Locust's shutdown, and so this, again)."""
+    """The very end: a headless run's figures and verdict are the last thing it prints, after
+    Locust's own exit lines; then the final metrics are served one scrape more (once: a
+    signal that cuts the wait short runs Locust's shutdown, and so this, again)."""
     global _metrics
+    if _conductor is not None and _conductor.closing_text:
+        print(_conductor.closing_text, flush=True)
+        _conductor.closing_text = ""
     metrics, _metrics = _metrics, None
     if metrics is not None and metrics.has_runs:
         live_metrics.linger(_linger_s)

@@ -2,7 +2,7 @@
 
 Load is offered by open-arrival dispatchers (engine/) by default, or in users
 mode by the six workload User classes (runner/users.py); the shapes (shapes/)
-say when a test starts and ends. See README "Generator" and "Capacity".
+say when a test starts and ends. See docs/operator-guide.md "Generator" and docs/capacity.md.
 """
 
 from locust_hooks import install

@@ -1,9 +1,11 @@
 """`build`: one run directory in, report.md, report.html, summary.json and junit.xml out, an exit
 code back.
 
-The generator calls ``build_report`` when a headless run ends and exits with its
-code, so a run's process status is its verdict: 2 the run is invalid, else 1 a
-check failed or was not measured, else 2 a check was inconclusive, else 0 pass.
+The generator calls ``write_report`` when a run ends and exits with its code, so a
+run's process status is its verdict: 2 the run is invalid, else 1 a check failed
+or was not measured, else 2 a check was inconclusive, else 0 pass. It prints the
+console text itself, last, after Locust has said everything it says on the way
+out; ``build_report`` (the ``reports build`` command) prints it at once.
 """
 
 from __future__ import annotations
@@ -28,17 +30,24 @@ INVALID = 2
 
 
 def build_report(run_dir: str | Path) -> int:
-    """Write the run's report files and return its exit code; a bad file is one line, code 2.
-
-    When a file is missing or malformed no report is written (there is nothing
-    honest to put in it); a run that is merely invalid still gets its report,
-    under a banner saying why it cannot be used.
-    """
+    """Write the run's report files, print the console text and return the exit code; a bad
+    file is one line on stderr, code 2."""
     try:
-        run = load_run(run_dir)
+        code, text = write_report(run_dir)
     except RunDirError as exc:
         print(f"reports: {exc}", file=sys.stderr)
         return INVALID
+    print(text)
+    return code
+
+
+def write_report(run_dir: str | Path) -> tuple[int, str]:
+    """Write the run's report files; return the exit code and the console text (each
+    workload's figures, the verdict, where the report is). RunDirError when a file is
+    missing or malformed: then no report is written (there is nothing honest to put in
+    it); a run that is merely invalid still gets its report, under a banner saying why
+    it cannot be used."""
+    run = load_run(run_dir)
     stats = run_stats(run)
     system = system_stats(run)
     verdict = judge(run, stats, system)
@@ -48,6 +57,5 @@ def build_report(run_dir: str | Path) -> int:
     facts = summary(run, stats, system, verdict)
     nofollow.replace(run.path / "summary.json", json.dumps(facts, indent=2) + "\n")
     nofollow.replace(run.path / JUNIT_FILE, junit_xml(run, stats.lateness, verdict).encode())
-    print(console_text(facts))
-    print(f"  report: {run.path / 'report.md'}, report.html, summary.json, {JUNIT_FILE}")
-    return verdict.exit_code
+    where = f"  report: {run.path / 'report.md'}, report.html, summary.json, {JUNIT_FILE}"
+    return verdict.exit_code, f"{console_text(facts)}\n{where}"

@@ -1,8 +1,13 @@
 """The HTML report's charts, drawn with matplotlib as SVG text to inline in the page.
 
-Every chart shades the phases so a change can be read against the schedule.
-Time series are binned so a chart of a ten-hour run stays a few thousand points,
-and a chart with nothing to draw says what was missing instead of drawing axes.
+Every time chart shades the phases so a change can be read against the schedule,
+and a latency chart draws the scenario's limit for the percentile it plots over
+the phases that limit is judged in: "is it under the line" is the question a
+reader brings. Time series are binned so a chart of a ten-hour run stays a few
+thousand points, and a chart with nothing to draw says what was missing instead
+of drawing axes. The distribution is the nearest-rank percentile curve of the raw
+samples (every point a latency some request had), on a scale that gives the tail
+as much room as the median.
 """
 
 from __future__ import annotations
@@ -28,6 +33,12 @@ LATENCY_WINDOW_S = 5.0
 WIDTH_IN = 8.0
 # A series with fewer readings than this gets markers, so one reading is still visible.
 FEW_POINTS = 30
+# Limits are drawn dashed in one colour no phase band or series uses.
+LIMIT_STYLE = {"colors": "#b00020", "linestyles": "dashed", "linewidth": 1.2}
+# Most points a percentile curve gets; a million samples would otherwise be a million.
+CURVE_POINTS = 400
+# Percentiles marked on the distribution's axis, as (percent, label).
+NINES_TICKS = ((50, "p50"), (95, "p95"), (99, "p99"), (99.9, "p99.9"))
 PANEL_HEIGHT_IN = 2.6
 PHASE_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
 # Matplotlib's text becomes SVG <text>, so the page's font is used and glyphs are not paths.
@@ -51,6 +62,7 @@ def report_charts(run: Run) -> tuple[tuple[Chart, ...], tuple[Chart, ...]]:
         requests = (
             throughput_chart(run),
             latency_chart(run),
+            distribution_chart(run),
             errors_chart(run),
             ttft_chart(run),
         )
@@ -100,8 +112,9 @@ def throughput_chart(run: Run) -> Chart:
 
 
 def latency_chart(run: Run) -> Chart:
-    """p50 and p95 latency over successes, per workload, in windows by due time."""
-    title = f"Latency p50/p95 per workload ({LATENCY_WINDOW_S:g}-second windows)"
+    """p50 and p95 latency over successes, per workload, in windows by due time, with the
+    workload's p50 and p95 limits over the phases they are judged in."""
+    title = f"Latency p50/p95 per workload against its limits ({LATENCY_WINDOW_S:g}-second windows)"
     width = bin_width(run, LATENCY_WINDOW_S)
     timed = run.samples[timed_successes(run.samples)]
     if timed.empty:
@@ -118,6 +131,7 @@ def latency_chart(run: Run) -> Chart:
         mine = table[table["workload"] == workload]
         ax.plot(mine["window"], mine["p50"], label="p50", linewidth=1)
         ax.plot(mine["window"], mine["p95"], label="p95", linewidth=1)
+        _limit_lines(ax, run, workload, ("p50_ms", "p95_ms"))
         ax.set_title(workload, pad=14)
         _finish(ax, run, "ms", "by due time")
     for ax in axes[len(workloads) :]:
@@ -150,7 +164,7 @@ def errors_chart(run: Run) -> Chart:
 
 def ttft_chart(run: Run) -> Chart:
     """p50 and p95 time to first token over successful streams, in windows by due time."""
-    title = f"Time to first token p50/p95 ({LATENCY_WINDOW_S:g}-second windows)"
+    title = f"Time to first token p50/p95 against its limits ({LATENCY_WINDOW_S:g}-second windows)"
     samples = run.samples
     streams = samples[(samples["ok"] == 1) & samples["ttft_ms"].notna()]
     if streams.empty:
@@ -162,8 +176,114 @@ def ttft_chart(run: Run) -> Chart:
     fig, (ax,) = _figure(1)
     ax.plot(table["window"], table["p50"], label="p50", linewidth=1)
     ax.plot(table["window"], table["p95"], label="p95", linewidth=1)
+    for workload in streams["workload"].unique():
+        _limit_lines(ax, run, str(workload), ("p50_ttft_ms", "p95_ttft_ms"))
     _finish(ax, run, "ms", "by due time")
     return Chart("ttft", title, svg(fig, "ttft"))
+
+
+def distribution_chart(run: Run) -> Chart:
+    """Per workload (and chat's first token), the nearest-rank percentile curve of its
+    successes in each phase, the count in the legend, and its percentile limits."""
+    title = "Latency distribution per workload and phase (nearest rank over successes)"
+    samples = run.samples
+    timed = samples[timed_successes(samples)]
+    firsts = samples[(samples["ok"] == 1) & samples["ttft_ms"].notna()]
+    panels = [
+        (workload, f"{workload} first token", firsts, "ttft_ms", "_ttft_ms")
+        for workload in run.scenario.mix
+        if (firsts["workload"] == workload).any()
+    ] + [
+        (workload, workload, timed, "latency_ms", "_ms")
+        for workload in run.scenario.mix
+        if (timed["workload"] == workload).any()
+    ]
+    if not panels:
+        return Chart("distribution", title, None, "No successful requests to time.")
+    panels.sort(key=lambda panel: list(run.scenario.mix).index(panel[0]))
+    fig, axes = _figure(math.ceil(len(panels) / 2), columns=2, sharex=False)
+    for ax, (workload, label, frame, column, suffix) in zip(axes, panels, strict=False):
+        mine = frame[frame["workload"] == workload]
+        for i, phase in enumerate(run.phases):
+            values = mine.loc[mine["phase"] == phase.name, column].to_numpy(dtype="float64")
+            if values.size:
+                x, y = percentile_curve(values)
+                ax.step(
+                    x,
+                    y,
+                    where="post",
+                    linewidth=1,
+                    color=PHASE_COLOURS[i % len(PHASE_COLOURS)],
+                    label=f"{phase.name} (n={values.size:,})",
+                    marker="o" if values.size < FEW_POINTS else None,
+                    markersize=2,
+                )
+        for t in run.scenario.thresholds:
+            name, _, rest = t.metric.partition("_")
+            if t.workload == workload and f"_{rest}" == suffix and name in _PERCENT_OF:
+                ax.axhline(t.limit, **_line_style(), label=f"{name} limit ({', '.join(t.phases)})")
+                ax.axvline(_nines(_PERCENT_OF[name]), color="#999999", linewidth=0.6)
+        ax.set_title(label, pad=4)
+        ax.set_xticks([_nines(p) for p, _ in NINES_TICKS], [t for _, t in NINES_TICKS])
+        ax.set_xlim(left=0)
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("ms")
+        ax.legend(fontsize=7, loc="best")
+        if ax.get_subplotspec().is_last_row():
+            ax.set_xlabel("percentile (nines scale: each step right is ten times rarer)")
+    for ax in axes[len(panels) :]:
+        ax.set_visible(False)
+    return Chart("distribution", title, svg(fig, "distribution"))
+
+
+# The percentile each limit's first word names ("max" is the 100th, drawn at the curve's end).
+_PERCENT_OF = {"p50": 50.0, "p95": 95.0, "p99": 99.0}
+
+
+def percentile_curve(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Nearest-rank percentile curve of ``values`` on the nines scale: rank i (1-based, of n
+    sorted) is the value of every percentile in ((i-1)/n, i/n], drawn from where its span
+    starts, at most CURVE_POINTS ranks (always the first and the last, the maximum)."""
+    ordered = np.sort(values)
+    n = ordered.size
+    x_end = math.log10(n) if n > 1 else 1.0
+    grid = np.linspace(0.0, x_end, CURVE_POINTS)
+    ranks = np.floor(n * (1.0 - 10.0**-grid)).astype("int64") + 1
+    ranks = np.unique(np.clip(np.append(ranks, [1, n]), 1, n))
+    x = np.array([_nines(100.0 * (r - 1) / n) for r in ranks])
+    y = ordered[ranks - 1]
+    # The last rank's span runs to the 100th percentile: draw it a step further right.
+    return np.append(x, x[-1] + 0.3), np.append(y, y[-1])
+
+
+def _nines(percent: float) -> float:
+    """A percentile on the nines scale: p0 at 0, p90 at 1, p99 at 2, p99.9 at 3."""
+    return -math.log10(1.0 - percent / 100.0)
+
+
+def _line_style() -> dict:
+    """LIMIT_STYLE in the singular names axhline takes."""
+    return {
+        "color": LIMIT_STYLE["colors"],
+        "linestyle": LIMIT_STYLE["linestyles"],
+        "linewidth": LIMIT_STYLE["linewidth"],
+    }
+
+
+def _limit_lines(ax: Axes, run: Run, workload: str, metrics: tuple[str, ...]) -> None:
+    """``workload``'s limits on ``metrics``, each dashed over the phases it is judged in."""
+    for t in run.scenario.thresholds:
+        if t.workload != workload or t.metric not in metrics:
+            continue
+        spans = [p for p in run.phases if p.name in t.phases]
+        for i, phase in enumerate(spans):
+            ax.hlines(
+                t.limit,
+                phase.start_s,
+                phase.end_s,
+                label=f"{t.metric.split('_')[0]} limit" if i == 0 else None,
+                **LIMIT_STYLE,
+            )
 
 
 def probe_chart(
@@ -217,9 +337,9 @@ def _per_second(times: pd.Series, width: float) -> tuple[np.ndarray, np.ndarray]
     return np.arange(len(counts)) * width, counts / width
 
 
-def _figure(rows: int, columns: int = 1) -> tuple[Figure, list[Axes]]:
+def _figure(rows: int, columns: int = 1, sharex: bool = True) -> tuple[Figure, list[Axes]]:
     fig = Figure(figsize=(WIDTH_IN, PANEL_HEIGHT_IN * rows), layout="constrained")
-    axes = fig.subplots(rows, columns, squeeze=False, sharex=True)
+    axes = fig.subplots(rows, columns, squeeze=False, sharex=sharex)
     return fig, list(axes.flat)
 
 
@@ -242,8 +362,8 @@ def _finish(ax: Axes, run: Run, unit: str, clock: str) -> None:
         ax.set_xlabel(f"seconds since load started ({clock})")
     ax.set_ylabel(unit)
     ax.set_ylim(bottom=0)
-    if len(ax.get_lines()) > 1:
-        ax.legend(fontsize=7, loc="upper left")
+    if len(ax.get_legend_handles_labels()[0]) > 1:
+        ax.legend(fontsize=7, loc="best")
 
 
 def svg(fig: Figure, chart_id: str) -> str:

@@ -25,7 +25,8 @@ class Heading:
 
 @dataclass(frozen=True)
 class Banner:
-    """A message that must not be missed: ``level`` is "invalid", "warning" or "verdict"."""
+    """A message that must not be missed: ``level`` is "bad", "warn" or "good" (the colour its
+    border and background take)."""
 
     text: str
     level: str
@@ -49,12 +50,17 @@ class Bullets:
 
 @dataclass(frozen=True)
 class Table:
-    """A table; ``empty`` is said instead when it has no rows."""
+    """A table; ``empty`` is said instead when it has no rows.
+
+    No table is ever cut off: in the HTML every cell wraps, and on a phone a table of
+    more than four columns becomes one card per row, each cell under its column's name.
+    """
 
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     empty: str = "None."
-    # True: cells wrap so the table fits a phone's width instead of scrolling.
+    # True: the table spans the page's width, its columns sharing it (short tables that
+    # sit on the first screen, whose cells should line up with the banner above them).
     fit: bool = False
     kind: str = field(default="table", init=False)
 

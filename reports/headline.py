@@ -4,8 +4,10 @@ The full verdict stays last in the report, under the numbers it rests on; this
 is the short list the first screen, summary.json and the console carry, so a
 reader who stops at the top still sees *what* failed and on how many samples
 (a p95 over three requests is not a finding), and where to read more. The
-console list is printed from summary.json, so ``make demo`` and a headless run
-say the same thing.
+console text is printed from summary.json, so ``make demo``, a headless run and
+``reports build`` say the same thing: first, as k6 ends a run, each workload's
+p50/p95/p99 and error rate over the whole run with their counts (a pass shows its
+figures too), then the verdict, once.
 """
 
 from __future__ import annotations
@@ -181,9 +183,45 @@ def verdict_line(verdict: Verdict) -> str:
     return line + (f"; {flags} flagged" if flags else "")
 
 
+def workload_table(summary: dict) -> list[str]:
+    """Per workload over the whole run: n and nearest-rank p50/p95/p99 over successes, and
+    the error rate over calls (chat's first token on a line of its own), aligned columns."""
+    header = ("whole run", "n", "p50", "p95", "p99", "error rate", "calls")
+    rows = [header]
+    for name, w in summary["whole_run"]["workloads"].items():
+        rows.append((name, *_percentile_cells(w["latency_ms"]), _error_cell(w), f"{w['calls']:,}"))
+        if w["ttft_ms"]["count"]:
+            rows.append((f"  {name} first token", *_percentile_cells(w["ttft_ms"]), "", ""))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return [
+        "  "
+        + "  ".join(
+            cell.ljust(width) if i == 0 else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    ]
+
+
+def _percentile_cells(p: dict) -> tuple[str, ...]:
+    return (f"{p['count']:,}", *(_ms(p[k]) for k in ("p50", "p95", "p99")))
+
+
+def _ms(value: float | None) -> str:
+    return fmt.ABSENT if value is None else f"{fmt.ms(value)} ms"
+
+
+def _error_cell(w: dict) -> str:
+    """The error rate over calls; known errors only, and how many more nobody could verify."""
+    said = fmt.rate(w["error_rate"])
+    unverified = (w.get("after") or {}).get("unverified", 0)
+    return f"{said} + {unverified:,} not verifiable" if unverified else said
+
+
 def console_text(summary: dict) -> str:
-    """The short list for a terminal, from summary.json: verdict, findings, recovery, validity."""
-    lines = [summary["headline"]]
+    """What a terminal gets when a run ends, from summary.json: each workload's figures over
+    the whole run, then the verdict line, its findings, recovery and validity."""
+    lines = [*workload_table(summary), "", summary["headline"]]
     rows = summary.get("findings", [])
     if rows:
         header = ("", "phase", "workload", "metric", "limit", "measured", "n")

@@ -1,11 +1,15 @@
 """The run report as a Document, in the order the questions get asked, verdict last.
 
-What was run, then each phase (offered and completed), the whole run, the
-system under test, and the verdict. The verdict is last on purpose: the sample
-counts above it say whether a tail is a finding or three requests. The first
-screen still says the outcome, but as the seed says to read it: offered against
+The first screen says the outcome as the seed says to read it: offered against
 recorded, late dispatches and validity first, then one verdict line whose every
-finding carries its sample count and a link to its evidence.
+finding carries its sample count and a link to its evidence, then each workload's
+headline (its p95 and error rate over the phases each is judged in, the count and
+the limit beside them). The charts follow at once, drawn against the limits, and
+each threshold phase by phase: a stakeholder who stops there has the answer and
+its shape. The detail follows for whoever checks it: what was run, each phase
+(offered and completed), the whole run, the system under test, and the full
+verdict last, under the numbers it rests on (the counts above it say whether a
+tail is a finding or three requests).
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from reports.document import (
     Table,
 )
 from reports.followups import unverified_reasons
-from reports.headline import findings, recovery_summary, verdict_line
+from reports.headline import Finding, findings, recovery_summary, verdict_line
+from reports.limits import Headline, headlines, measured_text, phase_grid
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, SliceStats
 from reports.system import SystemStats
@@ -44,6 +49,9 @@ from reports.verdict import (
     unserved,
 )
 
+# Findings the first screen lists before it points to the Verdict section for the rest: a
+# short run can have fifteen, and the workloads' headline must still fit on the screen.
+GLANCE_FINDINGS = 6
 # How arrivals ended (Counts fields), in the order every table prints them.
 OUTCOME_HEADERS = ("ok", "failed", "shed", "cancelled", "timeouts", "abandoned")
 WORKLOAD_HEADERS = (
@@ -63,8 +71,8 @@ NOTES = (
     "How to read the tables below: percentiles are nearest-rank over successful requests "
     "(a stream's whole-turn latency over completed turns only), measured from send; "
     "'timed (n)' is the count they are taken over. {due} Error rate counts failed, "
-    "timed-out and abandoned requests, work accepted with 202 and then lost{shed} over calls "
-    "(see 'Work accepted with 202'). The 'all workloads' row has no "
+    "timed-out and abandoned requests, work accepted for later and then lost{shed} over calls "
+    "(see 'Work accepted for later'). The 'all workloads' row has no "
     "percentiles: one latency over a mix of different requests describes none of them."
 )
 DUE_NOTE = (
@@ -92,7 +100,7 @@ def report_document(
     request_charts, system_charts = charts
     phase_sections = tuple(_phase_section(p, stats, verdict, run) for p in stats.phases)
     return Document(
-        title=f"Load test: {run.scenario.name}, run {run.run_id}",
+        title=_title(run),
         subtitle=(
             f"Started {run.meta.get('started_at') or 'at an unrecorded time'} on "
             f"{_machine(run.meta.get('machine'))}. The full verdict is the last section, "
@@ -100,9 +108,11 @@ def report_document(
         ),
         glance=_glance(run, stats, verdict, system),
         sections=(
+            _charts_section(request_charts),
+            _limits_section(run, stats, verdict),
             _what_was_run(run, stats, system, verdict),
             *phase_sections,
-            _whole_run(run, stats, request_charts),
+            _whole_run(run, stats),
             *_accepted_section(run, stats),
             _system_section(run, system, system_charts),
             _verdict_section(verdict),
@@ -142,16 +152,108 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict, system: SystemStats) ->
         fit=True,
     )
     found = findings(verdict)
+    shown, rest = found[:GLANCE_FINDINGS], found[GLANCE_FINDINGS:]
+    more = (f"{len(rest)} more, each in the Verdict section: {_kinds(rest)}",) if rest else ()
     logged = _logged_errors(system)
     return (
         facts,
         Banner(
             verdict_line(verdict),
             verdict_level(verdict),
-            (*(f.text for f in found), recovery_summary(verdict), *logged),
-            (*(f.anchor for f in found), f"phase-{RECOVERY_PHASE}", *(SYSTEM for _ in logged)),
+            (*(f.text for f in shown), *more, recovery_summary(verdict), *logged),
+            (
+                *(f.anchor for f in shown),
+                *(("verdict",) if rest else ()),
+                f"phase-{RECOVERY_PHASE}",
+                *(SYSTEM for _ in logged),
+            ),
         ),
         *_unverified_banner(run),
+        _headline_table(headlines(run, verdict)),
+    )
+
+
+def _kinds(found: tuple[Finding, ...]) -> str:
+    """'8 inconclusive, 1 flag': findings counted by kind, in the order they come."""
+    kinds = [f.kind for f in found]
+    return ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(kinds))
+
+
+def _headline_table(rows: tuple[Headline, ...]) -> Table:
+    """Each workload's p95 and error rate over the phases each is judged in, count and limit
+    beside; the phases go in the header when every workload shares them, else in the cell."""
+    latency_in = _shared_phases(h.latency.phases for h in rows)
+    errors_in = _shared_phases(h.errors.phases for h in rows)
+
+    def latency(h: Headline) -> str:
+        kind = "" if h.latency_name == "p95" else f"{h.latency_name}: "
+        where = "" if latency_in else f" in {_phases(h.latency.phases)}"
+        return f"{kind}{measured_text(h.latency)}{where}"
+
+    def errors(h: Headline) -> str:
+        where = "" if errors_in else f" in {_phases(h.errors.phases)}"
+        return f"{measured_text(h.errors)}{where}"
+
+    return Table(
+        (
+            "workload",
+            f"p95 in {latency_in}" if latency_in else "p95",
+            f"error rate in {errors_in}" if errors_in else "error rate",
+            "checks",
+        ),
+        tuple((h.workload, latency(h), errors(h), h.checks) for h in rows),
+        empty="No workload was judged.",
+        fit=True,
+    )
+
+
+def _shared_phases(phase_sets) -> str:
+    """The phases every headline shares, in words; empty when they differ."""
+    distinct = set(phase_sets)
+    return _phases(distinct.pop()) if len(distinct) == 1 else ""
+
+
+def _phases(names: tuple[str, ...]) -> str:
+    return ", ".join(names)
+
+
+def _charts_section(charts: tuple[Chart, ...]) -> Section:
+    """The run's shape right under the verdict: rates, latency against its limits, the
+    latency distribution, errors and first tokens, each shaded by phase."""
+    return Section(
+        "charts",
+        "Charts",
+        (
+            Paragraph(
+                "Phases are shaded; dashed lines are the scenario's limits, drawn over the "
+                "phases they are judged in. Latency is over successful requests only."
+            ),
+            *(Figure(c) for c in charts),
+        ),
+    )
+
+
+def _limits_section(run: Run, stats: RunStats, verdict: Verdict) -> Section:
+    """Every threshold in every phase: where it held, where it broke, and the phases it is
+    not judged in for context."""
+    names = [p.name for p in run.phases]
+    rows = phase_grid(run, stats, verdict)
+    return Section(
+        "limits",
+        "Each phase against the limits",
+        (
+            Paragraph(
+                "Each threshold on the requests offered in each phase: its result where the "
+                "scenario judges it, the same measurement marked 'not judged' where it does "
+                "not (ramp's cold start, or a burst a latency limit is not held to)."
+            ),
+            Table(
+                ("check", "limit", *names),
+                tuple((r.check, r.limit, *r.cells) for r in rows),
+                empty="The scenario sets no thresholds.",
+                fit=True,
+            ),
+        ),
     )
 
 
@@ -163,7 +265,7 @@ def _unverified_banner(run: Run) -> tuple[Block, ...]:
     return (
         Banner(
             "Accepted work not verifiable, and why:",
-            "warning",
+            "warn",
             tuple(f"{fmt.count(n)} accepted {w} not verifiable: {why}" for w, why, n in reasons),
             ("accepted-work",) * len(reasons),
         ),
@@ -318,6 +420,14 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
         else Paragraph("Every probe the run asked for was taken."),
     ]
     return Section("what-was-run", "What was run", tuple(blocks))
+
+
+def _title(run: Run) -> str:
+    """'Load test of agno: scenario default, run ...': the platform first, when recorded, since
+    a report read on its own must say what it measured."""
+    name = (run.meta.get("platform") or {}).get("name")
+    of = f" of {name}" if name else ""
+    return f"Load test{of}: scenario {run.scenario.name}, run {run.run_id}"
 
 
 def _platform(run: Run) -> str:
@@ -657,7 +767,7 @@ def _recovery_conclusion(recovery: Recovery) -> str:
     return "; ".join(parts) + "."
 
 
-def _whole_run(run: Run, stats: RunStats, charts: tuple[Chart, ...]) -> Section:
+def _whole_run(run: Run, stats: RunStats) -> Section:
     whole = stats.whole
     blocks: list[Block] = [
         Paragraph(
@@ -667,14 +777,14 @@ def _whole_run(run: Run, stats: RunStats, charts: tuple[Chart, ...]) -> Section:
             f"on average; {fmt.count(whole.total.successes)} successful)."
         ),
         *_slice_blocks(whole, "the whole run"),
-        *(Figure(c) for c in charts),
     ]
     return Section("whole-run", "The whole run", tuple(blocks))
 
 
 def _accepted_section(run: Run, stats: RunStats) -> tuple[Section, ...]:
-    """What became of the work the platform accepted with 202, per workload, whole run
-    (no section when nothing was accepted for later)."""
+    """What became of the work the platform accepted for later (a 202, or a 200 that only
+    accepts, as agno's WhatsApp delivery), per workload, whole run (no section when nothing
+    was accepted for later). followups.csv's states keep their names ("failed after 202")."""
     accepted = [w for w in stats.whole.workloads if w.counts.after.accepted]
     if not accepted:
         return ()
@@ -691,18 +801,19 @@ def _accepted_section(run: Run, stats: RunStats) -> tuple[Section, ...]:
     )
     blocks: list[Block] = [
         Paragraph(
-            "A 202 says the platform took the work, not that it did it. After the run each "
-            "accepted arrival was followed on the platform (followups.csv) for up to "
-            f"{_grace(run)} after the run. Failed after 202 and not finished in grace are lost "
-            "work: they count against the workload's error rate, and 'Failures by reason' "
-            "gives the platform's words."
+            "An answer that accepts work for later (a 202, or a 200 that only accepts it) says "
+            "the platform took the work, not that it did it. After the run each accepted "
+            "arrival was followed on the platform (followups.csv) for up to "
+            f"{_grace(run)} after the run. Failed after accepting and not finished in grace "
+            "are lost work: they count against the workload's error rate, and 'Failures by "
+            "reason' gives the platform's words."
         ),
         Table(
             (
                 "workload",
                 "accepted",
                 "processed",
-                "failed after 202",
+                "failed after accepting",
                 "not finished in grace",
                 "not verifiable",
             ),
@@ -716,7 +827,7 @@ def _accepted_section(run: Run, stats: RunStats) -> tuple[Section, ...]:
                 "Processing not verifiable: nothing shows what became of this accepted work. An "
                 "error-rate threshold its known failures already break fails; one it could "
                 "still tip is not measured, never passed.",
-                "warning",
+                "warn",
                 tuple(
                     f"{w.workload}: {fmt.count(w.counts.after.unverified)} of "
                     f"{fmt.count(w.counts.after.accepted)}"
@@ -724,7 +835,7 @@ def _accepted_section(run: Run, stats: RunStats) -> tuple[Section, ...]:
                 ),
             )
         )
-    return (Section("accepted-work", "Work accepted with 202", tuple(blocks)),)
+    return (Section("accepted-work", "Work accepted for later", tuple(blocks)),)
 
 
 def _grace(run: Run) -> str:

@@ -51,6 +51,7 @@ from runner.messages import (
     Ready,
     to_wire,
 )
+from runner.progress import Progress, ProgressLine
 from runner.run_end import NO_VERDICT, finish
 from runner.run_files import RunFiles, machine
 from runner.settings import (
@@ -102,8 +103,11 @@ REPORT_WAIT_S = WORKER_REPORT_INTERVAL + 0.5
 # costs ~2.4 us and blocks the dispatch loop sharing the process: a second's worth at
 # 5000/s stalled it 12 ms (late arrivals); a quarter second's stays near 3 ms.
 LOCAL_FLUSH_S = 0.25
-# How often the console says where a run is, between phase changes.
-PROGRESS_EVERY_S = 10.0
+# Locust averages its current RPS over whole seconds from 12 to 2 before its last request
+# (locust.stats current_rps): the offered rate shown beside it is taken over the same.
+LOCUST_RPS_WINDOW_S = (12.0, 2.0)
+# What the progress line says once the plan has ended and in-flight work is awaited.
+DRAINING = "draining"
 # Exit code for a run refused before any load (bad input, preflight, sign-in).
 REFUSED_EXIT = 2
 
@@ -128,7 +132,9 @@ class _ActiveRun:
     probes: ProbeRun | None = None
     drained: dict[int, Drained] = field(default_factory=dict)
     last_drained: float = 0.0
-    announced: tuple[str, int] = ("", -1)
+    progress: ProgressLine | None = None
+    # Recorded samples sent late (or never sent), for the progress line.
+    late: int = 0
     end_s: float | None = None
     stopped: str | None = None
     discarded: int = 0
@@ -154,6 +160,8 @@ class Conductor:
     def __init__(self, environment, local: LoadProcess | None, metrics: RunMetrics | None = None):
         self.environment = environment
         self.exit_code: int | None = None
+        # What a headless run prints last, once Locust has said everything it says on exit.
+        self.closing_text = ""
         self._local = local
         self._metrics = metrics
         self._run: _ActiveRun | None = None
@@ -296,6 +304,9 @@ class Conductor:
         run.clock = RunClock(start_epoch)
         run.started_at = _iso(start_epoch)
         run.probes = start_probes(settings.probes, run.files.dir / "probes.csv", start_epoch)
+        run.progress = ProgressLine(
+            live=bool(environment.parsed_options.headless) and sys.stderr.isatty()
+        )
         if self._metrics is not None:
             self._metrics.begin(run.run_id, scenario, _phase_names(plan))
         self._run = run
@@ -387,6 +398,7 @@ class Conductor:
             return
         phases = _phase_names(run.plan)
         run.files.append_samples(data["slot"], data["samples"], phases)
+        run.late += _late(data["samples"], run.scenario.lateness.late_after_ms)
         if self._metrics is not None:
             self._metrics.take(
                 run.run_id, data["slot"], data["samples"], phases, data.get("offered", ())
@@ -428,6 +440,21 @@ class Conductor:
             return run.files.dir, run.files.recorded
         return run.files.dir, run.plan.due_before(run.clock.now())
 
+    def offered_rate(self) -> float | None:
+        """Arrivals offered per second over the seconds Locust's RPS is averaged over (None
+        before a run, after it, and in users mode, whose users Locust counts itself): what
+        Locust's Users chart shows in open arrival, beside its RPS, the completed rate."""
+        run = self._run
+        if run is None or run.clock is None or run.stopped is not None:
+            return None
+        if mode_of(self.environment.shape_class) == USERS:
+            return None
+        end = run.clock.now() - LOCUST_RPS_WINDOW_S[1]
+        start = max(run.clock.now() - LOCUST_RPS_WINDOW_S[0], 0.0)
+        if end <= start:
+            return 0.0
+        return (run.plan.due_before(end) - run.plan.due_before(start)) / (end - start)
+
     def now(self) -> float | None:
         """Seconds since the current run started (None before one starts): a shape's clock."""
         run = self._run
@@ -462,7 +489,9 @@ class Conductor:
             return KEEP_RUNNING
         deadline = run.plan.end_s + run.scenario.timeouts.slowest_s + DRAIN_GRACE_S
         if set(range(run.workers)) - set(run.drained) - self._lost(run) and now < deadline:
+            self._announce(run, now, DRAINING)
             return KEEP_RUNNING
+        run.progress.done()
         if run.distributed and time.monotonic() - run.last_drained < REPORT_WAIT_S:
             return KEEP_RUNNING
         if run.stopped is None:
@@ -471,36 +500,25 @@ class Conductor:
             run.stopped = "completed" if not lost else f"incomplete: {_lost_line(run, lost)}"
         return None
 
-    def _announce(self, run: _ActiveRun, now: float) -> None:
-        """Log the phase on each change and every PROGRESS_EVERY_S: offered so far (due by
-        now) against recorded, so an operator watching a headless run sees it fall behind;
-        in users mode what was recorded, since a closed loop has nothing due."""
+    def _announce(self, run: _ActiveRun, now: float, phase: str | None = None) -> None:
+        """The progress line: the phase (or ``phase``, e.g. draining), offered so far (due by
+        now) against recorded, in flight and late, so an operator watching a headless run
+        sees it fall behind; in users mode what was recorded, since a closed loop has
+        nothing due."""
         current = next((s for s in reversed(run.plan.segments) if s.start_s <= now), None)
         if current is None:
             return
-        mark = (current.name, int(now // PROGRESS_EVERY_S))
-        if mark == run.announced:
-            return
-        changed = current.name != run.announced[0]
-        run.announced = mark
-        if mode_of(self.environment.shape_class) == USERS:
-            # A closed loop has no schedule: nothing is due, only what users sent and got back.
-            log.info(
-                "%s%s (closed loop), t=%.0f s: recorded %d",
-                "phase " if changed else "",
-                current.name,
-                now,
-                run.files.recorded,
+        closed = mode_of(self.environment.shape_class) == USERS
+        run.progress.show(
+            Progress(
+                phase=phase or current.name,
+                rate=None if closed or phase else current.rate,
+                now_s=now,
+                end_s=run.plan.end_s,
+                offered=None if closed else run.plan.due_before(now),
+                recorded=run.files.recorded,
+                late=run.late,
             )
-            return
-        log.info(
-            "%s%s at %g/s, t=%.0f s: offered %d, recorded %d",
-            "phase " if changed else "",
-            current.name,
-            current.rate,
-            now,
-            run.plan.due_before(now),
-            run.files.recorded,
         )
 
     def _lost(self, run: _ActiveRun) -> set[int]:
@@ -524,6 +542,7 @@ class Conductor:
             return
         run.end_s = run.clock.now()
         run.stopped = OPERATOR_STOP if self._stop_pressed else INTERRUPTED
+        run.progress.done()
         self.environment.runner.send_message(STOP, {"run_id": run.run_id})
         run.all_drained.wait(STOP_WAIT_S)
 
@@ -564,7 +583,11 @@ class Conductor:
             )
             self.exit_code = NO_VERDICT
             return
-        self.exit_code = finish(run.files.dir)
+        self.exit_code, text = finish(run.files.dir)
+        if self.environment.parsed_options.headless:
+            self.closing_text = text
+        elif text:
+            print(text, flush=True)
 
     def _follow_up(self, run: _ActiveRun) -> None:
         """After the drain, ask the platform what became of the work it accepted (202), within
@@ -707,6 +730,16 @@ def _too_few(settings: RunSettings, plan: Plan, shape, skipped: dict[str, str]) 
             base = _without(base, name)
         return scale_fixes(base, found, settings.scale)
     return longer_phase_fixes(found, plan)
+
+
+def _late(rows: list, late_after_ms: float) -> int:
+    """Samples (engine.samples.Sample tuples) sent more than ``late_after_ms`` after due, or
+    never sent: the report's rule, counted as batches arrive."""
+    late = 0
+    for row in rows:
+        due, sent = row[3], row[4]
+        late += sent is None or (sent - due) * 1000.0 > late_after_ms
+    return late
 
 
 def _warm_counts(plan: Plan, shares: list[int]) -> list[int]:

@@ -3,8 +3,11 @@
 It does what the master's messages say: sign in and size its pool (Prepare),
 offer its share of the schedule from the common start time (PlanUpdate), drain
 when the plan ends or stop at once when told (Stop), and hand its samples over in
-batches, the last one in Drained. It also fires each finished request into
-Locust's own statistics so the web UI charts every workload live.
+batches, the last one in Drained. It also fires each arrival's one sample into
+Locust's own statistics, once, so the web UI charts every workload live and
+Locust's request count is the offered count: abandoned arrivals count (as
+failures), and a chat turn's first token is not a second request (it is in the
+kit's samples, report and "Verdict so far" tab).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import gevent.event
 from engine.clock import RunClock
 from engine.http import HttpTransport
 from engine.mix import Mix
-from engine.samples import ABANDONED, SUCCESSFUL, Sample
+from engine.samples import SUCCESSFUL, Sample
 from engine.schedule import Plan
 from engine.seam import Dialect, DialectError
 from engine.serve import CHAT
@@ -46,7 +49,6 @@ from workloads.platforms import platform
 
 log = logging.getLogger(__name__)
 
-TTFT_NAME = "chat_stream TTFT"
 # Waking for t = 0 later than this is being behind at the start: the log and run.json say so.
 BEHIND_AFTER_MS = 10.0
 
@@ -231,8 +233,6 @@ class LoadProcess:
 
     def _on_sample(self, run: _Run, sample: Sample) -> None:
         run.samples.append(sample)
-        if sample.outcome == ABANDONED:
-            return
         kind = "WS" if sample.workload == CHAT else "HTTP"
         latency_ms = (sample.finished_s - sample.sent_s) * 1000 if sample.sent_s is not None else 0
         failed = None if sample.outcome in SUCCESSFUL else RequestFailed(sample.detail)
@@ -244,15 +244,6 @@ class LoadProcess:
             exception=failed,
             context={},
         )
-        if sample.ttft_ms is not None:
-            self._fire(
-                request_type=kind,
-                name=TTFT_NAME,
-                response_time=sample.ttft_ms,
-                response_length=0,
-                exception=None,
-                context={},
-            )
 
 
 def _ms_since(began: float) -> float:

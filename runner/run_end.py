@@ -10,17 +10,27 @@ and matplotlib, which the load processes never need.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-# What a run that left no verdict exits with: it was refused, or ended before its report.
+# What a run that left no verdict exits with: it was refused, ended before its report, or
+# its files cannot be reported on (one missing or malformed).
 NO_VERDICT = 2
 
 
-def finish(run_dir: Path) -> int:
-    """2 invalid, else 1 a check failed or was not measured, else 2 inconclusive, else 0."""
-    from reports import build_report
+def finish(run_dir: Path) -> tuple[int, str]:
+    """The exit code (2 invalid, else 1 a check failed or was not measured, else 2
+    inconclusive, else 0) and the console text that says it: each workload's figures,
+    then the verdict. Files that cannot be reported on get one line on stderr at once,
+    and no console text."""
+    from reports.build import write_report
+    from reports.rundir import RunDirError
 
-    return build_report(run_dir)
+    try:
+        return write_report(run_dir)
+    except RunDirError as exc:
+        print(f"reports: {exc}", file=sys.stderr)
+        return NO_VERDICT, ""
 
 
 def verdict_exit_code(run_dir: Path, since: float) -> int | None:

@@ -52,7 +52,7 @@ DEFAULT_PROMETHEUS_LINGER_S = 15.0
 # Where --prometheus binds when it names only a port: this machine alone can scrape it.
 LOOPBACK = "127.0.0.1"
 # The heading the kit's options appear under in ``locust --help``.
-OPTIONS_TITLE = "agent-loadkit (open arrival; README 'Generator')"
+OPTIONS_TITLE = "agent-loadkit (open arrival; docs/operator-guide.md 'Generator')"
 
 # Bounds of the numeric options (the scenario's own numbers are bounded in scenario.py):
 # --scale stretches a phase at most this much (the scaled phase is bounded again there),
@@ -169,6 +169,14 @@ def add_options(parser) -> None:
         default=None,
         web=False,
         help="probe the stub's /stats (default: the fixture's stub)",
+    )
+    option(
+        "--locust-tables",
+        action="store_true",
+        default=False,
+        web=False,
+        help="print Locust's own request tables, every few seconds and at the end (the kit "
+        "prints one progress line and, at the end, its own figures and verdict instead)",
     )
     option(
         "--platform-log",

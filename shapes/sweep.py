@@ -33,7 +33,7 @@ JUDGE_AFTER_S = 4.0
 MAX_USERS = 1_000_000
 MAX_STEPS = 1000
 # The heading the sweeps' options appear under in ``--help``.
-SWEEP_TITLE = "agent-loadkit sweeps (README 'Capacity')"
+SWEEP_TITLE = "agent-loadkit sweeps (docs/capacity.md)"
 
 log = logging.getLogger(__name__)
 

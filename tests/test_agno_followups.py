@@ -175,4 +175,4 @@ def test_agno_uploads_lost_after_202_are_found_after_the_run(tmp_path, monkeypat
     assert verdicts["trigger_fire"]["status"] == "pass"
     assert done.returncode != 0
     report = (run_dir / "report.md").read_text()
-    assert "Work accepted with 202" in report and "failed after 202" in report
+    assert "Work accepted for later" in report and "failed after accepting" in report

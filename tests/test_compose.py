@@ -4,7 +4,7 @@ Read: the traps an operator met (a 0.5 GB build context, floating bases, root,
 races between roles, two masters, two worker counts, ports on every address) stay
 fixed. Plain processes: stub, target, seed, a master and two workers, each started
 from its service's command with ``${VAR:-default}`` filled in for 127.0.0.1, so the
-distributed topology is tested on any machine. Real engine: the README's Compose
+distributed topology is tested on any machine. Real engine: the operator guide's Compose
 block, verbatim, in Docker (CI starts Debian's ``docker.io`` with ``ci/engine.sh``),
 skipped with the reason where no engine answers.
 """
@@ -35,15 +35,16 @@ COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
 # Compose's ${VAR:-default} (unset or empty) and ${VAR-default} (unset only).
 VARIABLE = re.compile(r"\$\{(\w+)(?:(:?-)([^}]*))?\}")
-README = (ROOT / "README.md").read_text()
+# The operator guide holds the Compose commands this test runs verbatim (the README points there).
+GUIDE = (ROOT / "docs" / "operator-guide.md").read_text()
 
 # Every phase at its 2 s minimum: 8 s of load, 128 arrivals, all four phases.
 SCALE = "0.02"
 # Bounds the whole distributed run, drain included, on a busy 2-core machine.
 RUN_TIMEOUT_S = 180
-# The real engine's run: the README's demo at a tenth of full length (~35 s of load).
+# The real engine's run: the operator guide's demo at a tenth of full length (~35 s of load).
 ENGINE_SCALE = "0.1"
-# Bounds one README block in the engine, a build of the kit's image included (~1.5 min
+# Bounds one guide block in the engine, a build of the kit's image included (~1.5 min
 # cold here) and a busy machine; `docker wait` is bounded by it too.
 ENGINE_TIMEOUT_S = 900
 # Seconds for the web-UI master to count both workers once the stack is up.
@@ -139,7 +140,7 @@ def test_one_master_and_one_worker_count():
     assert "--headless" not in master
     assert SERVICES["master"]["environment"]["LOCUST_HEADLESS"] == "${HEADLESS:-true}"
     assert "--scale" not in readme_compose_block()
-    assert "WORKERS=4 SCALE=0.1 compose --profile demo up -d --build" in README
+    assert "WORKERS=4 SCALE=0.1 compose --profile demo up -d --build" in GUIDE
 
 
 def test_ports_are_published_on_loopback_and_the_host_is_reachable_on_linux():
@@ -251,8 +252,8 @@ def test_compose_master_command_leaves_the_run_directory_to_its_timestamp_defaul
 
 
 def readme_compose_block() -> str:
-    """The README's Compose commands, the ``sh`` block that defines ``compose``."""
-    section = README[README.index("## Capacity runs") :]
+    """The operator guide's Compose commands, the ``sh`` block that defines ``compose``."""
+    section = GUIDE[GUIDE.index("## Capacity runs") :]
     return re.search(r"```sh\n(compose\(\).*?)```", section, re.S).group(1)
 
 
@@ -272,7 +273,7 @@ def compose_program() -> list[str] | None:
 
 
 def engine_unavailable() -> str | None:
-    """Why the README's block cannot run in a real engine here, or None if it can."""
+    """Why the guide's block cannot run in a real engine here, or None if it can."""
     if compose_program() is None or not shutil.which("docker"):
         return "no docker client or Compose here (CI installs them: ci/engine.sh start)"
     info = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=60)
@@ -290,7 +291,7 @@ def engine_unavailable() -> str | None:
 
 
 def engine_env(tmp_path: Path, project: str, **settings: str) -> dict[str, str]:
-    """The environment the README's block runs in: its own project, runs dir and ports."""
+    """The environment the guide's block runs in: its own project, runs dir and ports."""
     runs = tmp_path / "runs"
     runs.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOSE_")}
@@ -407,7 +408,7 @@ def bridge_gateway() -> str:
 @pytest.mark.timeout(ENGINE_TIMEOUT_S + 360)
 @pytest.mark.slow
 def test_a_platform_on_the_host_is_seeded_and_loaded_through_host_gateway(tmp_path):
-    """The README's host recipe on Linux: the platform on the host, the kit in containers."""
+    """The guide's host recipe on Linux: the platform on the host, the kit in containers."""
     reason = engine_unavailable()
     if reason:
         pytest.skip(reason)

@@ -103,7 +103,7 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
     ingest = summary["whole_run"]["workloads"]["ingest"]
     assert ingest["after"]["failed_after"] == states["failed after 202"]
     report = (run_dir / "report.md").read_text()
-    assert "Work accepted with 202" in report and "failed after 202" in report
+    assert "Work accepted for later" in report and "failed after accepting" in report
     # The grace the follow-up was given, as run.json records it and the report says it.
     record = json.loads((run_dir / "run.json").read_text())
     assert record["follow_up_grace_s"] == 45 and record["follow_up_ended_at"] >= record["ended_at"]

@@ -6,6 +6,7 @@ test_generator_schedule.py): a run must offer exactly what they say, when they s
 """
 
 import json
+import re
 import time
 from collections import Counter
 
@@ -101,6 +102,41 @@ def test_local_run_offers_exactly_the_schedule_and_records_every_arrival(local_r
     assert result.returncode == 0, invalid_reasons(run_dir, result)
 
 
+def test_the_console_ends_with_each_workloads_figures_then_the_verdict_once(local_run):
+    run_dir, result = local_run
+    out = result.stdout
+    # Locust's request tables are off by default (--locust-tables brings them back).
+    assert "Type     Name" not in out + result.stderr
+    assert "Response time percentiles" not in out + result.stderr
+    # Not a terminal: the progress line is a log line per phase (and every 10 s).
+    for phase in ("ramp 8/s", "sustain 16/s"):
+        line = rf"phase {phase}  t \d/5 s  offered \d+  recorded \d+  in flight \d+  late \d+ \("
+        assert re.search(line, result.stderr), result.stderr[-3000:]
+    # The run's last words, after Locust's own exit lines: each workload's n and
+    # p50/p95/p99 over the whole run with its error rate, then the verdict once.
+    summary = json.loads((run_dir / "summary.json").read_text())
+    lines = out.rstrip("\n").splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["whole", "run"])
+    assert lines[header].split() == [
+        "whole",
+        "run",
+        "n",
+        "p50",
+        "p95",
+        "p99",
+        "error",
+        "rate",
+        "calls",
+    ]
+    for name, w in summary["whole_run"]["workloads"].items():
+        row = next(line for line in lines[header:] if line.split()[0] == name).split()
+        assert row[1] == f"{w['latency_ms']['count']:,}" and row[-1] == f"{w['calls']:,}"
+        assert f"{w['latency_ms']['p95']:,.1f}" in row
+    assert out.count(summary["headline"]) == 1
+    assert lines.index(summary["headline"]) > header
+    assert lines[-1].startswith("  report: ")
+
+
 def test_the_platform_logs_no_error_for_the_runs_turns_and_cancels(plat, local_run):
     # Every chat turn, cancelled or not, ends with the client closing on `complete`; a turn
     # still giving its connection back then was cancelled mid-rollback and logged a traceback.
@@ -126,8 +162,10 @@ def test_local_run_fills_run_json_and_the_side_files(local_run):
     assert record["scenario"]["workloads"]["api_read"]["share"] == pytest.approx(0.45)
     assert [p["start_s"] for p in record["phases"]] == [0.0, 2.0]
     stats = (run_dir / "locust_stats.csv").read_text()
-    for name in ("api_read", "chat_stream", "chat_stream TTFT", "agent_run", "rag_query"):
+    for name in ("api_read", "chat_stream", "agent_run", "rag_query"):
         assert f",{name}," in stats
+    # Locust counts one request per offered arrival: a first token is not a request of its own.
+    assert "TTFT" not in stats
     probes = (run_dir / "probes.csv").read_text().splitlines()
     assert probes[0] == "t_s,probe,metric,value"
     generator = [line for line in probes if ",generator.0," in line]
@@ -168,11 +206,11 @@ def test_master_and_two_workers_offer_the_same_arrivals(plat, scenario, local_ru
         assert process["sign_in_ms"] > 0, start
         parts = process["connect_ms"] + process["settle_ms"]
         assert parts <= process["warm_up_ms"] + 0.2, start
-    # Locust's own statistics got every worker's last report too.
+    # Locust's own statistics got every worker's last report too: one request per offered
+    # arrival (a chat turn's first token is not a second request).
     stats = (run_dir / "locust_stats.csv").read_text().splitlines()
     aggregated = next(line for line in stats if ",Aggregated," in line)
-    chat_turns = sum(1 for s in samples if s["workload"] == "chat_stream" and s["ttft_ms"])
-    assert int(aggregated.split(",")[2]) == len(samples) + chat_turns
+    assert int(aggregated.split(",")[2]) == record["offered"] == len(samples)
 
 
 def test_two_workers_offer_poisson_and_trace_phases_at_the_single_process_due_times(plat, tmp_path):

@@ -127,6 +127,8 @@ def test_build_writes_the_three_files_in_order(tmp_path):
     markdown = (path / "report.md").read_text()
     titles = re.findall(r"^## (.+)$", markdown, flags=re.M)
     assert titles == [
+        "Charts",
+        "Each phase against the limits",
         "What was run",
         "Ramp",
         "Sustain",

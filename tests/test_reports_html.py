@@ -15,6 +15,8 @@ from scenario import load_scenario
 from tests.support.rundirs import golden_copy, synthetic_samples, write_run_dir
 
 SECTIONS = [
+    "charts",
+    "limits",
     "what-was-run",
     "phase-ramp",
     "phase-sustain",
@@ -25,7 +27,7 @@ SECTIONS = [
     "verdict",
 ]
 CHARTS = {
-    "whole-run": ["throughput", "latency", "errors", "ttft"],
+    "charts": ["throughput", "latency", "distribution", "errors", "ttft"],
     "system": ["cpu", "memory", "db"],
 }
 

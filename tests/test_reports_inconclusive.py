@@ -51,13 +51,24 @@ def test_a_plan_too_small_for_its_checks_is_inconclusive_exit_2(tmp_path, capsys
     assert FAIL not in verdict.checks and PASS in verdict.checks
     assert (verdict.exit_code, verdict.word) == (2, INCONCLUSIVE)
     assert build_report(path) == 2
-    out = capsys.readouterr().out
-    assert out.startswith("INCONCLUSIVE (exit 2): ")
+    out = capsys.readouterr().out.splitlines()
+    # Each workload's figures first, as k6 ends a run, then the verdict once.
+    assert out[0].split()[:2] == ["whole", "run"]
+    verdict_lines = [line for line in out if line.startswith("INCONCLUSIVE (exit 2): ")]
+    assert len(verdict_lines) == 1 and out.index(verdict_lines[0]) > 6
     summary = json.loads((path / "summary.json").read_text())
     assert (summary["verdict"], summary["exit_code"]) == ("inconclusive", 2)
     assert any(f["kind"] == INCONCLUSIVE for f in summary["findings"])
     markdown = (path / "report.md").read_text()
-    assert "**INCONCLUSIVE (exit 2): " in markdown.split("## What was run")[0]
+    glance = markdown.split('<a id="charts"></a>')[0]
+    assert "**INCONCLUSIVE (exit 2): " in glance
+    # The first screen lists six findings and points to the Verdict section for the rest,
+    # so each workload's headline still fits under them; the Verdict section lists all.
+    more = len(summary["findings"]) - 6
+    assert more > 0 and f"[{more} more, each in the Verdict section: " in glance
+    assert glance.count("> - [inconclusive: ") == 6
+    verdict_section = markdown.split('<a id="verdict"></a>')[1]
+    assert verdict_section.count("> - [inconclusive: ") == len(summary["findings"])
     html = (path / "report.html").read_text()
     assert 'class="banner warn"' in html
     assert verdict_rows(path, offered=None)[0]["workload"].startswith(

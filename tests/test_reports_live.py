@@ -28,6 +28,12 @@ def test_while_running_numbers_carry_units_and_the_reports_rounding(tmp_path):
     assert api["p95_ms"].endswith(" ms") and len(api["p95_ms"].split(".")[1]) == len("1 ms")
     assert "error rate ≤ 0.10%: pass" in api["thresholds"]
     assert rows[-1]["workload"].startswith("all: offered 400, recorded ")
+    # Due and not yet recorded is in flight; the row says what Locust's charts show instead of
+    # users.
+    recorded = sum(int(r["recorded"].replace(",", "")) for r in rows[2:-1])
+    last = verdict_rows(path, offered=recorded + 7)[-1]["workload"]
+    assert f"recorded {recorded:,}, in flight 7. Locust's charts: RPS is the completed" in last
+    assert "Users shows the offered arrivals per second" in last
 
 
 def test_a_driver_behind_its_schedule_is_invalid_so_far(tmp_path):

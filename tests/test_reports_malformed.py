@@ -165,7 +165,7 @@ def test_cli_build_exit_codes_and_one_line_refusal(tmp_path):
     path = golden_copy(tmp_path / "run")
     done = _cli("build", str(path))
     assert done.returncode == 1, done.stderr
-    assert done.stdout.startswith("FAIL (exit 1):")
+    assert done.stdout.startswith("  whole run ") and "\nFAIL (exit 1): " in done.stdout
     (path / "samples.csv").write_text("")
     refused = _cli("build", str(path))
     assert refused.returncode == 2

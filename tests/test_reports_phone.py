@@ -1,9 +1,11 @@
 """The HTML report read in a real headless Chromium at 1280 px and on a 390 px phone.
 
 The first screen must state validity and the verdict with its sample counts
-before any scrolling; the page never scrolls sideways (wide tables scroll inside
-their own box); the verdict table fits a phone without scrolling at all.
-Chromium and its driver come from Debian (.ci/run installs them).
+before any scrolling, and each workload's headline under them; on a laptop the
+first chart starts within two screens; no table is ever cut off (none scrolls
+sideways, at either width: cells wrap, and a phone shows a wide table as cards)
+and the page itself never scrolls sideways. Chromium and its driver come from
+Debian (.ci/run installs them).
 """
 
 from __future__ import annotations
@@ -27,19 +29,21 @@ FIRST_SCREEN = """
 const glance = document.getElementById('at-a-glance');
 const box = (el) => el.getBoundingClientRect();
 const banner = glance.querySelector('.banner');
-const cells = [...glance.querySelectorAll('td')];
+const [facts, headline] = glance.querySelectorAll('table');
+const cells = [...facts.querySelectorAll('td')];
 return {
   viewport: [window.innerWidth, window.innerHeight],
   pageWidth: document.documentElement.scrollWidth,
   verdict: [banner.querySelector('p').textContent, box(banner.querySelector('p')).bottom],
   finding: [banner.querySelector('li').textContent, box(banner.querySelector('li')).bottom],
   validity: [cells[cells.length - 1].textContent, box(cells[cells.length - 1]).bottom],
-  wraps: [...document.querySelectorAll('.table-wrap')].map(
-    (w) => [getComputedStyle(w).overflowX, box(w).right]),
-  verdictTable: (() => {
-    const wrap = document.querySelector('#verdict .table-wrap');
-    return [wrap.scrollWidth, wrap.clientWidth];
-  })(),
+  headline: [...headline.querySelectorAll('tbody tr')].map(
+    (tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
+  firstChart: box(document.querySelector('figure.chart')).top,
+  cutOff: [...document.querySelectorAll('.table-wrap')]
+    .filter((w) => w.scrollWidth > w.clientWidth || box(w).right > window.innerWidth)
+    .map((w) => [w.closest('section') ? w.closest('section').id : 'glance',
+                 w.querySelector('th').textContent, w.scrollWidth, w.clientWidth]),
 };
 """
 
@@ -81,9 +85,12 @@ def test_first_screen_states_validity_and_the_verdict_with_counts(chromium, fail
     assert "agent_run error rate in recover" in finding and "n=" in finding
     assert finding_bottom <= height, page
     assert validity.startswith("valid") and validity_bottom <= height
-    # The page itself never scrolls sideways: wide tables scroll in their own box.
+    # Each workload's headline: its p95 and error rate with their counts and limits.
+    workloads = [row[0] for row in page["headline"]]
+    assert workloads == list(SCENARIO.mix), page["headline"]
+    assert all("(n=" in row[1] and "(n=" in row[2] and "≤" in row[2] for row in page["headline"])
+    if screen == "desktop":
+        assert page["firstChart"] <= 2 * height, page["firstChart"]
+    # No table is cut off, and the page itself never scrolls sideways.
+    assert page["cutOff"] == [], page["cutOff"]
     assert page["pageWidth"] <= width, page
-    assert all(overflow == "auto" and right <= width for overflow, right in page["wraps"]), page
-    # The verdict table fits without scrolling, even on the phone.
-    scroll_width, client_width = page["verdictTable"]
-    assert scroll_width <= client_width, page

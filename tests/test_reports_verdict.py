@@ -74,7 +74,8 @@ def test_everything_shed_in_recover_fails(tmp_path, capsys):
     path = write_run_dir(tmp_path / "shed", SCENARIO, samples)
     assert build_report(path) == 1
     out = capsys.readouterr().out
-    assert out.startswith("FAIL (exit 1)")
+    # Each workload's figures over the whole run, then the verdict once.
+    assert out.startswith("  whole run ") and out.count("\nFAIL (exit 1)") == 1
     # The console's short list: kind, phase, workload, metric, limit and measured with units, n.
     line = next(x for x in out.splitlines() if "recover" in x and "error rate" in x)
     assert "≤ 1.00%" in line and "100.00%" in line

@@ -110,6 +110,9 @@ def test_every_offered_arrival_left_exactly_one_sample(runs, name):
     assert {r["workload"] for r in rows} == WORKLOADS
     assert {r["outcome"] for r in rows} <= set(OUTCOMES)
     assert counts["abandoned"] == 0
+    # The report says which platform it measured, in its title and in run.json's terms.
+    assert record["platform"]["name"] == name
+    assert (run_dir / "report.md").read_text().startswith(f"# Load test of {name}: scenario ")
 
 
 @pytest.mark.system
@@ -151,7 +154,7 @@ def test_a_healthy_platform_passes_every_answer_check(runs, name):
 def test_accepted_work_is_followed_after_the_run_on_both_platforms(runs, name):
     """Each platform's uploads and webhook deliveries end their sample with its answer and are
     followed after the run, the same way: one followups.csv row per accepted arrival, and the
-    report's 'Work accepted with 202' table counting them (a healthy stub: all processed)."""
+    report's 'Work accepted for later' table counting them (a healthy stub: all processed)."""
     run_dir, _ = runs[name]
     with (run_dir / "samples.csv").open() as f:
         accepted = {

@@ -3,6 +3,8 @@
 Start a run from Locust's form at an arrival rate, change the rate while it runs,
 and read the "Verdict so far" tab: the workloads, from our samples, with their
 thresholds and validity, then the report's verdict once the run is stopped.
+Locust's own view tells the truth too: its Users chart shows the offered rate (not a
+flat 0) beside its RPS, the completed rate, and its request count is the offered count.
 Chromium and its driver come from Debian (.ci/run installs them).
 """
 
@@ -63,6 +65,12 @@ def type_into(browser, name: str, text: str) -> None:
     patiently(browser).until(holds_text)
 
 
+def locust_stats(base: str) -> dict:
+    """What Locust's page polls for its charts and tables."""
+    with urllib.request.urlopen(base + "/stats/requests") as response:
+        return json.loads(response.read())
+
+
 def current_rate(base: str) -> float:
     with urllib.request.urlopen(base + "/arrival-rate") as response:
         page = response.read().decode()
@@ -89,6 +97,11 @@ def test_operator_sets_a_rate_changes_it_and_reads_the_verdict_tab(tmp_path, bro
             samples = tmp_path / "run" / "samples.csv"
             WebDriverWait(browser, WAIT_S).until(
                 lambda _: samples.exists() and samples.read_text().count("\n") > 1
+            )
+            # Locust's Users chart: the offered rate over its RPS's seconds (no users here): the
+            # form's 6/s, once ten seconds of it are behind the run.
+            WebDriverWait(browser, WAIT_S).until(
+                lambda _: locust_stats(ui.url)["user_count"] == pytest.approx(6, abs=0.15)
             )
 
             # The operator changes the rate in a second tab, leaving the run's page open.
@@ -121,6 +134,14 @@ def test_operator_sets_a_rate_changes_it_and_reads_the_verdict_tab(tmp_path, bro
             )
             # After Stop the tab shows the report's verdict: a stopped run is not a result.
             wait_for_text(browser, "final: invalid (exit 2)")
+            # Locust counted one request per offered arrival: no first token of its own.
+            offered = json.loads(record.read_text())["offered"]
+            assert offered == samples.read_text().count("\n") - 1
+            # (Locust caches its answer for 2 s: the last one may predate the end.)
+            WebDriverWait(browser, WAIT_S).until(
+                lambda _: locust_stats(ui.url)["stats"][-1]["num_requests"] == offered
+            )
+            assert all("TTFT" not in row["name"] for row in locust_stats(ui.url)["stats"])
     rates = [phase["rate"] for phase in json.loads(record.read_text())["phases"]]
     # The schedule followed the operator: 6/s from the form, then 10/s from the rate page.
     assert rates == [6, 10]

@@ -120,12 +120,15 @@ def verdict_rows(run_dir: Path, offered: int | None) -> list[dict]:
                 or fmt.ABSENT,
             }
         )
-    rows.append(
-        {
-            "workload": f"all: offered {fmt.count(verdict.offered)}, "
-            f"recorded {fmt.count(verdict.recorded)}",
-        }
-    )
+    counted = f"all: offered {fmt.count(verdict.offered)}, recorded {fmt.count(verdict.recorded)}"
+    if offered is not None and not verdict.validity.closed_loop:
+        in_flight = max(verdict.offered - verdict.recorded, 0)
+        counted += (
+            f", in flight {fmt.count(in_flight)}. Locust's charts: RPS is the completed rate "
+            "(one request per arrival), and Users shows the offered arrivals per second "
+            "(open arrival has no users)"
+        )
+    rows.append({"workload": counted})
     return rows
 
 

@@ -1,0 +1,186 @@
+"""Each workload against its limits: pooled over the phases it is judged in, and phase by phase.
+
+The verdict says which checks failed; a reader's next question is "by how much,
+and where". The headline answers it in one row per workload, on the first screen:
+the p95 its latency limit names and its error rate, each taken over the phases that
+metric is judged in (nearest rank over the raw samples, the count beside each), next
+to the limit. The grid answers "where": every threshold in every phase, judged or
+not, so a burst that broke and a recover that did not come back read off one table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from reports import formatting as fmt
+from reports.rundir import Run
+from reports.stats import Counts, Percentiles, RunStats, WorkloadStats, slice_stats
+from reports.verdict import CHECK_WORDS, ThresholdResult, Verdict
+from scenario import Threshold
+
+# The percentile the headline gives when a workload has no latency limit of its own.
+HEADLINE_METRIC = "p95_ms"
+# Said in a grid cell for a phase a threshold is not judged in: the value is context.
+NOT_JUDGED_HERE = "not judged"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One number of a headline: its value in words (unit included), its count, its limit."""
+
+    value: str
+    samples: int
+    limit: str
+    phases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A workload's p95 and error rate over the phases each is judged in, and its checks."""
+
+    workload: str
+    latency_name: str
+    latency: Measured
+    errors: Measured
+    checks: str
+
+
+def headlines(run: Run, verdict: Verdict) -> tuple[Headline, ...]:
+    """One headline per workload the verdict judges (skipped and not offered ones have none)."""
+    judged = [w for w in run.workloads if w not in verdict.skipped]
+    # One pass over the samples splits them by workload; each headline reads only its own.
+    by_workload = dict(tuple(run.samples.groupby("workload", observed=True, sort=False)))
+    empty = run.samples.iloc[:0]
+    return tuple(_headline(run, verdict, name, by_workload.get(name, empty)) for name in judged)
+
+
+def _headline(run: Run, verdict: Verdict, workload: str, samples: pd.DataFrame) -> Headline:
+    mine = [t for t in run.scenario.thresholds if t.workload == workload]
+    latencies = [t for t in mine if t.metric != "error_rate"]
+    # The headline's column is a p95: a workload's p95 limit if it has one, else its first.
+    latency_limit = next((t for t in latencies if t.metric.startswith("p95")), None) or next(
+        iter(latencies), None
+    )
+    error_limit = next((t for t in mine if t.metric == "error_rate"), None)
+    judging = run.scenario.judging
+    metric = latency_limit.metric if latency_limit else HEADLINE_METRIC
+    latency_phases = latency_limit.phases if latency_limit else judging.latency_phases
+    error_phases = error_limit.phases if error_limit else judging.error_rate_phases
+    stats = _pooled(run, workload, samples, latency_phases)
+    percentile = _percentile(metric, stats)
+    latency = Measured(
+        fmt.metric(metric, percentile.value),
+        percentile.count,
+        _limit(latency_limit),
+        latency_phases,
+    )
+    counts = _pooled(run, workload, samples, error_phases).counts
+    errors = Measured(_error_rate(counts), counts.calls, _limit(error_limit), error_phases)
+    statuses = [t.status for t in verdict.thresholds if t.workload == workload]
+    return Headline(workload, fmt.metric_name(metric), latency, errors, _tally(statuses))
+
+
+@dataclass(frozen=True)
+class _Value:
+    value: float | None
+    count: int
+
+
+def _percentile(metric: str, stats: WorkloadStats) -> _Value:
+    """The percentile ``metric`` names (p95_ttft_ms: p95 of first tokens) from pooled stats."""
+    name, _, rest = metric.partition("_")
+    source: Percentiles = stats.ttft if rest == "ttft_ms" else stats.latency
+    return _Value(getattr(source, name), source.count)
+
+
+def _pooled(
+    run: Run, workload: str, samples: pd.DataFrame, phases: tuple[str, ...]
+) -> WorkloadStats:
+    """One workload's statistics over its ``samples`` offered in ``phases``, pooled."""
+    samples = samples[samples["phase"].isin(phases)]
+    window = sum(p.duration_s for p in run.phases if p.name in phases) or 1.0
+    return slice_stats(samples, run.scenario, window, (workload,)).workload(workload)
+
+
+def _error_rate(counts: Counts) -> str:
+    """Known errors over calls; with accepted work nobody could verify, a floor and the rest."""
+    if not counts.calls:
+        return fmt.ABSENT
+    said = fmt.rate(counts.error_rate)
+    unverified = counts.after.unverified
+    return f"at least {said}; {unverified:,} not verifiable" if unverified else said
+
+
+def _limit(threshold: Threshold | None) -> str:
+    return (
+        "no limit"
+        if threshold is None
+        else f"≤\u00a0{fmt.metric(threshold.metric, threshold.limit)}"
+    )
+
+
+def _tally(statuses: list[str]) -> str:
+    """'2 failed, 3 passed': the workload's checks counted by status, in the verdict's order."""
+    said = [
+        f"{statuses.count(status)} {words}" for status, words in CHECK_WORDS if status in statuses
+    ]
+    return ", ".join(said) or "no checks"
+
+
+def measured_text(measured: Measured) -> str:
+    """'412.0 ms (n=192); ≤ 300.0 ms': a headline number as its cell says it."""
+    return f"{measured.value} (n={measured.samples:,}); {measured.limit}"
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """One threshold across every phase: per phase, its reading and status (or not judged)."""
+
+    check: str
+    limit: str
+    cells: tuple[str, ...]
+
+
+def phase_grid(run: Run, stats: RunStats, verdict: Verdict) -> tuple[GridRow, ...]:
+    """Every threshold of a judged workload in every phase of the run: the verdict's reading
+    where it is judged, the same measurement marked "not judged" elsewhere."""
+    judged = {(t.workload, t.metric, t.phase): t for t in verdict.thresholds}
+    workloads = [w for w in run.workloads if w not in verdict.skipped]
+    rows = []
+    for threshold in run.scenario.thresholds:
+        if threshold.workload not in workloads:
+            continue
+        cells = tuple(
+            _grid_cell(
+                threshold, judged.get((threshold.workload, threshold.metric, p.name)), p.name, stats
+            )
+            for p in run.phases
+        )
+        rows.append(
+            GridRow(
+                f"{threshold.workload} {fmt.metric_name(threshold.metric)}",
+                _limit(threshold),
+                cells,
+            )
+        )
+    return tuple(rows)
+
+
+def _grid_cell(
+    threshold: Threshold, result: ThresholdResult | None, phase: str, stats: RunStats
+) -> str:
+    if result is not None:
+        reading = result.reading or fmt.metric(result.metric, result.measured)
+        return f"{result.status}: {reading} (n={result.samples:,})"
+    part = stats.phase(phase)
+    if part is None:
+        return fmt.ABSENT
+    workload = part.by_offer.workload(threshold.workload)
+    if threshold.metric == "error_rate":
+        value = _Value(workload.counts.error_rate, workload.counts.calls)
+    else:
+        value = _percentile(threshold.metric, workload)
+    said = fmt.metric(threshold.metric, value.value) if value.count else fmt.ABSENT
+    return f"{said} (n={value.count:,}), {NOT_JUDGED_HERE}"
