@@ -18,7 +18,6 @@ import yaml
 from scenario import DEFAULT_PATH
 from tests.support.generator_env import (
     invalid_reasons,
-    platform,
     read_run,
     run_local,
     write_scenario,
@@ -36,12 +35,6 @@ HOLDS = (FILES - 128) // 2
 READS_ONLY = {"api_read": 1, "chat_stream": 0, "agent_run": 0, "rag_query": 0, "ingest": 0}
 # What marks a line said before load about a check the plan cannot judge.
 BEFORE_LOAD = "inconclusive before load: "
-
-
-@pytest.fixture(scope="module")
-def plat(tmp_path_factory):
-    with platform(tmp_path_factory.mktemp("platform")) as p:
-        yield p
 
 
 def _out_of_reach(tmp: Path) -> Path:
