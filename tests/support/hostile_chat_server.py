@@ -368,7 +368,7 @@ def _chunk(data: bytes) -> bytes:
 class Spelling:
     """How one platform spells a streamed run's parts, each event one chunk of the body."""
 
-    # A refused key's body.
+    # A refused key's body: what a wrong key gets, and the refused_401 fault.
     refused_401: bytes
     # The 200's head and the events before the first token, for a run id.
     opening: Callable[[str], bytes]
@@ -555,7 +555,7 @@ def _langgraph(conn: socket.socket, request: Request, path: str, state: State) -
     """One LangGraph request; False when the connection must not be reused."""
     if request.headers.get("x-api-key") != PASSWORD:
         state.add("refused_auth")
-        _answer(conn, "401 Unauthorized", b'{"detail": "invalid x-api-key"}')
+        _answer(conn, "401 Unauthorized", LANGGRAPH.refused_401)
     elif path == "/assistants/search":
         _answer(conn, "200 OK", json.dumps([{"graph_id": AGENT}]).encode())
     elif path.endswith("/cancel"):
@@ -587,7 +587,7 @@ def _serve(conn: socket.socket, state: State) -> None:
                     return
             elif not _keyed(request):
                 state.add("refused_auth")
-                _answer(conn, "401 Unauthorized", b'{"detail": "Invalid authentication"}')
+                _answer(conn, "401 Unauthorized", AGNO.refused_401)
             elif path == "/agents":
                 _answer(conn, "200 OK", json.dumps([{"id": AGENT}]).encode())
             elif path.endswith("/cancel"):
