@@ -10,8 +10,10 @@ be rebuilt from it alone.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 import yaml
 
@@ -56,6 +58,8 @@ MAX_TIMEOUT_S = 3_600.0
 MAX_LATE_MS = 60_000.0
 # Shares are relative, so any finite size works; this only keeps sums finite.
 MAX_SHARE = 1e9
+# What a field of a checked mapping is read as (_known_entries).
+T = TypeVar("T")
 # The largest answer body a sample may read, in MiB: a gigabyte is past any API's answer.
 MAX_BODY_MIB = 1024.0
 
@@ -717,15 +721,13 @@ def _min_counts(raw: object, problems: Problems) -> MinCounts:
             "to whole numbers"
         )
         return MinCounts()
-    known = MinCounts.__dataclass_fields__
-    counts = {}
-    for key, value in raw.items():
-        if key not in known:
-            problems.add(f"judging.min_counts.{label(key)}: unknown; use one of {tuple(known)}")
-            continue
-        count = _count(value, f"judging.min_counts.{key}", problems)
-        if count is not None:
-            counts[key] = count
+    counts = _known_entries(
+        raw,
+        "judging.min_counts",
+        MinCounts.__dataclass_fields__,
+        problems,
+        lambda value, where: _count(value, where, problems),
+    )
     return MinCounts(**counts)
 
 
@@ -733,16 +735,35 @@ def _timeouts(raw: object, problems: Problems) -> Timeouts:
     if not isinstance(raw, dict):
         problems.add("timeouts: expected a mapping {default_s, chat_stream_s, agent_run_s}")
         return Timeouts()
-    known = Timeouts.__dataclass_fields__
+    given = _known_entries(
+        raw,
+        "timeouts",
+        Timeouts.__dataclass_fields__,
+        problems,
+        lambda value, where: _positive(value, where, problems, most=MAX_TIMEOUT_S),
+    )
+    return Timeouts(**given)
+
+
+def _known_entries(
+    raw: dict,
+    where: str,
+    known: Mapping[str, object],
+    problems: Problems,
+    read: Callable[[object, str], T | None],
+) -> dict[str, T]:
+    """The entries of the mapping at ``where`` whose keys are ``known``, each value as ``read``
+    takes it (value, its field's name); an unknown key is a problem, and a value ``read``
+    refused (None, its problem added) is left out."""
     given = {}
     for key, value in raw.items():
         if key not in known:
-            problems.add(f"timeouts.{label(key)}: unknown; use one of {tuple(known)}")
+            problems.add(f"{where}.{label(key)}: unknown; use one of {tuple(known)}")
             continue
-        seconds = _positive(value, f"timeouts.{key}", problems, most=MAX_TIMEOUT_S)
-        if seconds is not None:
-            given[key] = seconds
-    return Timeouts(**given)
+        read_value = read(value, f"{where}.{key}")
+        if read_value is not None:
+            given[key] = read_value
+    return given
 
 
 def _lateness(raw: object, problems: Problems) -> Lateness:

@@ -379,20 +379,9 @@ def _read_response(sock: socket.socket, head_only: bool, max_body: int) -> tuple
     coding, ``Connection: close`` and HTTP/1.0, a body read to close when none of
     those delimits it, and a redirect's Location. A body past ``max_body`` raises.
     """
-    buf = sock.recv(READ_CHUNK)
-    if not buf:
-        raise ExchangeError(CLOSED_BEFORE_STATUS)
-    while (end := buf.find(b"\r\n\r\n")) < 0:
-        if len(buf) > MAX_HEAD:
-            raise ExchangeError(BAD_HEAD)
-        more = sock.recv(READ_CHUNK)
-        if not more:
-            raise ExchangeError(CLOSED_IN_HEAD if b"\r\n" in buf else BAD_STATUS_LINE)
-        buf += more
-    head = buf[:end]
+    head, rest = _read_head(sock)
     status, version_10 = _status(head)
     lowered = head.lower()
-    rest = buf[end + 4 :]
     connection = _header(lowered, b"connection")
     reusable = b"close" not in connection if connection is not None else not version_10
     location = _location(head, lowered) if 300 <= status < 400 else None
@@ -421,6 +410,22 @@ def _read_response(sock: socket.socket, head_only: bool, max_body: int) -> tuple
         rest = _read_exactly(sock, rest, size)
     # Bytes past the body are an answer to nothing: the connection is not reused.
     return Answer(status, rest[:size], location), reusable and len(rest) == size
+
+
+def _read_head(sock: socket.socket) -> tuple[bytes, bytes]:
+    """An answer's head (up to its blank line, not included) and the bytes read past it; a
+    connection that closes before the head ends, or a head past MAX_HEAD, raises."""
+    buf = sock.recv(READ_CHUNK)
+    if not buf:
+        raise ExchangeError(CLOSED_BEFORE_STATUS)
+    while (end := buf.find(b"\r\n\r\n")) < 0:
+        if len(buf) > MAX_HEAD:
+            raise ExchangeError(BAD_HEAD)
+        more = sock.recv(READ_CHUNK)
+        if not more:
+            raise ExchangeError(CLOSED_IN_HEAD if b"\r\n" in buf else BAD_STATUS_LINE)
+        buf += more
+    return buf[:end], buf[end + 4 :]
 
 
 def _status(head: bytes) -> tuple[int, bool]:
@@ -561,20 +566,9 @@ class StreamedAnswer:
     def __init__(self, sock: socket.socket, max_body: int = MAX_BODY):
         self._sock = sock
         self._max_body = max_body
-        buf = sock.recv(READ_CHUNK)
-        if not buf:
-            raise ExchangeError(CLOSED_BEFORE_STATUS)
-        while (end := buf.find(b"\r\n\r\n")) < 0:
-            if len(buf) > MAX_HEAD:
-                raise ExchangeError(BAD_HEAD)
-            more = sock.recv(READ_CHUNK)
-            if not more:
-                raise ExchangeError(CLOSED_IN_HEAD if b"\r\n" in buf else BAD_STATUS_LINE)
-            buf += more
-        self.status, _ = _status(buf[:end])
-        self._raw_head = buf[:end]
-        self._head = buf[:end].lower()
-        self._rest = buf[end + 4 :]
+        self._raw_head, self._rest = _read_head(sock)
+        self.status, _ = _status(self._raw_head)
+        self._head = self._raw_head.lower()
         # Decoded body bytes handed out so far: what a broken turn says it had received.
         self.received = 0
 

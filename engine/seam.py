@@ -37,7 +37,9 @@ from engine.http import (
     ExchangeError,
     HttpCall,
     HttpTransport,
+    StreamedAnswer,
     classify,
+    failure_detail,
 )
 from engine.samples import FAILED, Result
 from fixture import Fixture
@@ -176,6 +178,50 @@ def redirected(answer: Answer) -> Result:
         return Result(answer.status, FAILED, f"HTTP {answer.status}, no Location", len(answer.body))
     detail = f"HTTP {answer.status} to {words(answer.location)}"
     return Result(answer.status, FAILED, detail, len(answer.body))
+
+
+def event_stream_turn(
+    http: HttpTransport,
+    call: HttpCall,
+    attempt: Attempt,
+    timeout_s: float,
+    refused: Callable[[int, bytes], Result],
+    read: Callable[[StreamedAnswer, Turn], Result],
+) -> Result:
+    """A chat turn streamed as server-sent events on the kit's own connection (agno,
+    LangGraph): a 3xx is ``redirected``, another status than 200 is ``refused`` in the
+    platform's words, and a 200's events are ``read`` by the platform's dialect. How the
+    body breaks is named here, alike on every such platform: a reset, a closed connection
+    or a bad stream; a break before the status line as the HTTP transport names it."""
+    sent = attempt.sent()
+    try:
+        with http.stream(call, socket_backstop_s(timeout_s)) as answer:
+            if 300 <= answer.status < 400:
+                return redirected(Answer(answer.status, b"", answer.location))
+            if answer.status != 200:
+                return refused(answer.status, answer.read())
+            turn = Turn(attempt, sent, 200)
+            try:
+                return read(answer, turn)
+            except (ConnectionResetError, BrokenPipeError):
+                return turn.failed(CONNECTION_RESET)
+            except ExchangeError as exc:
+                return turn.failed(broken_stream(exc))
+    except ExchangeError as exc:
+        return Result(0, FAILED, exc.detail)
+
+
+def cancel_asked(http: HttpTransport, call: HttpCall, accepted: tuple[int, ...]) -> Result | None:
+    """Ask the platform to cancel a streamed run with ``call``: None when it answered one of
+    ``accepted``, else what went wrong, named as the cancel's (``cancel: HTTP 500``), not
+    mistaken for the stream's own break."""
+    try:
+        status, body, _ = http.send(call)
+    except Exception as exc:
+        return Result(0, FAILED, f"cancel: {failure_detail(exc)}")
+    if status in accepted:
+        return None
+    return Result(status, FAILED, f"cancel: HTTP {status}", len(body))
 
 
 def socket_backstop_s(timeout_s: float) -> float:

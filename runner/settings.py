@@ -12,6 +12,7 @@ import math
 import os
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -105,6 +106,15 @@ class RunSettings:
     platform_log: Path | None = None
 
 
+def locust_option(group, *names: str, web: bool = True, **kwargs) -> None:
+    """Add one of the kit's options to ``group`` of Locust's parser: argparse's add_argument,
+    and the attributes Locust's web UI reads (in its start form unless ``web`` is False;
+    never a secret, required or repeated)."""
+    action = group.add_argument(*names, **kwargs)
+    action.include_in_web_ui, action.is_secret = web, False
+    action.is_required, action.is_multiple = False, False
+
+
 def add_options(parser) -> None:
     """Register the generator's options on Locust's parser, shown in ``locust --help``.
 
@@ -115,14 +125,7 @@ def add_options(parser) -> None:
     test's). Numbers are checked by ``settings_from``, not argparse, so a bad one is our
     one line.
     """
-    group = parser.add_argument_group(OPTIONS_TITLE)
-
-    def option(*names, web=True, **kwargs):
-        # A group's add_argument is argparse's; Locust's web UI reads these attributes.
-        action = group.add_argument(*names, **kwargs)
-        action.include_in_web_ui, action.is_secret = web, False
-        action.is_required, action.is_multiple = False, False
-
+    option = partial(locust_option, parser.add_argument_group(OPTIONS_TITLE))
     option(
         "--rate",
         default=None,

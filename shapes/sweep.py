@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from functools import partial
 
 from bad_input import shown
 from engine.schedule import Plan, Segment
-from runner.settings import RunSettings, SettingsError
+from runner.settings import RunSettings, SettingsError, locust_option
 from scenario import MAX_PHASE_S, MAX_RATE
 from shapes.kit_shape import KitShape
 from shapes.users import SteppedUsersShape, UsersShape
@@ -41,14 +42,7 @@ log = logging.getLogger(__name__)
 def add_sweep_options(parser) -> None:
     """The sweeps' options on Locust's parser, under their own heading (Locust's --help prints
     a custom option only under a group), and in the web UI's start form."""
-    group = parser.add_argument_group(SWEEP_TITLE)
-
-    def option(*names, **kwargs):
-        # A group's add_argument is argparse's; Locust's web UI reads these attributes.
-        action = group.add_argument(*names, **kwargs)
-        action.include_in_web_ui, action.is_secret = True, False
-        action.is_required, action.is_multiple = False, False
-
+    option = partial(locust_option, parser.add_argument_group(SWEEP_TITLE))
     option(
         "--sweep-users",
         default=None,

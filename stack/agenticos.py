@@ -8,12 +8,11 @@ limit raised so that a load test measures the platform and not its limiter.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 
 from fixture import DEFAULT_EMAIL
-from stack.local import LocalStack, StackOptions, child_env, seed
-from stack.processes import Server, free_port, running
+from stack.local import LocalStack, StackOptions, child_env, running_stub, seed, topology
+from stack.processes import free_port, running
 
 # How ``make demo`` names this platform in its first line.
 WHAT = "reference target"
@@ -23,31 +22,22 @@ WHAT = "reference target"
 RAISED_RUN_LIMIT = 100_000
 
 
-def _topology(options: StackOptions, stub: Server) -> str:
-    """The line a report puts on top: what ran where, and every knob moved from its default."""
+def _described(options: StackOptions) -> str:
+    """The target as the topology line names it: its process, database and every knob moved
+    from its default."""
     database = "Postgres" if options.database_url else "SQLite"
     knobs = [f"{k}={v}" for k, v in sorted(options.target_env.items())]
     knobs.append(f"RATE_LIMIT_RUN_PER_MINUTE={RAISED_RUN_LIMIT} raised from 30")
-    stub_knobs = [
-        *options.stub_args,
-        *(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("STUB_")),
-    ]
-    return (
-        f"one host: reference target (1 uvicorn process, {database}, {', '.join(knobs)}) "
-        f"and stub ({stub.url}, {' '.join(stub_knobs) or 'default delays'}) on 127.0.0.1, "
-        f"{options.generator}"
-    )
+    return f"reference target (1 uvicorn process, {database}, {', '.join(knobs)})"
 
 
 @contextlib.contextmanager
 def start_stack(options: StackOptions) -> Iterator[LocalStack]:
     """Start stub and target, seed the fixture, yield; stop both when the block ends."""
     workdir = options.workdir
-    workdir.mkdir(parents=True, exist_ok=True)
     env = child_env()
-    stub_port, target_port = free_port(), free_port()
-    stub_args = ["-m", "stub", "--port", str(stub_port), *options.stub_args]
-    with running(stub_args, "/health", stub_port, workdir / "stub.log", env) as stub:
+    with running_stub(options, env) as stub:
+        target_port = free_port()
         database_url = options.database_url or f"sqlite:///{workdir.resolve()}/target.sqlite3"
         target_env = {
             **env,
@@ -62,6 +52,5 @@ def start_stack(options: StackOptions) -> Iterator[LocalStack]:
         ) as target:
             fixture = workdir / "fixture.json"
             seed(target.url, stub.url, options.documents, fixture, env)
-            yield LocalStack(
-                stub, target, fixture, DEFAULT_EMAIL, _topology(options, stub), options.database_url
-            )
+            described = topology(options, _described(options), stub)
+            yield LocalStack(stub, target, fixture, DEFAULT_EMAIL, described, options.database_url)

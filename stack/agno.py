@@ -9,11 +9,19 @@ pydantic without moving the kit's. The AgentOS key is the run's password
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 
 from fixture import DEFAULT_EMAIL
-from stack.local import LocalStack, StackOptions, child_env, ensure_venv, password, seed
+from stack.local import (
+    LocalStack,
+    StackOptions,
+    child_env,
+    ensure_venv,
+    password,
+    running_stub,
+    seed,
+    topology,
+)
 from stack.processes import ROOT, free_port, running
 
 # How ``make demo`` names this platform in its first line.
@@ -30,16 +38,10 @@ def ensure_agno_venv() -> str:
     return ensure_venv("agno-venv", AGNO_PYTHON)
 
 
-def _topology(options: StackOptions, stub_url: str) -> str:
-    stub_knobs = [
-        *options.stub_args,
-        *(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("STUB_")),
-    ]
-    return (
-        "one host: agno AgentOS 3.1.10 (agno_platform/, 1 uvicorn process, SQLite sessions, "
-        f"LanceDB knowledge) and stub ({stub_url}, {' '.join(stub_knobs) or 'default delays'}) "
-        f"on 127.0.0.1, {options.generator}"
-    )
+# How the topology line names the platform.
+DESCRIBED = (
+    "agno AgentOS 3.1.10 (agno_platform/, 1 uvicorn process, SQLite sessions, LanceDB knowledge)"
+)
 
 
 @contextlib.contextmanager
@@ -47,11 +49,9 @@ def start_stack(options: StackOptions) -> Iterator[LocalStack]:
     """Start stub and AgentOS, seed its knowledge, yield; stop both when the block ends."""
     python = ensure_agno_venv()
     workdir = options.workdir
-    workdir.mkdir(parents=True, exist_ok=True)
     env = child_env()
-    stub_port, agno_port = free_port(), free_port()
-    stub_args = ["-m", "stub", "--port", str(stub_port), *options.stub_args]
-    with running(stub_args, "/health", stub_port, workdir / "stub.log", env) as stub:
+    with running_stub(options, env) as stub:
+        agno_port = free_port()
         agno_env = {
             **env,
             "OS_SECURITY_KEY": password(),
@@ -77,7 +77,7 @@ def start_stack(options: StackOptions) -> Iterator[LocalStack]:
                 agno,
                 fixture,
                 DEFAULT_EMAIL,
-                _topology(options, stub.url),
+                topology(options, DESCRIBED, stub),
                 None,
                 metrics=False,
             )

@@ -10,11 +10,19 @@ its state goes in the stack's scratch directory.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 
 from fixture import DEFAULT_EMAIL
-from stack.local import LocalStack, StackOptions, child_env, ensure_venv, password, seed
+from stack.local import (
+    LocalStack,
+    StackOptions,
+    child_env,
+    ensure_venv,
+    password,
+    running_stub,
+    seed,
+    topology,
+)
 from stack.processes import ROOT, free_port, running
 
 # How ``make demo`` names this platform in its first line.
@@ -34,17 +42,11 @@ def ensure_langgraph_venv() -> str:
     return ensure_venv("langgraph-venv", LANGGRAPH_PYTHON)
 
 
-def _topology(options: StackOptions, stub_url: str) -> str:
-    stub_knobs = [
-        *options.stub_args,
-        *(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("STUB_")),
-    ]
-    return (
-        "one host: LangGraph Agent Server (langgraph-api 0.16.7, in-memory runtime 0.36.7, "
-        f"langgraph_platform/, 1 uvicorn process, --n-jobs-per-worker {N_JOBS_PER_WORKER}) "
-        f"and stub ({stub_url}, {' '.join(stub_knobs) or 'default delays'}) on 127.0.0.1, "
-        "Locust in one local process"
-    )
+# How the topology line names the platform.
+DESCRIBED = (
+    "LangGraph Agent Server (langgraph-api 0.16.7, in-memory runtime 0.36.7, "
+    f"langgraph_platform/, 1 uvicorn process, --n-jobs-per-worker {N_JOBS_PER_WORKER})"
+)
 
 
 @contextlib.contextmanager
@@ -52,11 +54,9 @@ def start_stack(options: StackOptions) -> Iterator[LocalStack]:
     """Start stub and server, seed its store, yield; stop both when the block ends."""
     python = ensure_langgraph_venv()
     workdir = options.workdir
-    workdir.mkdir(parents=True, exist_ok=True)
     env = child_env()
-    stub_port, server_port = free_port(), free_port()
-    stub_args = ["-m", "stub", "--port", str(stub_port), *options.stub_args]
-    with running(stub_args, "/health", stub_port, workdir / "stub.log", env) as stub:
+    with running_stub(options, env) as stub:
+        server_port = free_port()
         server_env = {
             **env,
             "LOADKIT_API_KEY": password(),
@@ -87,6 +87,6 @@ def start_stack(options: StackOptions) -> Iterator[LocalStack]:
                 server,
                 fixture,
                 DEFAULT_EMAIL,
-                _topology(options, stub.url),
+                topology(options, DESCRIBED, stub),
                 None,
             )

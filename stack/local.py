@@ -11,14 +11,16 @@ imports none of them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fixture import PASSWORD_ENV
 from runner.settings import DATABASE_URL_ENV
-from stack.processes import Server, run_captured
+from stack.processes import Server, free_port, run_captured, running
 
 # The reference target's documented default admin password (reference_platform/README.md);
 # used only when the operator has not exported LOAD_PASSWORD.
@@ -98,6 +100,30 @@ def password() -> str:
 def child_env() -> dict[str, str]:
     """The environment every child gets: the password travels here, never in argv."""
     return {**os.environ, PASSWORD_ENV: password(), "TARGET_ADMIN_PASSWORD": password()}
+
+
+@contextlib.contextmanager
+def running_stub(options: StackOptions, env: dict[str, str]) -> Iterator[Server]:
+    """The stub every platform's stack starts first: the options' arguments, a free loopback
+    port, its log in the stack's directory (made here), stopped when the block ends."""
+    options.workdir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    args = ["-m", "stub", "--port", str(port), *options.stub_args]
+    with running(args, "/health", port, options.workdir / "stub.log", env) as stub:
+        yield stub
+
+
+def topology(options: StackOptions, platform: str, stub: Server) -> str:
+    """The line a report puts on top: the ``platform`` as its stack describes it, the stub with
+    every knob moved from its default (its arguments, its STUB_ variables), and the generator."""
+    stub_knobs = [
+        *options.stub_args,
+        *(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("STUB_")),
+    ]
+    return (
+        f"one host: {platform} and stub ({stub.url}, {' '.join(stub_knobs) or 'default delays'}) "
+        f"on 127.0.0.1, {options.generator}"
+    )
 
 
 def seed(

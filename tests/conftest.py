@@ -1,14 +1,23 @@
-"""Session hygiene: a SIGTERM to pytest stops it as Ctrl-C does.
+"""Session hygiene, and the platform the generator tests share.
 
-Servers a test starts are stopped by its fixtures' finalizers, by PID; pytest's
-default SIGTERM ends the process without running them, and the stubs, platforms
-and load processes it started were measured still running afterwards. Raising
-KeyboardInterrupt instead makes pytest unwind and run every finalizer.
+A SIGTERM to pytest stops it as Ctrl-C does. Servers a test starts are stopped
+by its fixtures' finalizers, by PID; pytest's default SIGTERM ends the process
+without running them, and the stubs, platforms and load processes it started were
+measured still running afterwards. Raising KeyboardInterrupt instead makes pytest
+unwind and run every finalizer.
+
+``plat`` is the default local platform (stub, reference target, seeded fixture),
+started once per test module that asks for it; a module that needs another
+(a slow stub) defines its own ``plat``, which pytest prefers.
 """
 
 from __future__ import annotations
 
 import signal
+
+import pytest
+
+from tests.support.generator_env import platform
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -18,3 +27,10 @@ def _interrupt(signum: int, frame: object) -> None:
 def pytest_configure(config) -> None:
     """Install the handler in the process that runs the tests."""
     signal.signal(signal.SIGTERM, _interrupt)
+
+
+@pytest.fixture(scope="module")
+def plat(tmp_path_factory):
+    """The default platform, one per module: its tests' runs share it, never another's."""
+    with platform(tmp_path_factory.mktemp("platform")) as p:
+        yield p

@@ -41,7 +41,6 @@ from tests.support.generator_env import (
     Platform,
     load_env,
     locust_args,
-    platform,
     read_run,
     read_samples,
     run_distributed,
@@ -79,12 +78,6 @@ def _conversations(plat: Platform) -> int:
         client.sign_in(DEFAULT_EMAIL, PASSWORD)
         client.org_id = agenticos_part(fixture).org_id
         return sum(1 for _ in client.list_all("/conversations"))
-
-
-@pytest.fixture(scope="module")
-def plat(tmp_path_factory):
-    with platform(tmp_path_factory.mktemp("platform")) as p:
-        yield p
 
 
 @pytest.fixture(scope="module")

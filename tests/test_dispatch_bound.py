@@ -8,23 +8,16 @@ lateness, every arrival still has its sample, and no sample is an OSError of the
 generator's own (``Too many open files``).
 """
 
-import resource
-import subprocess
-import sys
-
 import pytest
 
 from engine.limits import FD_RESERVE
-from stack.processes import ROOT
 from tests.support.generator_env import (
-    RUN_TIMEOUT_S,
     expected_counts,
     lateness_ms,
-    load_env,
-    locust_args,
     platform,
     read_run,
     read_samples,
+    run_local,
     write_scenario,
 )
 
@@ -37,25 +30,13 @@ BOUND = (OPEN_FILES - FD_RESERVE) // 2
 SLOW_STUB = ("--first-token-ms", "2500", "--token-ms", "5", "--tokens", "4")
 
 
-def _small_fd_limit() -> None:
-    resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
-
-
 def test_a_need_beyond_the_open_files_limit_is_capped_said_and_late_not_oserror(tmp_path):
     # 30/s of requests that each wait 2.5 s on the model: about 75 in flight, twice BOUND.
     workloads = {"agent_run": 1, "chat_stream": 1}
     scenario = write_scenario(tmp_path, [("sustain", 4.0, 30.0)], workloads=workloads)
     run_dir = tmp_path / "run"
     with platform(tmp_path / "platform", SLOW_STUB) as plat:
-        result = subprocess.run(
-            [sys.executable, *locust_args(plat, scenario, run_dir, "--headless")],
-            cwd=ROOT,
-            env=load_env(),
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-            preexec_fn=_small_fd_limit,
-        )
+        result = run_local(plat, scenario, run_dir, open_files=OPEN_FILES)
     plan, _ = expected_counts(scenario)
     samples = read_samples(run_dir)
     record = read_run(run_dir)

@@ -25,7 +25,6 @@ from tests.support.generator_env import (
     RUN_TIMEOUT_S,
     load_env,
     locust_args,
-    platform,
     read_run,
     read_samples,
     start_local,
@@ -37,12 +36,6 @@ pytestmark = pytest.mark.system
 
 # Long enough that every early stop lands mid-run.
 LONG = [("ramp", 4.0, 5.0), ("sustain", 60.0, 10.0)]
-
-
-@pytest.fixture(scope="module")
-def plat(tmp_path_factory):
-    with platform(tmp_path_factory.mktemp("platform")) as p:
-        yield p
 
 
 @pytest.fixture(scope="module")

@@ -10,23 +10,16 @@ judged, and the connection bound warns only when it really binds (issue 25).
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from scenario import DEFAULT_PATH
-from stack.processes import ROOT
 from tests.support.generator_env import (
-    RUN_TIMEOUT_S,
     invalid_reasons,
-    load_env,
-    locust_args,
-    platform,
     read_run,
+    run_local,
     write_scenario,
 )
 
@@ -44,12 +37,6 @@ READS_ONLY = {"api_read": 1, "chat_stream": 0, "agent_run": 0, "rag_query": 0, "
 BEFORE_LOAD = "inconclusive before load: "
 
 
-@pytest.fixture(scope="module")
-def plat(tmp_path_factory):
-    with platform(tmp_path_factory.mktemp("platform")) as p:
-        yield p
-
-
 def _out_of_reach(tmp: Path) -> Path:
     """The shipped scenario (phases, mix, minimums) with every limit out of reach and a busy
     machine's lateness allowed: only a plan too small can keep such a run from passing."""
@@ -60,21 +47,6 @@ def _out_of_reach(tmp: Path) -> Path:
     path = tmp / "scenario.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
     return path
-
-
-def _run(plat, scenario: Path, run_dir: Path, *extra: str, files: int | None = None):
-    def limit_files() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
-
-    return subprocess.run(
-        [sys.executable, *locust_args(plat, scenario, run_dir, "--headless", *extra)],
-        cwd=ROOT,
-        env=load_env(),
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        preexec_fn=limit_files if files else None,
-    )
 
 
 def _said_before_load(stderr: str) -> list[str]:
@@ -93,7 +65,7 @@ def _summary(run_dir: Path) -> dict:
 
 def test_scale_0_05_plans_no_trigger_fire_in_recover_and_ends_inconclusive(plat, tmp_path):
     run_dir = tmp_path / "run"
-    result = _run(plat, _out_of_reach(tmp_path), run_dir, "--scale", "0.05")
+    result = run_local(plat, _out_of_reach(tmp_path), run_dir, "--scale", "0.05")
     said = _said_before_load(result.stderr)
     assert (
         "trigger_fire error rate in recover: the plan offers 0 arrivals, the check needs 20; "
@@ -116,7 +88,7 @@ def test_scale_0_05_plans_no_trigger_fire_in_recover_and_ends_inconclusive(plat,
 def test_a_short_constant_rate_ends_inconclusive_with_the_run_time_that_reaches_it(plat, tmp_path):
     run_dir = tmp_path / "run"
     scenario = _out_of_reach(tmp_path)
-    result = _run(plat, scenario, run_dir, "--rate", "5", "--run-time", "10s")
+    result = run_local(plat, scenario, run_dir, "--rate", "5", "--run-time", "10s")
     said = _said_before_load(result.stderr)
     assert any(
         line.startswith("trigger_fire error rate in rate1@5/s: the plan offers 1 arrival")
@@ -153,7 +125,7 @@ def test_connections_follow_the_offered_workloads_and_warn_only_when_capped(
         lateness=LATENESS,
     )
     run_dir = tmp_path / "run"
-    result = _run(plat, scenario, run_dir, files=FILES)
+    result = run_local(plat, scenario, run_dir, open_files=FILES)
     record = read_run(run_dir)
     assert record["connections_needed"] == 10 * timeout_s
     warned = [line for line in result.stderr.splitlines() if "--connections: " in line]
@@ -187,7 +159,7 @@ def test_a_reads_only_scenario_against_a_fixture_without_a_trigger_passes(plat, 
         lateness=LATENESS,
     )
     run_dir = tmp_path / "run"
-    result = _run(plat, scenario, run_dir, "--fixture", str(no_trigger))
+    result = run_local(plat, scenario, run_dir, "--fixture", str(no_trigger))
     assert result.returncode == 0, invalid_reasons(run_dir, result)
     assert "trigger_fire skipped" not in result.stderr
     assert BEFORE_LOAD not in result.stderr

@@ -17,7 +17,6 @@ from tests.support.generator_env import (
     expected_counts,
     invalid_reasons,
     lateness_ms,
-    platform,
     read_run,
     read_samples,
     run_distributed,
@@ -36,12 +35,6 @@ MAX_LATE_MS = 250.0
 # speed; a machine shared by many test runs stalls a process now and then (bench/
 # distributed_start.py measures lateness on its own).
 LATENESS = {"late_after_ms": MAX_LATE_MS, "max_late_fraction": 0.05}
-
-
-@pytest.fixture(scope="module")
-def plat(tmp_path_factory):
-    with platform(tmp_path_factory.mktemp("platform")) as p:
-        yield p
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from stack.processes import ROOT
-from tests.support.generator_env import PASSWORD, platform, write_scenario
+from tests.support.generator_env import PASSWORD, write_scenario
 
 pytestmark = pytest.mark.system
 
@@ -99,12 +99,6 @@ def test_make_load_test_help_shows_the_sweeps_options():
     sweeps = result.stdout.split("agent-loadkit sweeps")[1]
     for option in ("--sweep-users", "--sweep-rates", "--step-s", "--rest-s", "--sweep-stop"):
         assert option in sweeps
-
-
-@pytest.fixture(scope="module")
-def plat(tmp_path_factory):
-    with platform(tmp_path_factory.mktemp("platform")) as p:
-        yield p
 
 
 def _run(plat, tmp_path, *args: str, thresholds=()) -> tuple[subprocess.CompletedProcess, Path]:

@@ -33,7 +33,6 @@ from tests.support.generator_env import (
     invalid_reasons,
     load_env,
     locust_args,
-    platform,
     read_run,
     run_distributed,
     wait_for_rows,
@@ -52,12 +51,6 @@ LINGER_S = 5
 # What Grafana puts for the dashboard's variables: this run, every phase, a rate window of
 # a few scrapes, every job.
 VARIABLES = {"$__rate_interval": "5s", "$run": "{run}", "$phase": ".*", "$job": ".*"}
-
-
-@pytest.fixture(scope="module")
-def plat(tmp_path_factory):
-    with platform(tmp_path_factory.mktemp("platform")) as p:
-        yield p
 
 
 @pytest.fixture(scope="module")

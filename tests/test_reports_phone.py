@@ -10,17 +10,13 @@ Debian (.ci/run installs them).
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 
 from reports import build_report
 from scenario import load_scenario
+from tests.support import browser
 from tests.support.rundirs import synthetic_probes, synthetic_samples, write_run_dir
-from tests.test_webui import CHROMIUM_FLAGS
 
 pytestmark = [pytest.mark.system, pytest.mark.browser]
 
@@ -68,19 +64,8 @@ def failing_report(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def chromium(tmp_path_factory):
-    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (binary and driver):
-        pytest.skip(
-            "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
-        )
-    options = webdriver.ChromeOptions()
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium')}")
-    options.binary_location = binary
-    session = webdriver.Chrome(service=Service(driver), options=options)
-    yield session
-    session.quit()
+    with browser.chromium(tmp_path_factory.mktemp("chromium")) as session:
+        yield session
 
 
 @pytest.mark.parametrize("screen", SCREENS)

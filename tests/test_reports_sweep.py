@@ -13,13 +13,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 
 from reports import formatting as fmt
 from reports.rundir import load_run
 from reports.sweep import build, write
-from tests.test_webui import CHROMIUM_FLAGS
+from tests.support import browser
 
 RESULTS = Path(__file__).parent.parent / "results"
 SWEEPS = ("2026-12-01-sqlite-concurrency-sweep", "2026-12-01-sqlite-rate-sweep")
@@ -96,19 +94,8 @@ def test_the_html_draws_the_chart_and_holds_tables_not_a_pre(written):
 
 @pytest.fixture(scope="module")
 def chromium(tmp_path_factory):
-    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (binary and driver):
-        pytest.skip(
-            "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
-        )
-    options = webdriver.ChromeOptions()
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium')}")
-    options.binary_location = binary
-    session = webdriver.Chrome(service=Service(driver), options=options)
-    yield session
-    session.quit()
+    with browser.chromium(tmp_path_factory.mktemp("chromium")) as session:
+        yield session
 
 
 @pytest.mark.system

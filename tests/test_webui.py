@@ -11,13 +11,10 @@ Chromium and its driver come from Debian (.ci/run installs them).
 from __future__ import annotations
 
 import json
-import shutil
 import urllib.request
 
 import pytest
-from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -25,43 +22,19 @@ from stack.local import StackOptions, child_env
 from stack.platforms import local_stack
 from stack.processes import free_port, running
 from stack.ui import locust_ui_command
+from tests.support.browser import chromium
 from tests.support.reference import FAST_STUB
 
 pytestmark = [pytest.mark.system, pytest.mark.browser]
 
-# Flags the machine's probe found Chromium needs here: no sandbox as root, and no
-# background networking, which this machine's closed network would refuse.
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-    "--window-size=1400,1000",
-)
 # Long enough for the UI to start a run and for samples to reach the tab on a busy machine.
 WAIT_S = 60
 
 
 @pytest.fixture
 def browser(tmp_path):
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (chromium and driver):
-        pytest.skip(
-            "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
-        )
-    options = webdriver.ChromeOptions()
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path / 'chromium'}")
-    options.binary_location = chromium
-    session = webdriver.Chrome(service=Service(driver), options=options)
-    yield session
-    session.quit()
+    with chromium(tmp_path / "chromium") as session:
+        yield session
 
 
 def page_text(browser) -> str:

@@ -29,6 +29,12 @@ from fixture import (
 from scenario import WORKLOADS
 from workloads.setup_client import APIError, APIUnreachable
 
+# Workloads that need a search to work (the platform embeds the query and finds the seeded
+# documents), and those that need an agent run to complete against the model: what every
+# platform's preflight probes for, and only for these (engine.seam.PreflightResult).
+SEARCHED = frozenset({"rag_query", "ingest"})
+RUN = frozenset({"agent_run", "chat_stream"})
+
 
 @contextmanager
 def api_failures_refused(who: str, fix: str) -> Iterator[None]:

@@ -17,12 +17,18 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.corpus import DEFAULT_DOCUMENTS
 from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS, platform
 from workloads.setup_client import APIError, APIUnreachable
+
+if TYPE_CHECKING:
+    # typeshed's "any dataclass": a platform's seeded part (engine.seam.Platform.seeded).
+    from _typeshed import DataclassInstance
 
 # The stub as `make stub` starts it on this machine.
 DEFAULT_STUB_URL = "http://127.0.0.1:4020"
@@ -127,6 +133,17 @@ def wait_for_api(answers: Callable[[], object], api_url: str, wait_s: float, sta
                 print(f"seed: waiting up to {wait_s:g} s for the API at {api_url}", flush=True)
                 said = True
         time.sleep(POLL_S)
+
+
+def seeded_fixture(api_url: str, stub_url: str, platform: str, own: DataclassInstance) -> Fixture:
+    """The fixture a platform's seed writes: the URLs as given, without a trailing slash (a
+    run joins paths to them), and the platform's part (``own``) as its dataclass's fields."""
+    return Fixture(
+        api_url=api_url.rstrip("/"),
+        stub_url=stub_url.rstrip("/"),
+        platform=platform,
+        seeded=asdict(own),
+    )
 
 
 def seed_main(seed: Callable[[str], Fixture], fixture_path: str) -> int:

@@ -11,6 +11,7 @@ import contextlib
 import csv
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -182,9 +183,14 @@ def load_env(**extra: str) -> dict[str, str]:
 
 
 def run_local(
-    plat: Platform, scenario: Path, run_dir: Path, *extra: str
+    plat: Platform, scenario: Path, run_dir: Path, *extra: str, open_files: int | None = None
 ) -> subprocess.CompletedProcess:
-    """A headless single-process run to its end; its exit code and output."""
+    """A headless single-process run to its end; its exit code and output. ``open_files``
+    limits the process's open files (RLIMIT_NOFILE), for the tests of the connection bound."""
+
+    def limit_files() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
     return subprocess.run(
         [sys.executable, *locust_args(plat, scenario, run_dir, "--headless", *extra)],
         cwd=ROOT,
@@ -192,6 +198,7 @@ def run_local(
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT_S,
+        preexec_fn=limit_files if open_files else None,
     )
 
 

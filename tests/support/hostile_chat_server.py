@@ -35,6 +35,8 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import count
 
 from tests.support.counting_server import serve
@@ -108,7 +110,7 @@ class State:
         self.run_ids = count(1)
         # run id -> "streaming", "cancel" (asked while streaming), "done" or "fault"
         self.runs: dict[str, str] = {}
-        # The LangGraph runs a cancel stopped: their status is "interrupted".
+        # The runs a cancel stopped: a LangGraph run's status then reads "interrupted".
         self.interrupted: set[str] = set()
 
     def add(self, name: str) -> None:
@@ -355,24 +357,36 @@ def _ws_good_turn(conn: socket.socket, state: State) -> None:
     _drain(conn, state, on_frame=late)
 
 
-# --- the agno side: the key check, streamed runs, run cancel ----------------------------
+# --- the streamed runs of agno and LangGraph: one fault cycle, each platform's spelling ----
 
 
 def _chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
 
 
-def _event(name: str, run_id: str, **fields) -> bytes:
-    data = json.dumps({"event": name, "run_id": run_id, **fields})
-    return _chunk(f"event: {name}\ndata: {data}\n\n".encode())
+@dataclass(frozen=True)
+class Spelling:
+    """How one platform spells a streamed run's parts, each event one chunk of the body."""
+
+    # A refused key's body: what a wrong key gets, and the refused_401 fault.
+    refused_401: bytes
+    # The 200's head and the events before the first token, for a run id.
+    opening: Callable[[str], bytes]
+    # One token's event ("tok "), for a run id.
+    token: Callable[[str], bytes]
+    # An event whose data is not JSON.
+    not_json: bytes
+    # The error event, for a run id.
+    error: Callable[[str], bytes]
+    # What a stop nobody asked for looks like, for a run id.
+    stopped_unasked: Callable[[str], bytes]
+    # A good run's last events, for a run id and whether a cancel stopped it.
+    ended: Callable[[str, bool], bytes]
 
 
-def _keyed(request: Request) -> bool:
-    return request.headers.get("authorization") == f"Bearer {PASSWORD}"
-
-
-def _agno_run(conn: socket.socket, state: State) -> bool:
-    """One streamed run; False when the connection must not be reused."""
+def _streamed_run(conn: socket.socket, state: State, spelling: Spelling) -> bool:
+    """One streamed run, good or broken as the cycle says; False when the connection must not
+    be reused."""
     kind = state.next_turn(upgrade=False)
     if kind == "dropped":
         conn.shutdown(socket.SHUT_RDWR)
@@ -384,23 +398,17 @@ def _agno_run(conn: socket.socket, state: State) -> bool:
         _answer(conn, "500 Internal Server Error", b'{"detail": "hostile refusal"}', close=True)
         return False
     if kind == "refused_401":
-        _answer(conn, "401 Unauthorized", b'{"detail": "Invalid authentication"}', close=True)
+        _answer(conn, "401 Unauthorized", spelling.refused_401, close=True)
         return False
     run_id = f"run-{next(state.run_ids)}"
     with state.lock:
         state.runs[run_id] = "streaming" if kind == "good" else "fault"
-    conn.sendall(
-        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-        b"Transfer-Encoding: chunked\r\n\r\n"
-        + _event("RunStarted", run_id)
-        # agno's first RunContent is the model's role-only delta: no text, not a token.
-        + _event("RunContent", run_id, content="")
-    )
+    conn.sendall(spelling.opening(run_id))
     if kind == "good":
-        _agno_good_run(conn, state, run_id)
+        _good_run(conn, state, run_id, spelling)
         return True
     for _ in range(TOKENS_BEFORE.get(kind, 0)):
-        conn.sendall(_event("RunContent", run_id, content="tok "))
+        conn.sendall(spelling.token(run_id))
     if kind == "reset":
         _reset(conn)
         return False
@@ -412,18 +420,19 @@ def _agno_run(conn: socket.socket, state: State) -> bool:
             _drain(conn, state)
         return False
     if kind == "not_json":
-        conn.sendall(_chunk(b"event: RunContent\ndata: " + NOT_JSON + b"\n\n"))
+        conn.sendall(spelling.not_json)
     elif kind == "error":
-        conn.sendall(_event("RunError", run_id, content=ERROR_MESSAGE))
+        conn.sendall(spelling.error(run_id))
     elif kind == "stopped_unasked":
-        conn.sendall(_event("RunCancelled", run_id) + _event("RunCompleted", run_id))
+        conn.sendall(spelling.stopped_unasked(run_id))
     conn.sendall(b"0\r\n\r\n")  # the body's end; for stream_ended, without a final event
     return True
 
 
-def _agno_good_run(conn: socket.socket, state: State, run_id: str) -> None:
+def _good_run(conn: socket.socket, state: State, run_id: str, spelling: Spelling) -> None:
+    """Tokens until done or a cancel arrives, then the run's end as the platform spells it."""
     for _ in range(GOOD_TOKENS):
-        conn.sendall(_event("RunContent", run_id, content="tok "))
+        conn.sendall(spelling.token(run_id))
         time.sleep(TOKEN_GAP_S)
         with state.lock:
             if state.runs[run_id] == "cancel":
@@ -432,19 +441,59 @@ def _agno_good_run(conn: socket.socket, state: State, run_id: str) -> None:
         cancelled = state.runs[run_id] == "cancel"
         state.runs[run_id] = "done"
         state.counts["cancelled" if cancelled else "completed"] += 1
+        if cancelled:
+            state.interrupted.add(run_id)
+    conn.sendall(spelling.ended(run_id, cancelled) + b"0\r\n\r\n")
+
+
+def _cancel_asked(path: str, state: State) -> str | None:
+    """Mark the run a cancel names (``.../runs/{id}/cancel``) to stop, when it still streams;
+    count a cancel for one already done as late. The run's state before the cancel."""
+    run_id = path.rstrip("/").split("/")[-2]
+    with state.lock:
+        now = state.runs.get(run_id)
+        if now == "streaming":
+            state.runs[run_id] = "cancel"
+        elif now == "done":
+            state.counts["stop_late"] += 1
+    return now
+
+
+# --- the agno side: the key check, streamed runs, run cancel ----------------------------
+
+
+def _event(name: str, run_id: str, **fields) -> bytes:
+    data = json.dumps({"event": name, "run_id": run_id, **fields})
+    return _chunk(f"event: {name}\ndata: {data}\n\n".encode())
+
+
+AGNO = Spelling(
+    refused_401=b'{"detail": "Invalid authentication"}',
+    opening=lambda run_id: (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n"
+        + _event("RunStarted", run_id)
+        # agno's first RunContent is the model's role-only delta: no text, not a token.
+        + _event("RunContent", run_id, content="")
+    ),
+    token=lambda run_id: _event("RunContent", run_id, content="tok "),
+    not_json=_chunk(b"event: RunContent\ndata: " + NOT_JSON + b"\n\n"),
+    error=lambda run_id: _event("RunError", run_id, content=ERROR_MESSAGE),
+    stopped_unasked=lambda run_id: _event("RunCancelled", run_id) + _event("RunCompleted", run_id),
     # agno sends RunCancelled and then RunCompleted for a cancelled run.
-    end = _event("RunCancelled", run_id) if cancelled else b""
-    conn.sendall(end + _event("RunCompleted", run_id) + b"0\r\n\r\n")
+    ended=lambda run_id, cancelled: (
+        (_event("RunCancelled", run_id) if cancelled else b"") + _event("RunCompleted", run_id)
+    ),
+)
+
+
+def _keyed(request: Request) -> bool:
+    return request.headers.get("authorization") == f"Bearer {PASSWORD}"
 
 
 def _agno_cancel(conn: socket.socket, path: str, state: State) -> None:
     """Cancel is intent, answered 200 ``{}`` always, as agno does."""
-    run_id = path.rstrip("/").split("/")[-2]
-    with state.lock:
-        if state.runs.get(run_id) == "streaming":
-            state.runs[run_id] = "cancel"
-        elif state.runs.get(run_id) == "done":
-            state.counts["stop_late"] += 1
+    _cancel_asked(path, state)
     _answer(conn, "200 OK", b"{}")
 
 
@@ -464,83 +513,30 @@ def _lg_token(content: str) -> bytes:
     return _lg_event("messages", [{"content": content, "type": "AIMessageChunk"}, {}])
 
 
-def _langgraph_run(conn: socket.socket, state: State) -> bool:
-    """One streamed run; False when the connection must not be reused."""
-    kind = state.next_turn(upgrade=False)
-    if kind == "dropped":
-        conn.shutdown(socket.SHUT_RDWR)
-        return False
-    if kind == "redirect":
-        _redirect(conn)
-        return False
-    if kind == "refused_500":
-        _answer(conn, "500 Internal Server Error", b'{"detail": "hostile refusal"}', close=True)
-        return False
-    if kind == "refused_401":
-        _answer(conn, "401 Unauthorized", b'{"detail": "invalid x-api-key"}', close=True)
-        return False
-    run_id = f"run-{next(state.run_ids)}"
-    with state.lock:
-        state.runs[run_id] = "streaming" if kind == "good" else "fault"
-    conn.sendall(
+LANGGRAPH = Spelling(
+    refused_401=b'{"detail": "invalid x-api-key"}',
+    opening=lambda run_id: (
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
         b"Transfer-Encoding: chunked\r\n\r\n"
         + _lg_event("metadata", {"run_id": run_id, "attempt": 1})
         + _lg_event("values", LG_INPUT)
         # The model's first chunk carries no text: not a token.
         + _lg_token("")
-    )
-    if kind == "good":
-        _langgraph_good_run(conn, state, run_id)
-        return True
-    for _ in range(TOKENS_BEFORE.get(kind, 0)):
-        conn.sendall(_lg_token("tok "))
-    if kind == "reset":
-        _reset(conn)
-        return False
-    if kind in ("closed", "silent"):
-        if kind == "closed":
-            _hang_up(conn, state)
-        else:
-            _drain(conn, state)
-        return False
-    if kind == "not_json":
-        conn.sendall(_chunk(b"event: messages\r\ndata: " + NOT_JSON + b"\r\n\r\n"))
-    elif kind == "error":
-        conn.sendall(_lg_event("error", {"error": "HostileError", "message": ERROR_MESSAGE}))
-    # stream_ended, and stopped_unasked (LangGraph marks no stop: its stream just ends without
-    # the answer, as an unasked cancel would leave it): the body's end without the answer.
-    conn.sendall(b"0\r\n\r\n")
-    return True
-
-
-def _langgraph_good_run(conn: socket.socket, state: State, run_id: str) -> None:
-    for _ in range(GOOD_TOKENS):
-        conn.sendall(_lg_token("tok "))
-        time.sleep(TOKEN_GAP_S)
-        with state.lock:
-            if state.runs[run_id] == "cancel":
-                break
-    with state.lock:
-        cancelled = state.runs[run_id] == "cancel"
-        state.runs[run_id] = "done"
-        state.counts["cancelled" if cancelled else "completed"] += 1
-        if cancelled:
-            state.interrupted.add(run_id)
+    ),
+    token=lambda run_id: _lg_token("tok "),
+    not_json=_chunk(b"event: messages\r\ndata: " + NOT_JSON + b"\r\n\r\n"),
+    error=lambda run_id: _lg_event("error", {"error": "HostileError", "message": ERROR_MESSAGE}),
+    # LangGraph marks no stop: its stream just ends without the answer, as an unasked cancel
+    # would leave it.
+    stopped_unasked=lambda run_id: b"",
     # A cancelled run's stream ends with no further event; a completed one with the answer.
-    conn.sendall((b"" if cancelled else _lg_event("values", LG_ANSWER)) + b"0\r\n\r\n")
+    ended=lambda run_id, cancelled: b"" if cancelled else _lg_event("values", LG_ANSWER),
+)
 
 
 def _langgraph_cancel(conn: socket.socket, path: str, state: State) -> None:
     """202 with no body for a run still going; 404 for one already finished, as the server."""
-    run_id = path.rstrip("/").split("/")[-2]
-    with state.lock:
-        now = state.runs.get(run_id)
-        if now == "streaming":
-            state.runs[run_id] = "cancel"
-        elif now == "done":
-            state.counts["stop_late"] += 1
-    if now == "done":
+    if _cancel_asked(path, state) == "done":
         _answer(conn, "404 Not Found", b'{"detail": "No matching runs to cancel."}')
     else:
         conn.sendall(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
@@ -559,13 +555,13 @@ def _langgraph(conn: socket.socket, request: Request, path: str, state: State) -
     """One LangGraph request; False when the connection must not be reused."""
     if request.headers.get("x-api-key") != PASSWORD:
         state.add("refused_auth")
-        _answer(conn, "401 Unauthorized", b'{"detail": "invalid x-api-key"}')
+        _answer(conn, "401 Unauthorized", LANGGRAPH.refused_401)
     elif path == "/assistants/search":
         _answer(conn, "200 OK", json.dumps([{"graph_id": AGENT}]).encode())
     elif path.endswith("/cancel"):
         _langgraph_cancel(conn, path, state)
     elif path.endswith("/runs/stream"):
-        return _langgraph_run(conn, state)
+        return _streamed_run(conn, state, LANGGRAPH)
     elif request.method == "GET" and "/runs/" in path:
         _langgraph_status(conn, path, state)
     else:
@@ -591,13 +587,13 @@ def _serve(conn: socket.socket, state: State) -> None:
                     return
             elif not _keyed(request):
                 state.add("refused_auth")
-                _answer(conn, "401 Unauthorized", b'{"detail": "Invalid authentication"}')
+                _answer(conn, "401 Unauthorized", AGNO.refused_401)
             elif path == "/agents":
                 _answer(conn, "200 OK", json.dumps([{"id": AGENT}]).encode())
             elif path.endswith("/cancel"):
                 _agno_cancel(conn, path, state)
             elif path == f"/agents/{AGENT}/runs":
-                if not _agno_run(conn, state):
+                if not _streamed_run(conn, state, AGNO):
                     return
             else:
                 _answer(conn, "404 Not Found", b'{"detail": "Not Found"}')

@@ -28,7 +28,7 @@ from scenario import WORKLOADS
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import seeded
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
-from workloads.preflight import api_failures_refused, preflight_main
+from workloads.preflight import RUN, SEARCHED, api_failures_refused, preflight_main
 from workloads.setup_client import APIError, APIUnreachable
 
 # Tries of a probe that reaches the model: at a 20% injected fault rate, five
@@ -36,10 +36,6 @@ from workloads.setup_client import APIError, APIUnreachable
 PROBE_ATTEMPTS = 5
 # What a retried probe returns.
 T = TypeVar("T")
-# Workloads that need a search to work (the collection exists, the embedder answers),
-# and those that need an agent run to complete against the model.
-SEARCHED = frozenset({"rag_query", "ingest"})
-RUN = frozenset({"agent_run", "chat_stream"})
 # Text in every fault the stub injects (stub/app.py ERROR_MESSAGE and
 # RATE_LIMIT_MESSAGE); a platform that passes its provider's error on carries it.
 INJECTED_FAULT_MARKER = "stub model injected"

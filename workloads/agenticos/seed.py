@@ -16,7 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import requests
 
@@ -24,7 +24,14 @@ from fixture import DEFAULT_EMAIL, Fixture, in_path, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import AgenticOSSeeded
 from workloads.corpus import document_name, document_text
-from workloads.seed import DEFAULT_WAIT_S, SeedError, seed_main, seed_parser, wait_for_api
+from workloads.seed import (
+    DEFAULT_WAIT_S,
+    SeedError,
+    seed_main,
+    seed_parser,
+    seeded_fixture,
+    wait_for_api,
+)
 from workloads.setup_client import APIError
 
 # Names the fixture is found by on a second run; prefixed so they are obviously the kit's.
@@ -343,12 +350,7 @@ def seed(options: SeedOptions, password: str) -> Fixture:
         documents=options.documents,
         trigger_id=trigger_id,
     )
-    return Fixture(
-        api_url=options.api_url.rstrip("/"),
-        stub_url=options.stub_url.rstrip("/"),
-        platform="agenticos",
-        seeded=asdict(own),
-    )
+    return seeded_fixture(options.api_url, options.stub_url, "agenticos", own)
 
 
 def build_parser(prog: str = "python -m workloads.agenticos.seed") -> argparse.ArgumentParser:

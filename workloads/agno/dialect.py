@@ -22,28 +22,23 @@ from urllib.parse import urlencode
 from urllib3 import encode_multipart_formdata
 
 from engine.http import (
-    Answer,
-    ExchangeError,
     HttpCall,
     HttpTransport,
     StreamedAnswer,
     classify,
-    failure_detail,
 )
 from engine.samples import CANCELLED, FAILED, OK, Result
 from engine.seam import (
     BAD_FRAME,
-    CONNECTION_RESET,
     STOPPED_UNASKED,
     STREAM_ENDED,
     Attempt,
     Dialect,
     DialectError,
     Turn,
-    broken_stream,
+    cancel_asked,
     error_frame,
-    redirected,
-    socket_backstop_s,
+    event_stream_turn,
     words,
 )
 from fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
@@ -197,48 +192,35 @@ class Agno(Dialect):
             "stream": "true",
         }
         call = HttpCall("POST", self._runs, urlencode(form).encode(), {**self._auth, **FORM})
-        sent = attempt.sent()
-        try:
-            with self.http.stream(call, socket_backstop_s(timeout_s)) as answer:
-                if 300 <= answer.status < 400:
-                    return redirected(Answer(answer.status, b"", answer.location))
-                if answer.status != 200:
-                    return status_result(answer.status, answer.read())
-                return self._read_turn(answer, Turn(attempt, sent, 200))
-        except ExchangeError as exc:
-            # Broken before the status line: named as the HTTP transport names it.
-            return Result(0, FAILED, exc.detail)
+        return event_stream_turn(
+            self.http, call, attempt, timeout_s, status_result, self._read_turn
+        )
 
     def _read_turn(self, answer: StreamedAnswer, turn: Turn) -> Result:
         """Events until the run ends, named as the AgenticOS dialect names the same breaks.
         Tokens are RunContent events with text; RunCancelled is a cancel only if one went."""
         cancel_sent = False
-        try:
-            for event in answer.events():
-                turn.received += len(event.data)
-                try:
-                    frame = json.loads(event.data)
-                except ValueError:
-                    frame = None
-                if not isinstance(frame, dict):
-                    return turn.failed(BAD_FRAME)
-                if event.name == "RunContent" and frame.get("content"):
-                    turn.token()
-                    if turn.attempt.cancel and not cancel_sent:
-                        cancel_sent = True
-                        failed = self._cancel(frame.get("run_id", ""))
-                        if failed is not None:
-                            return turn.failed(failed.detail, failed.status)
-                elif event.name == RUN_CANCELLED:
-                    return turn.ended(CANCELLED) if cancel_sent else turn.failed(STOPPED_UNASKED)
-                elif event.name == RUN_COMPLETED:
-                    return turn.ended(OK)
-                elif event.name == RUN_ERROR:
-                    return turn.failed(error_frame({"message": frame.get("content")}))
-        except (ConnectionResetError, BrokenPipeError):
-            return turn.failed(CONNECTION_RESET)
-        except ExchangeError as exc:
-            return turn.failed(broken_stream(exc))
+        for event in answer.events():
+            turn.received += len(event.data)
+            try:
+                frame = json.loads(event.data)
+            except ValueError:
+                frame = None
+            if not isinstance(frame, dict):
+                return turn.failed(BAD_FRAME)
+            if event.name == "RunContent" and frame.get("content"):
+                turn.token()
+                if turn.attempt.cancel and not cancel_sent:
+                    cancel_sent = True
+                    failed = self._cancel(frame.get("run_id", ""))
+                    if failed is not None:
+                        return turn.failed(failed.detail, failed.status)
+            elif event.name == RUN_CANCELLED:
+                return turn.ended(CANCELLED) if cancel_sent else turn.failed(STOPPED_UNASKED)
+            elif event.name == RUN_COMPLETED:
+                return turn.ended(OK)
+            elif event.name == RUN_ERROR:
+                return turn.failed(error_frame({"message": frame.get("content")}))
         # The body ended in good order (its last chunk) without the run's end.
         return turn.failed(STREAM_ENDED)
 
@@ -246,16 +228,8 @@ class Agno(Dialect):
         """Ask agno to cancel the run; None when it accepted, else what went wrong."""
         if not run_id:
             return Result(200, FAILED, "no run_id to cancel")
-        try:
-            status, body, _ = self.http.send(
-                HttpCall("POST", f"{self._runs}/{in_path(run_id)}/cancel", b"", self._auth)
-            )
-        except Exception as exc:
-            # Named as the cancel's, not mistaken for the stream's own break.
-            return Result(0, FAILED, f"cancel: {failure_detail(exc)}")
-        if status == 200:
-            return None
-        return Result(status, FAILED, f"cancel: HTTP {status}", len(body))
+        call = HttpCall("POST", f"{self._runs}/{in_path(run_id)}/cancel", b"", self._auth)
+        return cancel_asked(self.http, call, (200,))
 
 
 def status_result(status: int, body: bytes) -> Result:

@@ -25,11 +25,9 @@ from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESS
 from engine.seam import words
 from fixture import Fixture
 from workloads.agno.client import AgnoClient
-from workloads.setup_client import APIError, APIUnreachable
+from workloads.followup import follow_each
+from workloads.setup_client import APIError
 
-# Seconds between polls: a settled upload is seen within this, and the follow-up asks at
-# most one status per pending arrival per poll.
-POLL_S = 1.0
 # Content states (agno.os.schema ContentStatus): done, and ended in failure ("partial":
 # some chunks were not embedded and cannot be retrieved). Anything else is still working.
 CONTENT_DONE, CONTENT_FAILED = "completed", frozenset({"failed", "partial"})
@@ -57,38 +55,16 @@ def follow_up(
     """One FollowUp per accepted arrival: polled until all settle or ``grace_s`` runs out."""
     del email, run_id, start_epoch  # the key is the credential; refs name each arrival's work
     unknown = "agno shows nothing for this workload"
-    settled = {
-        k: FollowUp(k, w, ref, NOT_VERIFIABLE, unknown)
-        for k, w, ref in accepted
-        if w not in FOLLOWED
-    }
-    # What each arrival still pending was last seen as: what it is if the grace ends now.
-    last: dict[int, FollowUp] = {}
-    # Workloads whose reads agno refused for good: each costs only its own arrivals.
-    refused: dict[str, str] = {}
+    others = [
+        FollowUp(k, w, ref, NOT_VERIFIABLE, unknown) for k, w, ref in accepted if w not in FOLLOWED
+    ]
     pending = [(k, w, ref) for k, w, ref in accepted if w in FOLLOWED]
     deadline = time.monotonic() + grace_s
     with AgnoClient(fixture.api_url, password) as client:
-        while True:
-            for k, workload, ref in pending:
-                try:
-                    done, last[k] = _look(client, FollowUp(k, workload, ref, ""), grace_s)
-                except (APIUnreachable, APIError) as exc:
-                    why = f"agno did not answer the follow-up ({words(str(exc))})"
-                    done, last[k] = False, FollowUp(k, workload, ref, NOT_VERIFIABLE, why)
-                    if _for_good(exc):
-                        refused[workload] = why
-                if done:
-                    settled[k] = last[k]
-            for k, workload, ref in pending:
-                if workload in refused and k not in settled:
-                    settled[k] = FollowUp(k, workload, ref, NOT_VERIFIABLE, refused[workload])
-            pending = [p for p in pending if p[0] not in settled]
-            if not pending or time.monotonic() >= deadline:
-                break
-            time.sleep(POLL_S)
-    settled.update({k: last[k] for k, _, _ in pending})
-    return list(settled.values())
+        followed = follow_each(
+            pending, lambda work: _look(client, work, grace_s), deadline, "agno", _for_good
+        )
+    return [*others, *followed]
 
 
 def _for_good(exc: Exception) -> bool:

@@ -22,12 +22,9 @@ from workloads.agno.client import AgnoClient
 from workloads.agno.fixture import seeded
 from workloads.agno.seed import DONE, follow
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
-from workloads.preflight import api_failures_refused, preflight_main
+from workloads.preflight import RUN, SEARCHED, api_failures_refused, preflight_main
 from workloads.setup_client import APIError, APIUnreachable
 
-# Workloads that need a knowledge search, and those that need an agent run, to work.
-SEARCHED = frozenset({"rag_query", "ingest"})
-RUN = frozenset({"agent_run", "chat_stream"})
 # An upload must be processed within this long, or the run's ingest would only measure a queue.
 UPLOAD_WAIT_S = 60.0
 

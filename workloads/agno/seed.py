@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import asdict
 
 from fixture import Fixture
 from workloads.agno.client import AgnoClient
 from workloads.agno.fixture import DEFAULT_WHATSAPP_PREFIX, AgnoSeeded
 from workloads.corpus import document_name, document_text
-from workloads.seed import SeedError, seed_main, seed_parser, wait_for_api
+from workloads.seed import SeedError, seed_main, seed_parser, seeded_fixture, wait_for_api
 from workloads.setup_client import APIError, APIUnreachable
 
 PLATFORM = "agno"
@@ -82,12 +81,7 @@ def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -
         uploaded = fill_knowledge(client, documents)
     print(f"seed: agno agent {AGENT_ID}; knowledge {KNOWLEDGE_NAME!r} ({uploaded} uploaded)")
     own = AgnoSeeded(AGENT_ID, KNOWLEDGE_NAME, documents, WHATSAPP_PREFIX)
-    return Fixture(
-        api_url=api_url.rstrip("/"),
-        stub_url=stub_url.rstrip("/"),
-        platform=PLATFORM,
-        seeded=asdict(own),
-    )
+    return seeded_fixture(api_url, stub_url, PLATFORM, own)
 
 
 def main(argv: list[str], prog: str = "python -m workloads.agno.seed") -> int:

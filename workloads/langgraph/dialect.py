@@ -18,8 +18,6 @@ import json
 import uuid
 
 from engine.http import (
-    Answer,
-    ExchangeError,
     HttpCall,
     HttpTransport,
     StreamedAnswer,
@@ -29,16 +27,14 @@ from engine.http import (
 from engine.samples import CANCELLED, FAILED, OK, Result
 from engine.seam import (
     BAD_FRAME,
-    CONNECTION_RESET,
     STREAM_ENDED,
     Attempt,
     Dialect,
     DialectError,
     Turn,
-    broken_stream,
+    cancel_asked,
     error_frame,
-    redirected,
-    socket_backstop_s,
+    event_stream_turn,
     words,
 )
 from fixture import PASSWORD_ENV, Fixture, in_path
@@ -151,53 +147,45 @@ class LangGraph(Dialect):
             "if_not_exists": "create",
         }
         call = self._post(f"/threads/{in_path(thread_id)}/runs/stream", body)
-        sent = attempt.sent()
-        try:
-            with self.http.stream(call, socket_backstop_s(timeout_s)) as answer:
-                if 300 <= answer.status < 400:
-                    return redirected(Answer(answer.status, b"", answer.location))
-                if answer.status != 200:
-                    return status_result(answer.status, answer.read())
-                return self._read_turn(answer, Turn(attempt, sent, 200), thread_id)
-        except ExchangeError as exc:
-            # Broken before the status line: named as the HTTP transport names it.
-            return Result(0, FAILED, exc.detail)
+        return event_stream_turn(
+            self.http,
+            call,
+            attempt,
+            timeout_s,
+            status_result,
+            lambda answer, turn: self._read_turn(answer, turn, thread_id),
+        )
 
     def _read_turn(self, answer: StreamedAnswer, turn: Turn, thread_id: str) -> Result:
         """Events until the stream ends, named as the other dialects name the same breaks. A
         token is a ``messages`` chunk with text; the turn completed when a ``values`` event
         carries the model's message; after a cancel the stream ends without one."""
         cancel_sent, completed, run_id = False, False, ""
-        try:
-            for event in answer.events():
-                turn.received += len(event.data)
-                try:
-                    frame = json.loads(event.data)
-                except ValueError:
+        for event in answer.events():
+            turn.received += len(event.data)
+            try:
+                frame = json.loads(event.data)
+            except ValueError:
+                return turn.failed(BAD_FRAME)
+            if event.name == "messages":
+                chunk = frame[0] if isinstance(frame, list) and frame else None
+                if not isinstance(chunk, dict):
                     return turn.failed(BAD_FRAME)
-                if event.name == "messages":
-                    chunk = frame[0] if isinstance(frame, list) and frame else None
-                    if not isinstance(chunk, dict):
-                        return turn.failed(BAD_FRAME)
-                    if chunk.get("content"):
-                        turn.token()
-                        if turn.attempt.cancel and not cancel_sent:
-                            cancel_sent = True
-                            failed = self._cancel(thread_id, run_id)
-                            if failed is not None:
-                                return turn.failed(failed.detail, failed.status)
-                elif not isinstance(frame, dict):
-                    return turn.failed(BAD_FRAME)
-                elif event.name == "metadata":
-                    run_id = str(frame.get("run_id", ""))
-                elif event.name == "values":
-                    completed = answered(frame)
-                elif event.name == "error":
-                    return turn.failed(error_frame(frame))
-        except (ConnectionResetError, BrokenPipeError):
-            return turn.failed(CONNECTION_RESET)
-        except ExchangeError as exc:
-            return turn.failed(broken_stream(exc))
+                if chunk.get("content"):
+                    turn.token()
+                    if turn.attempt.cancel and not cancel_sent:
+                        cancel_sent = True
+                        failed = self._cancel(thread_id, run_id)
+                        if failed is not None:
+                            return turn.failed(failed.detail, failed.status)
+            elif not isinstance(frame, dict):
+                return turn.failed(BAD_FRAME)
+            elif event.name == "metadata":
+                run_id = str(frame.get("run_id", ""))
+            elif event.name == "values":
+                completed = answered(frame)
+            elif event.name == "error":
+                return turn.failed(error_frame(frame))
         if completed:
             return turn.ended(OK)
         # The body ended in good order without the answer. Nothing in the stream says why, so
@@ -233,14 +221,7 @@ class LangGraph(Dialect):
         call = HttpCall(
             "POST", f"/threads/{in_path(thread_id)}/runs/{in_path(run_id)}/cancel", b"", self._auth
         )
-        try:
-            status, body, _ = self.http.send(call)
-        except Exception as exc:
-            # Named as the cancel's, not mistaken for the stream's own break.
-            return Result(0, FAILED, f"cancel: {failure_detail(exc)}")
-        if status in (202, CANCEL_TOO_LATE):
-            return None
-        return Result(status, FAILED, f"cancel: HTTP {status}", len(body))
+        return cancel_asked(self.http, call, (202, CANCEL_TOO_LATE))
 
     def _run_body(self, prompt: str) -> dict:
         return {

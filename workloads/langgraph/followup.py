@@ -19,17 +19,17 @@ import time
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
 from engine.seam import words
 from fixture import Fixture
+from workloads.followup import follow_each
 from workloads.langgraph.client import LangGraphClient
 from workloads.setup_client import APIError, APIUnreachable
 
-# Seconds between polls: a finished run is seen within this, and the follow-up asks at most
-# one run per pending arrival per poll.
-POLL_S = 1.0
 # Run states (langgraph_api.schema.RunStatus): done, and ended in failure. "pending" and
 # "running" are still working.
 RUN_DONE, RUN_FAILED = "success", frozenset({"error", "timeout", "interrupted"})
 # The workload whose accepted work the server shows the end of.
 FOLLOWED = "trigger_fire"
+# How a follow-up's details name the server.
+WHO = "the Agent Server"
 
 
 def follow_up(
@@ -44,36 +44,23 @@ def follow_up(
 ) -> list[FollowUp]:
     """One FollowUp per accepted arrival: polled until all settle or ``grace_s`` runs out."""
     del email, run_id, start_epoch  # the key is the credential; refs name each arrival's run
-    settled = {
-        k: FollowUp(k, w, ref, NOT_VERIFIABLE, "the Agent Server shows nothing for this workload")
+    others = [
+        FollowUp(k, w, ref, NOT_VERIFIABLE, f"{WHO} shows nothing for this workload")
         for k, w, ref in accepted
         if w != FOLLOWED
-    }
-    # What each arrival still pending was last seen as: what it is if the grace ends now.
-    last: dict[int, FollowUp] = {}
+    ]
     pending = [(k, w, ref) for k, w, ref in accepted if w == FOLLOWED]
     deadline = time.monotonic() + grace_s
     with LangGraphClient(fixture.api_url, password) as client:
         try:
             client.assistants()
         except (APIUnreachable, APIError) as exc:
-            why = f"the Agent Server did not answer the follow-up ({words(str(exc))})"
+            why = f"{WHO} did not answer the follow-up ({words(str(exc))})"
             return [FollowUp(k, w, ref, NOT_VERIFIABLE, why) for k, w, ref in accepted]
-        while True:
-            for k, workload, ref in pending:
-                try:
-                    done, last[k] = _look(client, FollowUp(k, workload, ref, ""), grace_s)
-                except (APIUnreachable, APIError) as exc:
-                    why = f"the Agent Server did not answer the follow-up ({words(str(exc))})"
-                    done, last[k] = False, FollowUp(k, workload, ref, NOT_VERIFIABLE, why)
-                if done:
-                    settled[k] = last[k]
-            pending = [p for p in pending if p[0] not in settled]
-            if not pending or time.monotonic() >= deadline:
-                break
-            time.sleep(POLL_S)
-    settled.update({k: last[k] for k, _, _ in pending})
-    return list(settled.values())
+        return [
+            *others,
+            *follow_each(pending, lambda work: _look(client, work, grace_s), deadline, WHO),
+        ]
 
 
 def _look(client: LangGraphClient, work: FollowUp, grace_s: float) -> tuple[bool, FollowUp]:

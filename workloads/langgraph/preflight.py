@@ -20,12 +20,9 @@ from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
 from workloads.langgraph.client import LangGraphClient
 from workloads.langgraph.dialect import answered
 from workloads.langgraph.fixture import seeded
-from workloads.preflight import api_failures_refused, preflight_main
+from workloads.preflight import RUN, SEARCHED, api_failures_refused, preflight_main
 from workloads.setup_client import APIError, APIUnreachable
 
-# Workloads that need the store's semantic search, and those that need a run, to work.
-SEARCHED = frozenset({"rag_query", "ingest"})
-RUN = frozenset({"agent_run", "chat_stream"})
 # A background run must end within this long, or the run's trigger_fire would only measure
 # a queue; polled every POLL_S.
 BACKGROUND_WAIT_S = 60.0

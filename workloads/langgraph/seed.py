@@ -11,13 +11,12 @@ fixture.json: ids, names and URLs only, no key.
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict
 
 from fixture import Fixture
 from workloads.corpus import document_name, document_text
 from workloads.langgraph.client import GRAPH_ID, NAMESPACE, LangGraphClient
 from workloads.langgraph.fixture import LangGraphSeeded
-from workloads.seed import SeedError, seed_main, seed_parser, wait_for_api
+from workloads.seed import SeedError, seed_main, seed_parser, seeded_fixture, wait_for_api
 from workloads.setup_client import APIError, APIUnreachable
 
 PLATFORM = "langgraph"
@@ -63,11 +62,8 @@ def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -
             )
         stored = fill_store(client, documents)
     print(f"seed: langgraph graph {GRAPH_ID}; store namespace {NAMESPACE!r} ({stored} stored)")
-    return Fixture(
-        api_url=api_url.rstrip("/"),
-        stub_url=stub_url.rstrip("/"),
-        platform=PLATFORM,
-        seeded=asdict(LangGraphSeeded(GRAPH_ID, NAMESPACE, documents)),
+    return seeded_fixture(
+        api_url, stub_url, PLATFORM, LangGraphSeeded(GRAPH_ID, NAMESPACE, documents)
     )
 
 
