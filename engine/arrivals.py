@@ -39,12 +39,11 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from engine.schedule import Segment
+from scenario import Arrivals
 
 # Digits kept when turning duration x rate into an arrival count, so that float
 # noise from scaling (6.000000000000001 s x 4/s) does not invent an arrival.
@@ -92,14 +91,32 @@ class Listed:
         return self.offsets[j]
 
 
+class Stretch(Protocol):
+    """What a kind reads of a segment (engine.schedule.Segment is one), named here so that
+    the kinds need nothing of the schedule that asks them."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def rate(self) -> float: ...
+    @property
+    def start_s(self) -> float: ...
+    @property
+    def end_s(self) -> float | None: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def arrivals(self) -> Arrivals: ...
+
+
 class ArrivalKind(Protocol):
     """One kind: the spacing of a segment's arrivals, and what run.json says of it."""
 
     name: str
 
-    def spacing(self, segment: Segment) -> Spacing: ...
+    def spacing(self, segment: Stretch) -> Spacing: ...
 
-    def record(self, segment: Segment) -> dict: ...
+    def record(self, segment: Stretch) -> dict: ...
 
 
 class Uniform:
@@ -107,11 +124,11 @@ class Uniform:
 
     name = "uniform"
 
-    def spacing(self, segment: Segment) -> Spacing:
+    def spacing(self, segment: Stretch) -> Spacing:
         """Even spacing at the rate."""
         return Even(segment.rate)
 
-    def record(self, segment: Segment) -> dict:
+    def record(self, segment: Stretch) -> dict:
         """Only the kind: the rate says the rest."""
         return {"kind": self.name}
 
@@ -121,7 +138,7 @@ class Poisson:
 
     name = "poisson"
 
-    def spacing(self, segment: Segment) -> Spacing:
+    def spacing(self, segment: Stretch) -> Spacing:
         """The phase's whole sequence (a closed segment: a scenario phase always is)."""
         if segment.end_s is None:
             raise ValueError(f"{segment.name}: poisson arrivals need a phase with an end")
@@ -131,7 +148,7 @@ class Poisson:
             )
         )
 
-    def record(self, segment: Segment) -> dict:
+    def record(self, segment: Stretch) -> dict:
         """The kind and the seed that reproduces it."""
         return {"kind": self.name, "seed": segment.seed}
 
@@ -141,11 +158,11 @@ class Trace:
 
     name = "trace"
 
-    def spacing(self, segment: Segment) -> Spacing:
+    def spacing(self, segment: Stretch) -> Spacing:
         """The trace's offsets as they are."""
         return Listed(segment.arrivals.offsets)
 
-    def record(self, segment: Segment) -> dict:
+    def record(self, segment: Stretch) -> dict:
         """The kind, the file, how many arrivals, and whether it named their workloads."""
         arrivals = segment.arrivals
         return {
