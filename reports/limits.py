@@ -17,7 +17,7 @@ import pandas as pd
 from reports import formatting as fmt
 from reports.rundir import Run
 from reports.stats import Counts, Percentiles, RunStats, WorkloadStats, slice_stats
-from reports.verdict import CHECK_WORDS, ThresholdResult, Verdict
+from reports.verdict import CHECK_WORDS, ThresholdResult, Verdict, unserved
 from scenario import Threshold
 
 # The percentile the headline gives when a workload has no latency limit of its own.
@@ -48,8 +48,13 @@ class Headline:
 
 
 def headlines(run: Run, verdict: Verdict) -> tuple[Headline, ...]:
-    """One headline per workload the verdict judges (skipped and not offered ones have none)."""
-    judged = [w for w in run.workloads if w not in verdict.skipped]
+    """One headline per workload the verdict judges (skipped and not offered ones have none).
+
+    A users-mode workload no user ran is not offered either: its mix row says why, and a
+    headline of "– (n=0)" beside the others would read as a measurement.
+    """
+    left_out = {*verdict.skipped, *unserved(run)}
+    judged = [w for w in run.workloads if w not in left_out]
     # One pass over the samples splits them by workload; each headline reads only its own.
     by_workload = dict(tuple(run.samples.groupby("workload", observed=True, sort=False)))
     empty = run.samples.iloc[:0]
@@ -66,8 +71,11 @@ def _headline(run: Run, verdict: Verdict, workload: str, samples: pd.DataFrame) 
     error_limit = next((t for t in mine if t.metric == "error_rate"), None)
     judging = run.scenario.judging
     metric = latency_limit.metric if latency_limit else HEADLINE_METRIC
-    latency_phases = latency_limit.phases if latency_limit else judging.latency_phases
-    error_phases = error_limit.phases if error_limit else judging.error_rate_phases
+    # A run with none of the judged phases (users mode's steps) still has its figures: the
+    # headline then pools every phase it ran, and says which.
+    every = tuple(p.name for p in run.phases)
+    latency_phases = (latency_limit.phases if latency_limit else judging.latency_phases) or every
+    error_phases = (error_limit.phases if error_limit else judging.error_rate_phases) or every
     stats = _pooled(run, workload, samples, latency_phases)
     percentile = _percentile(metric, stats)
     latency = Measured(

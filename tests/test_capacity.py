@@ -192,6 +192,10 @@ def test_users_mode_too_few_users_names_the_missing_workloads_and_the_fix_before
     # The report: not offered in the mix with why and the fix; named in the phase; the
     # verdict's "inconclusive" rows carry the same reason; the console lists them too.
     markdown = (run_dir / "report.md").read_text()
+    # The first screen's headline pools the step the users ran (no judged phase is in a
+    # users run) and has no row for a workload no user ran.
+    headline = next(r for r in markdown.splitlines() if r.startswith("| api_read | "))
+    assert "(n=0)" not in headline and f"users={FEW_USERS}" in markdown, headline
     for name, needs in FEW_UNSERVED.items():
         row = next(r for r in markdown.splitlines() if r.startswith(f"| {name} | "))
         assert row.startswith(f"| {name} | not offered |"), row
