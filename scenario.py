@@ -164,6 +164,15 @@ class MinCounts:
 
 
 @dataclass(frozen=True)
+class PlatformLimit:
+    """One platform's own limit for a threshold, with the reason it differs from the rest."""
+
+    platform: str
+    limit: float
+    why: str
+
+
+@dataclass(frozen=True)
 class Threshold:
     """A limit on one workload's metric, judged separately in each phase it names."""
 
@@ -174,6 +183,14 @@ class Threshold:
     phases: tuple[str, ...] = ("sustain",)
     # The fewest observations it is judged on (judging.min_counts unless the threshold says).
     min_count: int = 1
+    # Limits that differ by platform (Scenario.for_platform applies one; a run records none).
+    per_platform: tuple[PlatformLimit, ...] = ()
+
+    def for_platform(self, platform: str) -> Threshold:
+        """This threshold as judged on ``platform``: its own limit and reason, if it has one."""
+        own = next((p for p in self.per_platform if p.platform == platform), None)
+        limit, why = (own.limit, own.why) if own else (self.limit, self.why)
+        return replace(self, limit=limit, why=why, per_platform=())
 
 
 @dataclass(frozen=True)
@@ -296,11 +313,29 @@ class Scenario:
         problems.raise_as(ScenarioError)
         return replace(self, phases=phases)
 
+    @property
+    def platforms_named(self) -> set[str]:
+        """Every platform a threshold gives a limit of its own (settings checks each exists)."""
+        return {p.platform for t in self.thresholds for p in t.per_platform}
+
+    def for_platform(self, platform: str) -> Scenario:
+        """The scenario as ``platform`` is judged: each threshold at that platform's limit.
+
+        A limit is a statement about what a platform should do; where one platform's design
+        sets a floor the others lack (LangGraph's in-memory queue), the scenario says so
+        beside the limit, and the run records the limit it was judged on.
+        """
+        return replace(self, thresholds=tuple(t.for_platform(platform) for t in self.thresholds))
+
     def to_dict(self) -> dict:
-        """The scenario as run, with shares already normalised."""
+        """The scenario as run, with shares already normalised (and each threshold at the
+        limit it is judged on: a run's scenario went through for_platform)."""
         data = asdict(self)
         data["phases"] = [{**asdict(p), "arrivals": p.arrivals.to_dict()} for p in self.phases]
+        # A run is judged on one platform's limits (for_platform): it records those only.
         data["thresholds"] = [{**asdict(t), "phases": list(t.phases)} for t in self.thresholds]
+        for threshold in data["thresholds"]:
+            del threshold["per_platform"]
         # Only this scenario's phases: a constant-rate run renames them (Plan.scenario_as_run).
         names = {p.name for p in self.phases}
         data["judging"] = {
@@ -615,10 +650,33 @@ def _thresholds(
         need: int | None = judging.min_counts.for_metric(metric)
         if "min_count" in spec:
             need = _count(spec["min_count"], f"{where}.min_count", problems)
+        own = _per_platform(spec.get("per_platform", {}), f"{where}.per_platform", fix, problems)
         if ok and limit is not None and judged_in is not None and need is not None:
             why = str(spec.get("why", ""))
-            thresholds.append(Threshold(str(workload), metric, limit, why, judged_in, need))
+            thresholds.append(Threshold(str(workload), metric, limit, why, judged_in, need, own))
     return tuple(thresholds)
+
+
+def _per_platform(
+    raw: object, where: str, fix: str, problems: Problems
+) -> tuple[PlatformLimit, ...]:
+    """A threshold's own limits by platform: {name: {limit, why}}, the why required (a limit
+    that differs without a reason is a limit moved to pass)."""
+    if not isinstance(raw, dict):
+        problems.add(f"{where}: expected a mapping {{platform: {{limit, why}}}}")
+        return ()
+    limits = []
+    for name, spec in raw.items():
+        at = f"{where}.{label(name)}"
+        if not isinstance(spec, dict) or not str(spec.get("why") or "").strip():
+            problems.add(
+                f"{at}: expected {{limit, why}}, the why saying what sets this limit apart"
+            )
+            continue
+        limit = _number(spec.get("limit"), f"{at}.limit", fix, problems, most=math.inf)
+        if limit is not None:
+            limits.append(PlatformLimit(str(name), limit, str(spec["why"])))
+    return tuple(limits)
 
 
 def _count(value: object, where: str, problems: Problems) -> int | None:

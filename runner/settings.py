@@ -229,7 +229,19 @@ def settings_from(
     A ``--run-dir`` in ``used_run_dirs`` (an earlier test of this web-UI session wrote it) is
     not checked: the next test gets a directory of its own beside it (Conductor._run_dir)."""
     scale = _number(options.scale, "--scale", float, MAX_SCALE)
-    unscaled = load_scenario(options.scenario)
+    fixture = load_fixture(options.fixture)
+    if fixture.platform not in PLATFORMS:
+        raise SettingsError(
+            f"fixture.platform: {shown(fixture.platform)} is not one this kit speaks; use one of "
+            f"{', '.join(PLATFORMS)} (seed again)"
+        )
+    written = load_scenario(options.scenario)
+    if unknown := sorted(written.platforms_named - set(PLATFORMS)):
+        raise SettingsError(
+            f"scenario: per_platform names {', '.join(map(shown, unknown))}, not a platform this "
+            f"kit speaks; use one of {', '.join(PLATFORMS)}"
+        )
+    unscaled = written.for_platform(fixture.platform)
     scenario = unscaled.scaled(scale)
     rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float, MAX_RATE)
     needed = scenario.connections_needed(rate)
@@ -239,12 +251,6 @@ def settings_from(
         if given
         else needed
     )
-    fixture = load_fixture(options.fixture)
-    if fixture.platform not in PLATFORMS:
-        raise SettingsError(
-            f"fixture.platform: {shown(fixture.platform)} is not one this kit speaks; use one of "
-            f"{', '.join(PLATFORMS)} (seed again)"
-        )
     if host and (problem := url_problem(host)):
         raise SettingsError(f"--host: {problem}")
     password_from_env()

@@ -77,6 +77,23 @@ def test_bad_options_are_refused_in_one_line_before_any_load(plat, tmp_path, arg
     assert not run_dir.exists()
 
 
+def test_a_limit_for_a_platform_the_kit_does_not_speak_is_refused_before_load(plat, tmp_path):
+    """A misspelt platform under per_platform would leave its limit silently unused."""
+    threshold = {
+        "workload": "chat_stream",
+        "metric": "p95_ttft_ms",
+        "limit": 1500,
+        "per_platform": {"langraph": {"limit": 2500, "why": "its queue"}},
+    }
+    (tmp_path / "misspelt").mkdir()
+    misspelt = write_scenario(tmp_path / "misspelt", LONG, thresholds=[threshold])
+    result, ours, run_dir = _refusal(plat, tmp_path, "--scenario", str(misspelt))
+    assert result.returncode == 2
+    assert len(ours) == 1 and ours[0].startswith("agent-loadkit: scenario: per_platform"), ours
+    assert "'langraph'" in ours[0] and "langgraph" in ours[0].split("use one of")[1]
+    assert not run_dir.exists()
+
+
 @pytest.mark.parametrize(
     ("args", "names"),
     [

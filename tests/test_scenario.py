@@ -140,3 +140,40 @@ def test_a_long_value_is_cut_in_its_message():
 def test_a_scale_that_overflows_a_phase_is_refused_with_the_largest_that_fits(scale):
     with pytest.raises(ScenarioError, match=r"^--scale: "):
         load_scenario().scaled(scale)
+
+
+def _ttft(scenario):
+    return next(t for t in scenario.thresholds if t.metric == "p95_ttft_ms")
+
+
+def test_a_platform_limit_applies_to_that_platform_only_and_the_run_records_it():
+    """LangGraph's first-token limit is its own, with its reason; the others keep the
+    scenario's; the scenario a run records has the limit it was judged on and no others."""
+    shipped = load_scenario()
+    assert shipped.platforms_named == {"langgraph"}
+    langgraph, agenticos = shipped.for_platform("langgraph"), shipped.for_platform("agenticos")
+    assert (_ttft(langgraph).limit, _ttft(agenticos).limit) == (2500, 1500)
+    assert "queue" in _ttft(langgraph).why and "queue" not in _ttft(agenticos).why
+    recorded = scenario_from_dict(langgraph.to_dict(), as_run=True)
+    assert _ttft(recorded).limit == 2500 and _ttft(recorded).per_platform == ()
+    assert [t.limit for t in langgraph.thresholds if t.metric != "p95_ttft_ms"] == [
+        t.limit for t in agenticos.thresholds if t.metric != "p95_ttft_ms"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "names"),
+    [
+        ({"langgraph": {"limit": 2500}}, "per_platform.langgraph: expected {limit, why}"),
+        ({"langgraph": {"limit": -1, "why": "x"}}, "per_platform.langgraph.limit"),
+        (["langgraph"], "per_platform: expected a mapping"),
+    ],
+)
+def test_a_platform_limit_needs_its_reason_and_a_number(value, names):
+    raw = copy.deepcopy(RAW)
+    ttft = next(t for t in raw["thresholds"] if t["metric"] == "p95_ttft_ms")
+    ttft["per_platform"] = value
+    with pytest.raises(ScenarioError) as err:
+        scenario_from_dict(raw)
+    (line,) = str(err.value).splitlines()
+    assert names in line, line
