@@ -4,10 +4,12 @@ A run can pass every threshold while the platform writes a traceback per request
 (issue 25: 1,431 during a PASS), and latency and error rates never show it. When the
 kit started the platform it knows where its log is, and run.json's ``platform_log``
 names the file and the stretch of it the run wrote (bytes ``from_byte`` to
-``to_byte``), so startup, seeding and shutdown are left out and a rebuilt report
-counts the same lines. A line counts when ERROR or CRITICAL is its level: among its
-first words, as Python's logging and uvicorn write it (``... target ERROR msg``,
-``ERROR:    msg``); a traceback's own lines are not counted again.
+``to_byte``), so startup, seeding and shutdown are left out. The run counts that
+stretch as it ends and records the counts beside it (``counted``), so a report
+rebuilt where the log is not (a committed run, another machine) says the same. A
+line counts when ERROR or CRITICAL is its level: among its first words, as Python's
+logging and uvicorn write it (``... target ERROR msg``, ``ERROR:    msg``); a
+traceback's own lines are not counted again.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from reports.rundir import Run
 
@@ -58,8 +61,15 @@ def platform_log(run: Run) -> PlatformLog | None:
     named = run.meta.get("platform_log")
     if not named:
         return None
-    path, start, end = named["path"], named["from_byte"], named["to_byte"]
-    file = run.path / path
+    path, counted = named["path"], named.get("counted")
+    if isinstance(counted, dict):
+        return PlatformLog(path, **counted)
+    return read_stretch(run.path / path, named["from_byte"], named["to_byte"], path)
+
+
+def read_stretch(file: Path, start: int, end: int, path: str) -> PlatformLog:
+    """Bytes ``start`` to ``end`` of ``file`` counted, named ``path``; ``missing`` says why
+    they could not be read."""
     try:
         with file.open("rb") as f:
             f.seek(start)

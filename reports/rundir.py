@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bad_input import shown
 from engine.samples import COLUMNS as SAMPLE_COLUMNS
 from engine.samples import OPERATOR_STOP, OUTCOMES, SAMPLES_FILE
 from engine.samples import SUCCESSFUL as OK_OUTCOMES
@@ -188,6 +189,35 @@ def _check_platform_log(file: Path, raw: object) -> None:
             f"{file}: platform_log is {raw!r}; expected a path and byte offsets "
             "0 <= from_byte <= to_byte"
         )
+    counted = raw.get("counted")
+    if counted is not None and not _counted_shape(counted):
+        raise RunDirError(
+            f"{file}: platform_log.counted is {shown(counted)}; expected bytes_read, by_level "
+            "{ERROR, CRITICAL: counts}, most_frequent and most_frequent_count (or leave it out)"
+        )
+
+
+# What the run records of its log stretch (reports.platform_log.PlatformLog but the path).
+COUNTED_KEYS = frozenset(
+    {"bytes_read", "by_level", "most_frequent", "most_frequent_count", "missing"}
+)
+
+
+def _counted_shape(counted: object) -> bool:
+    """Whether run.json's ``platform_log.counted`` is the counts the run wrote."""
+    if not isinstance(counted, dict):
+        return False
+    levels = counted.get("by_level")
+    whole = (counted.get("bytes_read"), counted.get("most_frequent_count"))
+    return (
+        set(counted)
+        == {"bytes_read", "by_level", "most_frequent", "most_frequent_count", "missing"}
+        and counted["missing"] is None
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in whole)
+        and isinstance(levels, dict)
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in levels.values())
+        and (counted["most_frequent"] is None or isinstance(counted["most_frequent"], str))
+    )
 
 
 def _phase_windows(file: Path, raw: object) -> tuple[PhaseWindow, ...]:

@@ -20,7 +20,7 @@ import os
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,6 +37,7 @@ from engine.seam import PreflightError
 from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
 from fixture import password_from_env
 from probes import ProbeRun, Reading, start_probes
+from reports.platform_log import read_stretch
 from runner.live_metrics import RunMetrics
 from runner.load_process import LoadProcess
 from runner.messages import (
@@ -625,7 +626,7 @@ class Conductor:
             why = f"follow-up failed: {type(exc).__name__}"
             followups = [FollowUp(k, w, ref, NOT_VERIFIABLE, why) for k, w, ref in accepted]
         write_followups(run.files.dir, followups)
-        run.followed_until = _iso(time.time())
+        run.followed_until = _iso_ms(time.time())
         states = Counter(f.state for f in followups)
         log.info("follow-up: %s", ", ".join(f"{n} {s}" for s, n in sorted(states.items())))
 
@@ -830,11 +831,22 @@ def _size(log: Path | None) -> int:
 
 def _log_stretch(log: Path, run: _ActiveRun) -> dict:
     """run.json's ``platform_log``: the log relative to the run directory (so the report finds
-    it wherever the two are mounted together) and the bytes written since the test started."""
+    it wherever the two are mounted together), the bytes written since the test started,
+    and their ERROR and CRITICAL lines counted now, while the log is at hand."""
     path = os.path.relpath(log.resolve(), run.files.dir.resolve())
     end = max(_size(log), run.platform_log_from)
-    return {"path": path, "from_byte": run.platform_log_from, "to_byte": end}
+    counted = read_stretch(log, run.platform_log_from, end, path)
+    stretch = {"path": path, "from_byte": run.platform_log_from, "to_byte": end}
+    if counted.missing is None:
+        stretch["counted"] = {k: v for k, v in asdict(counted).items() if k != "path"}
+    return stretch
 
 
 def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _iso_ms(epoch: float) -> str:
+    """To the millisecond: the follow-up's end is compared with the platform's own times,
+    and a delivery finished at .109 read as unfinished against a whole second."""
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"

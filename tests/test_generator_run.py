@@ -140,6 +140,8 @@ def test_the_platform_logs_no_error_for_the_runs_turns_and_cancels(plat, local_r
     stretch = read_run(run_dir)["platform_log"]
     assert (run_dir / stretch["path"]).resolve() == plat.target.log.resolve()
     assert stretch["to_byte"] >= stretch["from_byte"] > 0
+    # Counted as the run ended, so a rebuild without the log says the same.
+    assert stretch["counted"]["bytes_read"] == stretch["to_byte"] - stretch["from_byte"]
     logged = json.loads((run_dir / "summary.json").read_text())["platform_log"]
     assert logged["missing"] is None
     assert logged["errors"] == 0, logged["line"]

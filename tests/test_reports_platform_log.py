@@ -78,3 +78,24 @@ def test_a_log_that_is_gone_is_named_and_a_run_without_one_says_nothing(tmp_path
     build_report(plain)
     assert json.loads((plain / "summary.json").read_text())["platform_log"] is None
     assert "platform's log" not in (plain / "report.md").read_text()
+
+
+def test_a_run_that_counted_its_stretch_needs_no_log_to_be_rebuilt(tmp_path):
+    """A committed run, rebuilt on another machine: the counts the run recorded as it ended
+    stand for the log, which is not there (the real-platform runs' logs never are)."""
+    counted = _run_with_log(tmp_path / "counted", DURING)
+    assert build_report(counted) == 0
+    logged = json.loads((counted / "summary.json").read_text())["platform_log"]
+    moved = golden_copy(tmp_path / "moved")
+    stretch = {"path": "../../elsewhere/api.log", "from_byte": 10, "to_byte": 10 + len(DURING)}
+    stretch["counted"] = {
+        "bytes_read": len(DURING),
+        "by_level": logged["by_level"],
+        "most_frequent": "Exception during reset or similar",
+        "most_frequent_count": 2,
+        "missing": None,
+    }
+    edit_run_json(moved, platform_log=stretch, scenario={"thresholds": []})
+    assert build_report(moved) == 0
+    line = json.loads((moved / "summary.json").read_text())["platform_log"]["line"]
+    assert line == EXPECTED.replace("stack/target.log", "../../elsewhere/api.log")
