@@ -8,33 +8,13 @@ anything is served.
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 
 from agno_platform.app import AppSettingsError, create_app, settings_from_env
+from listening import CannotListen, listening_socket
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7777
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A bound socket, so a taken port is our one line rather than uvicorn's trace.
-
-    Made as IPPROTO_TCP: plain asyncio (no uvloop in this environment) sets TCP_NODELAY on
-    accepted connections only then; without it each answer's body waited ~40 ms for the
-    client's delayed ACK whenever a request followed the last answer closely."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise AppSettingsError(
-            f"--port: cannot listen on {host}:{port} ({exc.strerror}); pick a free port"
-        ) from None
-    sock.listen(2048)
-    return sock
 
 
 def main(argv: list[str]) -> int:
@@ -48,9 +28,12 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         settings = settings_from_env()
-        sock = _listen(args.host, args.port)
+        sock = listening_socket(args.host, args.port)
     except AppSettingsError as exc:
         print(f"agno_platform: {exc}", file=sys.stderr)
+        return 2
+    except CannotListen as exc:
+        print(f"agno_platform: --port: {exc}; pick a free port", file=sys.stderr)
         return 2
     import uvicorn
 

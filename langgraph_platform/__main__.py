@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
 
 from langgraph_platform.settings import (
@@ -22,31 +21,13 @@ from langgraph_platform.settings import (
     server_environment,
     settings_from_env,
 )
+from listening import CannotListen, listening_socket
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8123
 # Variables that would send traces to LangSmith or switch on its control-plane features;
 # dropped so that an operator's shell cannot make the server talk to anything but the stub.
 OUTSIDE = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGSMITH_CONTROL_PLANE_API_KEY")
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A bound socket, so a taken port is our one line rather than a silent move elsewhere.
-
-    Made as IPPROTO_TCP, as the other launchers make theirs: asyncio sets TCP_NODELAY on
-    accepted connections only then (uvloop, which this environment has, sets it anyway)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise AppSettingsError(
-            f"--port: cannot listen on {host}:{port} ({exc.strerror}); pick a free port"
-        ) from None
-    sock.listen(2048)
-    return sock
 
 
 def main(argv: list[str]) -> int:
@@ -67,9 +48,12 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         settings = settings_from_env(args.n_jobs_per_worker)
-        sock = _listen(args.host, args.port)
+        sock = listening_socket(args.host, args.port)
     except AppSettingsError as exc:
         print(f"langgraph_platform: {exc}", file=sys.stderr)
+        return 2
+    except CannotListen as exc:
+        print(f"langgraph_platform: --port: {exc}; pick a free port", file=sys.stderr)
         return 2
     for name in OUTSIDE:
         os.environ.pop(name, None)

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import sys
 from pathlib import Path
 
 import uvicorn
 
+from listening import CannotListen, listening_socket
 from reference_platform.app import create_app
 from reference_platform.bootstrap import prepare_database
-from reference_platform.settings import Settings, SettingsError, load_settings
+from reference_platform.settings import SettingsError, load_settings
 
 log = logging.getLogger("reference_platform")
 # Time, process and level first: what reports/platform_log.py finds a line's level by.
@@ -27,27 +27,6 @@ LOG_FORMAT = "%(asctime)s target %(levelname)s %(message)s"
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
-
-
-def _listen(settings: Settings) -> socket.socket:
-    """A bound, listening socket, so a taken port is our one line rather than uvicorn's trace.
-
-    Made as IPPROTO_TCP so that accepted connections get TCP_NODELAY under plain asyncio
-    too, not only under uvloop (which sets it itself): without it an answer written in two
-    parts waits ~40 ms for the client's delayed ACK (measured on agno's launcher)."""
-    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((settings.host, settings.port))
-    except OSError as exc:
-        sock.close()
-        raise SettingsError(
-            f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}; "
-            "pass --port (or TARGET_PORT) with a free port"
-        ) from None
-    sock.listen(2048)
-    return sock
 
 
 def _log_to(log_file: str) -> None:
@@ -86,9 +65,9 @@ def main(argv: list[str]) -> int:
         )
         return 2
     try:
-        sock = _listen(settings)
-    except SettingsError as exc:
-        print(f"target: {exc}", file=sys.stderr)
+        sock = listening_socket(settings.host, settings.port)
+    except CannotListen as exc:
+        print(f"target: {exc}; pass --port (or TARGET_PORT) with a free port", file=sys.stderr)
         return 2
     log.info(
         "listening on http://%s:%d (database %s, embeddings %s, admin %s)",

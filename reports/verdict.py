@@ -78,10 +78,13 @@ RECOVERY_RULE = (
     f"the arrivals offered "
     f"in {RECOVERY_PHASE}, in order of their due time, a window of {RECOVERY_WINDOW} consecutive "
     f"arrivals slides one at a time; time to recover is the seconds from the start of "
-    f"{RECOVERY_PHASE} to the first arrival from which every window is inside the band (p95 "
-    f"compared only over windows of {RECOVERY_WINDOW} successes: below that a nearest-rank p95 "
-    f"is the window's maximum), and 'never, within the phase' when the last window is still "
-    f"outside it. Lost accepted work counts as an error; accepted work that cannot be "
+    f"{RECOVERY_PHASE} to the first arrival whose window is inside the band and from which "
+    f"every window keeps its errors inside it and the p95 over all the rest of the phase "
+    f"stays inside it (p95 compared only over {RECOVERY_WINDOW} successes or more: below that "
+    f"a nearest-rank p95 is the maximum; a window's p95 is its 19th value, so two slow "
+    f"requests at the phase's end are not a platform that stayed degraded), and 'never, "
+    f"within the phase' when no arrival qualifies. Lost accepted work counts as an error; "
+    f"accepted work that cannot be "
     f"verified must be inside the band counted either way, else recovery is not measured. "
     f"A workload that recovers within the phase recovered; one whose {BASELINE_PHASE} did not "
     f"pass every threshold of its own is not judged (there is no good band to come back to), "
@@ -662,14 +665,19 @@ def time_to_recover(
     shed_is_error: bool,
     unverified_lost: bool = False,
 ) -> tuple[float | None, int]:
-    """Seconds from ``start_s`` until every sliding window is inside the baseline's band.
+    """Seconds from ``start_s`` to the first arrival from which the workload is back in the
+    baseline's band and stays there: its window inside the band, every later window's
+    errors inside it, and the p95 over the whole rest of the phase inside it.
 
-    Returns (None, window) when the last window is still outside it: never, within
-    the phase. Windows are RECOVERY_WINDOW consecutive arrivals by due time (all of
-    them when there are fewer); an error is a failed sample or accepted work lost
-    after it (and, with ``unverified_lost``, accepted work nobody could verify); p95
-    is nearest-rank over each window's timed successes and is compared only when the
-    window has RECOVERY_WINDOW of them and the baseline had some.
+    Returns (None, window) when no arrival qualifies: never, within the phase. Windows
+    are RECOVERY_WINDOW consecutive arrivals by due time (all of them when there are
+    fewer); an error is a failed sample or accepted work lost after it (and, with
+    ``unverified_lost``, accepted work nobody could verify). Errors are held window by
+    window, since a failure is never noise; latency is held as the p95 of the rest of the
+    phase, since a window's p95 is its 19th value and two slow requests in the last
+    seconds (a busy machine's pause) would otherwise read as a platform that never came
+    back. A p95 is nearest-rank over timed successes and compared only over
+    RECOVERY_WINDOW of them or more, when the baseline had some.
     """
     samples = samples.sort_values("due_s", kind="stable")
     window = min(RECOVERY_WINDOW, len(samples))
@@ -677,22 +685,31 @@ def time_to_recover(
     if AFTER in samples.columns:
         errors = errors | samples[AFTER].isin((*LOST, NOT_VERIFIABLE) if unverified_lost else LOST)
     error_counts = sliding_window_view(errors.to_numpy(dtype="int64"), window).sum(axis=1)
-    good = error_counts <= _error_limit(window, baseline_rate)
+    errors_in_band = error_counts <= _error_limit(window, baseline_rate)
+    # Every window from here on holds its errors inside the band.
+    errors_stay = np.flip(np.logical_and.accumulate(np.flip(errors_in_band)))
+    back = errors_stay.copy()
     baseline_ms = baseline.loc[timed_successes(baseline), "latency_ms"].to_numpy(dtype="float64")
+    latency = samples["latency_ms"].where(timed_successes(samples)).to_numpy(dtype="float64")
+    limit = _p95_limit(baseline_ms) if len(baseline_ms) else np.inf
     if len(baseline_ms):
         # Below RECOVERY_WINDOW successes a nearest-rank p95 is the window's maximum:
         # such a window is judged by its errors alone.
-        latency = samples["latency_ms"].where(timed_successes(samples)).to_numpy(dtype="float64")
         windows = sliding_window_view(latency, window)
         full = (~np.isnan(windows)).sum(axis=1) >= RECOVERY_WINDOW
-        good &= ~full | (np.nan_to_num(_window_p95(windows), nan=np.inf) <= _p95_limit(baseline_ms))
-    if not good[-1]:
+        back &= ~full | (np.nan_to_num(_window_p95(windows), nan=np.inf) <= limit)
+    # The nearest-rank p95 of the rest of the phase from each arrival on is inside the band
+    # when at least its rank of those timed successes are: counted from the end, once.
+    timed = ~np.isnan(latency)
+    rest = np.cumsum(timed[::-1])[::-1]
+    rest_in_band = np.cumsum((timed & (latency <= limit))[::-1])[::-1]
+    p95_stays = (rest < RECOVERY_WINDOW) | (rest_in_band >= (95 * rest + 99) // 100)
+    qualifies = np.flatnonzero(back & p95_stays[: len(back)])
+    if len(qualifies) == 0:
         return None, window
-    bad = np.flatnonzero(~good)
-    if len(bad) == 0:
-        return 0.0, window
+    k = int(qualifies[0])
     due = samples["due_s"].to_numpy(dtype="float64")
-    return max(0.0, float(due[int(bad[-1]) + 1]) - start_s), window
+    return (0.0 if k == 0 else max(0.0, float(due[k]) - start_s)), window
 
 
 def _window_p95(windows: np.ndarray) -> np.ndarray:

@@ -52,35 +52,27 @@ CHECK = textwrap.dedent(
     """
 )
 
-LISTENERS = {
-    "reference_platform": (
-        "from reference_platform.__main__ import _listen\n"
-        "from reference_platform.settings import load_settings\n"
-        "sock = _listen(load_settings(['--port', '0']))\n"
-        "sock.listen()"
-    ),
-    "stub": (
-        "from stub.serve import _reusable_socket\n"
-        "sock = _reusable_socket(); sock.bind(('127.0.0.1', 0)); sock.listen()"
-    ),
-    "agno_platform": (
-        "from agno_platform.__main__ import _listen\nsock = _listen('127.0.0.1', 0); sock.listen()"
-    ),
-    "langgraph_platform": (
-        "from langgraph_platform.__main__ import _listen\n"
-        "sock = _listen('127.0.0.1', 0); sock.listen()"
-    ),
+LISTENING = "from listening import listening_socket\nsock = listening_socket('127.0.0.1', 0)"
+STUB = (
+    "from stub.serve import _reusable_socket\n"
+    "sock = _reusable_socket(); sock.bind(('127.0.0.1', 0)); sock.listen()"
+)
+# What makes each server's socket, and the environment it runs in: the three launchers
+# share listening.py, each in its own environment.
+SERVERS = {
+    "reference_platform": (LISTENING, lambda: sys.executable),
+    "agno_platform": (LISTENING, ensure_agno_venv),
+    "langgraph_platform": (LISTENING, ensure_langgraph_venv),
+    "stub": (STUB, lambda: sys.executable),
 }
-# The launchers whose platform runs from an environment of its own.
-OWN_PYTHON = {"agno_platform": ensure_agno_venv, "langgraph_platform": ensure_langgraph_venv}
 
 
-@pytest.mark.parametrize("server", sorted(LISTENERS))
+@pytest.mark.parametrize("server", sorted(SERVERS))
 def test_accepted_connections_get_tcp_nodelay_under_plain_asyncio(server):
-    python = OWN_PYTHON[server]() if server in OWN_PYTHON else sys.executable
-    script = CHECK.replace("LISTEN", LISTENERS[server])
+    listen, python = SERVERS[server]
+    script = CHECK.replace("LISTEN", listen)
     done = subprocess.run(
-        [python, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [python(), "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "1", done.stdout

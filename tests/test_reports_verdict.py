@@ -260,3 +260,51 @@ def test_an_operators_stop_is_invalid_at_its_time_and_blames_nothing_else(tmp_pa
     head, validity = (row["workload"] for row in verdict_rows(path, None)[:2])
     assert head.startswith("final: INVALID (exit 2)") and "stopped by the operator" in head
     assert "valid so far" not in validity
+
+
+def _api_read_recover(samples):
+    rows = samples[(samples.phase == "recover") & (samples.workload == "api_read")]
+    return rows.sort_values("due_s").index
+
+
+def _recovery_of_api_read(tmp_path, samples):
+    path = write_run_dir(tmp_path / "tail", SCENARIO, samples)
+    return next(c for c in _verdict(path).recovery.checks if c.workload == "api_read")
+
+
+def test_two_slow_reads_at_the_end_of_recover_are_not_a_platform_that_never_came_back(tmp_path):
+    """Seen on `make demo PLATFORM=langgraph` on a busy machine: two reads of 196 and 82 ms
+    in the phase's last second (p95 over recover 7.9 ms, sustain's 5.5 ms) made the last
+    window's p95 (its 19th value) leave the band, and the verdict said "never"."""
+    samples = synthetic_samples(SCENARIO)
+    last_two = _api_read_recover(samples)[-3:-1]
+    samples.loc[last_two, ["latency_ms", "latency_due_ms"]] *= 40
+    check = _recovery_of_api_read(tmp_path, samples)
+    assert (check.status, check.time_to_recover_s) == (RECOVERED, 0.0)
+
+
+def test_a_recover_that_slows_again_for_its_last_tenth_has_not_recovered(tmp_path):
+    samples = synthetic_samples(SCENARIO)
+    index = _api_read_recover(samples)
+    samples.loc[index[-len(index) // 10 :], ["latency_ms", "latency_due_ms"]] *= 20
+    assert _recovery_of_api_read(tmp_path, samples).status == NOT_RECOVERED
+
+
+def test_one_failure_in_the_last_window_is_never_noise(tmp_path):
+    samples = synthetic_samples(SCENARIO)
+    last = _api_read_recover(samples)[-1:]
+    samples.loc[last, ["status", "ok", "outcome", "detail"]] = [500, 0, "failed", "HTTP 500"]
+    assert _recovery_of_api_read(tmp_path, samples).status == NOT_RECOVERED
+
+
+def test_slow_at_first_and_a_blip_at_the_end_recovers_when_it_came_back(tmp_path):
+    samples = synthetic_samples(SCENARIO)
+    start = _recover_start()
+    index = _api_read_recover(samples)
+    early = samples.loc[index, "due_s"] < start + 3.0
+    samples.loc[index[early.to_numpy()], ["latency_ms", "latency_due_ms"]] *= 20
+    samples.loc[index[-3:-1], ["latency_ms", "latency_due_ms"]] *= 40
+    check = _recovery_of_api_read(tmp_path, samples)
+    api_rate = SCENARIO.phases[-1].rate * SCENARIO.mix["api_read"]
+    assert check.status == RECOVERED
+    assert abs(check.time_to_recover_s - 3.0) <= RECOVERY_WINDOW / api_rate
