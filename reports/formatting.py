@@ -21,6 +21,12 @@ def rate(value: float | None) -> str:
     return ABSENT if value is None else f"{value:.2%}"
 
 
+def known_rate(value: float | None, unverified: int) -> str:
+    """An error rate of the failures known, and, when accepted work could not be verified,
+    said as a floor beside how much: never a plain rate that reads as the whole truth."""
+    return f"at least {rate(value)}; {unverified:,} not verifiable" if unverified else rate(value)
+
+
 def per_s(value: float | None) -> str:
     """Requests per second with one decimal."""
     return ABSENT if value is None else f"{value:,.1f}/s"

@@ -213,9 +213,7 @@ def _ms(value: float | None) -> str:
 
 def _error_cell(w: dict) -> str:
     """The error rate over calls; known errors only, and how many more nobody could verify."""
-    said = fmt.rate(w["error_rate"])
-    unverified = (w.get("after") or {}).get("unverified", 0)
-    return f"{said} + {unverified:,} not verifiable" if unverified else said
+    return fmt.known_rate(w["error_rate"], (w.get("after") or {}).get("unverified", 0))
 
 
 def console_text(summary: dict) -> str:

@@ -116,9 +116,7 @@ def _error_rate(counts: Counts) -> str:
     """Known errors over calls; with accepted work nobody could verify, a floor and the rest."""
     if not counts.calls:
         return fmt.ABSENT
-    said = fmt.rate(counts.error_rate)
-    unverified = counts.after.unverified
-    return f"at least {said}; {unverified:,} not verifiable" if unverified else said
+    return fmt.known_rate(counts.error_rate, counts.after.unverified)
 
 
 def _limit(threshold: Threshold | None) -> str:

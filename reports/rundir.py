@@ -183,7 +183,7 @@ def _check_platform_log(file: Path, raw: object) -> None:
     if not isinstance(raw, dict) or any(k not in raw for k in fields):
         raise RunDirError(f"{file}: platform_log must be an object with {', '.join(fields)}")
     start, end = raw["from_byte"], raw["to_byte"]
-    whole = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end))
+    whole = all(_whole(v) for v in (start, end))
     if not isinstance(raw["path"], str) or not whole or not 0 <= start <= end:
         raise RunDirError(
             f"{file}: platform_log is {raw!r}; expected a path and byte offsets "
@@ -210,14 +210,18 @@ def _counted_shape(counted: object) -> bool:
     levels = counted.get("by_level")
     whole = (counted.get("bytes_read"), counted.get("most_frequent_count"))
     return (
-        set(counted)
-        == {"bytes_read", "by_level", "most_frequent", "most_frequent_count", "missing"}
+        set(counted) == COUNTED_KEYS
         and counted["missing"] is None
-        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in whole)
+        and all(_whole(n) and n >= 0 for n in whole)
         and isinstance(levels, dict)
-        and all(isinstance(n, int) and not isinstance(n, bool) for n in levels.values())
+        and all(_whole(n) for n in levels.values())
         and (counted["most_frequent"] is None or isinstance(counted["most_frequent"], str))
     )
+
+
+def _whole(value: object) -> bool:
+    """Whether ``value`` is a whole number as JSON gives one (an int, and not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _phase_windows(file: Path, raw: object) -> tuple[PhaseWindow, ...]:

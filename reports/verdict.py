@@ -686,9 +686,9 @@ def time_to_recover(
         errors = errors | samples[AFTER].isin((*LOST, NOT_VERIFIABLE) if unverified_lost else LOST)
     error_counts = sliding_window_view(errors.to_numpy(dtype="int64"), window).sum(axis=1)
     errors_in_band = error_counts <= _error_limit(window, baseline_rate)
-    # Every window from here on holds its errors inside the band.
-    errors_stay = np.flip(np.logical_and.accumulate(np.flip(errors_in_band)))
-    back = errors_stay.copy()
+    # Back from an arrival on: every window from there holds its errors inside the band
+    # (and, below, its own window its p95).
+    back = np.flip(np.logical_and.accumulate(np.flip(errors_in_band)))
     baseline_ms = baseline.loc[timed_successes(baseline), "latency_ms"].to_numpy(dtype="float64")
     latency = samples["latency_ms"].where(timed_successes(samples)).to_numpy(dtype="float64")
     limit = _p95_limit(baseline_ms) if len(baseline_ms) else np.inf
