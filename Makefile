@@ -68,9 +68,9 @@ stub: venv
 # RATE_LIMIT_RUN_PER_MINUTE=30 to watch AgenticOS's default shed agent runs).
 target: export RATE_LIMIT_RUN_PER_MINUTE ?= 100000
 target: venv
-	$(PY) -m reference_platform $(TARGET_ARGS)
+	$(PY) -m platforms.reference $(TARGET_ARGS)
 
-# The reference target's documented default password (reference_platform/README.md); export
+# The reference target's documented default password (platforms/reference/README.md); export
 # LOAD_PASSWORD to seed a real deployment.
 seed: export LOAD_PASSWORD ?= loadkit-admin
 seed: venv
@@ -79,13 +79,13 @@ seed: venv
 # agno's AgentOS on the stub, on 127.0.0.1:7777; the key is OS_SECURITY_KEY (default: LOAD_PASSWORD).
 agno: export OS_SECURITY_KEY ?= $(LOAD_PASSWORD)
 agno: agno-venv
-	$(AGNO_VENV)/bin/python -m agno_platform $(AGNO_ARGS)
+	$(AGNO_VENV)/bin/python -m platforms.agno $(AGNO_ARGS)
 
 # LangGraph's Agent Server (in-memory runtime) on the stub, on 127.0.0.1:8123, 20 runs at once
 # (LANGGRAPH_ARGS="--n-jobs-per-worker N"); the key is LOADKIT_API_KEY (default: LOAD_PASSWORD).
 langgraph: export LOADKIT_API_KEY ?= $(LOAD_PASSWORD)
 langgraph: langgraph-venv
-	$(LANGGRAPH_VENV)/bin/python -m langgraph_platform $(LANGGRAPH_ARGS)
+	$(LANGGRAPH_VENV)/bin/python -m platforms.langgraph $(LANGGRAPH_ARGS)
 
 report: venv
 	@test -n "$(RUN)" || { echo "make report: give the run directory, e.g. make report RUN=runs/20261129T142300Z"; exit 2; }

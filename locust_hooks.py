@@ -17,7 +17,7 @@ import greenlet
 from locust import events
 from locust.runners import MasterRunner, WorkerRunner
 
-from fixture import password_from_env
+from inputs.fixture import password_from_env
 from runner import live_metrics
 from runner.conductor import Conductor
 from runner.live_metrics import RunMetrics

@@ -41,11 +41,11 @@ from locust.rpc import Message
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.schedule import Plan
+from inputs.scenario import scenario_from_dict
 from runner.conductor import LOCAL_FLUSH_S
 from runner.load_process import LoadProcess
 from runner.messages import DRAINED, REPORT_KEY, PlanUpdate, Prepare
 from runner.run_files import RunFiles
-from scenario import scenario_from_dict
 from stack.processes import free_port, wait_ready
 
 LATE_MS = 10.0

@@ -26,10 +26,10 @@ from locust.rpc import Message
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.samples import Sample
+from inputs.scenario import load_scenario
 from runner.live_metrics import RunMetrics
 from runner.messages import REPORT_KEY, Batch, to_wire
 from runner.run_files import RunFiles
-from scenario import load_scenario
 
 # The bench's one phase: the scenario's sustain (its name is all the samples carry).
 PHASES = ["sustain"]

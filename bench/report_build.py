@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from inputs.scenario import load_scenario
 from reports import build_report
-from scenario import load_scenario
 from tests.support.rundirs import synthetic_probes, synthetic_samples, write_run_dir
 
 # Arrivals the shipped scenario offers at scale 1 (4x60 + 12x180 + 36x45 + 12x60).

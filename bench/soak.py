@@ -40,8 +40,8 @@ from pathlib import Path
 import numpy as np
 import psutil
 
+from inputs.scenario import load_scenario
 from runner.settings import RUNS_DIR, run_stamp
-from scenario import load_scenario
 from stack.local import LOCUST, LocalStack, StackOptions
 from stack.platforms import local_stack
 from stack.processes import ROOT, free_port, stop

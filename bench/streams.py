@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.ws_server import TOKEN_MS, TOKENS
 from engine.schedule import Plan
+from inputs.scenario import scenario_from_dict
 from runner.load_process import LoadProcess
 from runner.messages import DRAINED, PlanUpdate, Prepare
-from scenario import scenario_from_dict
 from stack.processes import free_port, wait_ready
 
 LATE_MS = 10.0

@@ -19,7 +19,7 @@ name in scenario.ARRIVAL_KINDS, where the scenario says which a phase uses).
   its table-driven exponential, summed in order, so processes run from the same image
   agree to the bit. A process holds its phases' offsets, 8 bytes an arrival: less than
   the sample each arrival leaves on the master.
-- ``trace``: offsets read from a file (trace_file.py, already spread over the phase).
+- ``trace``: offsets read from a file (inputs/trace_file.py, already spread over the phase).
 
 A trace's workload column replaces the mix in its phase. The deterministic mix exists
 so that two runs offer the same workloads at the same indexes, and a trace that names
@@ -43,7 +43,7 @@ from typing import Protocol
 
 import numpy as np
 
-from scenario import Arrivals
+from inputs.scenario import Arrivals
 
 # Digits kept when turning duration x rate into an arrival count, so that float
 # noise from scaling (6.000000000000001 s x 4/s) does not invent an arrival.

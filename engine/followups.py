@@ -14,7 +14,7 @@ import csv
 from pathlib import Path
 from typing import NamedTuple
 
-import nofollow
+from engine import nofollow
 
 FOLLOWUPS_FILE = "followups.csv"
 COLUMNS = ("index", "workload", "ref", "state", "detail")

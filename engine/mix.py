@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scenario import Scenario
+from inputs.scenario import Scenario
 
 if TYPE_CHECKING:
     from engine.schedule import Segment

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import overload
 
 from engine.arrivals import Spacing, kind
-from scenario import UNIFORM, Arrivals, Phase, Scenario
+from inputs.scenario import UNIFORM, Arrivals, Phase, Scenario
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,8 @@ from engine.http import (
     failure_detail,
 )
 from engine.samples import FAILED, Result
-from fixture import Fixture
-from scenario import WORKLOADS
+from inputs.fixture import Fixture
+from inputs.scenario import WORKLOADS
 
 if TYPE_CHECKING:
     # typeshed's "any dataclass": what fixture.read_seeded reads a platform's part into.

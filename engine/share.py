@@ -16,7 +16,7 @@ from engine.mix import Mix
 from engine.samples import Sample
 from engine.schedule import Plan
 from engine.seam import Dialect
-from scenario import Timeouts
+from inputs.scenario import Timeouts
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from engine.mix import Mix
 from engine.schedule import Plan
-from scenario import BASELINE_PHASE, RECOVERY_PHASE, Scenario, metric_name
+from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE, Scenario, metric_name
 
 # The one workload whose arrivals the plan may cancel (after the first token); a cancelled
 # turn is not timed as a whole turn, so it does not count towards a whole-turn percentile.

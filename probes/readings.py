@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
-import nofollow
+from engine import nofollow
 
 HEADER = ("t_s", "probe", "metric", "value")
 

@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-import nofollow
+from engine import nofollow
 from reports import render
 from reports.charts import report_charts
 from reports.headline import console_text

@@ -63,8 +63,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import nofollow
+from engine import nofollow
 from engine.followups import LOST, NOT_VERIFIABLE
+from inputs.scenario import TRACE, Scenario
 from reports import formatting as fmt
 from reports import render
 from reports.document import Banner, Block, Bullets, Document, Heading, Paragraph, Section, Table
@@ -74,7 +75,6 @@ from reports.rundir import Run, RunDirError, load_run
 from reports.stats import Counts, RunStats, SliceStats, WorkloadStats, run_stats, timed_successes
 from reports.system import GENERATOR_PROBE, SystemStats, system_stats
 from reports.verdict import ERROR_OUTCOMES, Verdict, judge
-from scenario import TRACE, Scenario
 
 # p95 latency or peak RSS more than this fraction above the base run is a regression.
 DEFAULT_TOLERANCE = 0.2

@@ -6,7 +6,7 @@ samples did not happen.
 
 from __future__ import annotations
 
-from scenario import metric_name as scenario_metric_name
+from inputs.scenario import metric_name as scenario_metric_name
 
 ABSENT = "–"
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from inputs.scenario import Threshold
 from reports import formatting as fmt
 from reports.rundir import Run
 from reports.stats import Counts, Percentiles, RunStats, WorkloadStats, slice_stats
 from reports.verdict import CHECK_WORDS, ThresholdResult, Verdict, unserved
-from scenario import Threshold
 
 # The percentile the headline gives when a workload has no latency limit of its own.
 HEADLINE_METRIC = "p95_ms"

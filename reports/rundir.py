@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bad_input import shown
 from engine.samples import COLUMNS as SAMPLE_COLUMNS
 from engine.samples import OPERATOR_STOP, OUTCOMES, SAMPLES_FILE
 from engine.samples import SUCCESSFUL as OK_OUTCOMES
+from inputs.bad_input import shown
+from inputs.scenario import UNIFORM, Scenario, ScenarioError, scenario_from_dict
 from reports.followups import FollowUpsError, attach
-from scenario import UNIFORM, Scenario, ScenarioError, scenario_from_dict
 
 RUN_FILE = "run.json"
 PROBES_FILE = "probes.csv"

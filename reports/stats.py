@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 
 from engine.mix import CANCEL_STEP
+from inputs.scenario import Scenario
 from reports.followups import NONE as NO_FOLLOW_UPS
 from reports.followups import FollowUpCounts, counts_by_workload, lost_groups
 from reports.rundir import PhaseWindow, Run
-from scenario import Scenario
 
 PERCENTS = (50, 95, 99)
 STREAM_WORKLOAD = "chat_stream"

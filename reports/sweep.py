@@ -33,7 +33,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import ScalarFormatter
 
-import nofollow
+from engine import nofollow
 from reports import formatting as fmt
 from reports import render
 from reports.charts import PANEL_HEIGHT_IN, SVG_STYLE, WIDTH_IN, Chart, svg
@@ -583,7 +583,7 @@ def _draw_memory(ax: Axes, sweep: Sweep) -> None:
 
 def write(sweep: Sweep, out: Path) -> list[Path]:
     """sweep.md, sweep.html (the chart inline), sweep.json and sweep.png in ``out``, each
-    written by rename (nofollow.py: never through a link planted where it goes)."""
+    written by rename (engine/nofollow.py: never through a link planted where it goes)."""
     with matplotlib.rc_context(SVG_STYLE):
         fig = chart(sweep)
         drawn = Chart("sweep", "Throughput, latency and memory against load", svg(fig, "sweep"))

@@ -33,12 +33,12 @@ import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
 from engine.followups import LOST, NOT_VERIFIABLE
+from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE, Threshold
 from reports import formatting as fmt
 from reports.followups import AFTER
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, WorkloadStats, timed_successes
 from reports.system import SystemStats
-from scenario import BASELINE_PHASE, RECOVERY_PHASE, Threshold
 
 PASS = "pass"
 FAIL = "FAIL"

@@ -35,7 +35,8 @@ from engine.samples import INTERRUPTED, OPERATOR_STOP, SAMPLES_FILE
 from engine.schedule import Plan
 from engine.seam import PreflightError
 from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
-from fixture import password_from_env
+from inputs.fixture import password_from_env
+from inputs.scenario import Scenario, Workload
 from probes import ProbeRun, Reading, start_probes
 from reports.platform_log import read_stretch
 from runner.live_metrics import RunMetrics
@@ -68,7 +69,6 @@ from runner.settings import (
     with_host,
 )
 from runner.users import USERS, mode_fields, mode_of
-from scenario import Scenario, Workload
 from workloads.platforms import platform
 
 log = logging.getLogger(__name__)

@@ -43,7 +43,7 @@ from prometheus_client.utils import floatToGoString
 
 from engine.samples import OK, OUTCOMES, SUCCESSFUL
 from engine.serve import CHAT
-from scenario import Scenario
+from inputs.scenario import Scenario
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,8 @@ from engine.schedule import Plan
 from engine.seam import Dialect, DialectError
 from engine.serve import CHAT
 from engine.share import Share
-from fixture import FixtureError, fixture_from_dict, password_from_env
+from inputs.fixture import FixtureError, fixture_from_dict, password_from_env
+from inputs.scenario import Scenario, scenario_from_dict
 from runner.messages import (
     DRAINED,
     PONG,
@@ -44,7 +45,6 @@ from runner.messages import (
 from runner.self_probe import SelfProbe
 from runner.users import driver_class
 from runner.warm_up import settle_memory
-from scenario import Scenario, scenario_from_dict
 from workloads.platforms import platform
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The run directory on the master: samples appended as they arrive, run.json kept current.
 
 Every file is created new, never through a symlink someone left in the directory
-(nofollow.py); ``check_new_run_dir`` refuses such a directory before preflight.
+(engine/nofollow.py); ``check_new_run_dir`` refuses such a directory before preflight.
 
 A killed run must still leave something to read, so nothing waits for the end:
 each batch is appended to ``samples.csv`` and flushed when it arrives, and
@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
-import nofollow
+from engine import nofollow
 from engine.samples import COLUMNS, SAMPLES_FILE, Sample, csv_row
 
 RUN_JSON = "run.json"

@@ -16,10 +16,10 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bad_input import shown
 from engine.limits import process_connection_limit, raise_open_files_limit
 from engine.samples import SAMPLES_FILE
-from fixture import (
+from inputs.bad_input import shown
+from inputs.fixture import (
     DEFAULT_EMAIL,
     Fixture,
     FixtureError,
@@ -27,8 +27,8 @@ from fixture import (
     password_from_env,
     url_problem,
 )
+from inputs.scenario import MAX_RATE, Scenario, ScenarioError, load_scenario
 from probes import ProbeOptions
-from scenario import MAX_RATE, Scenario, ScenarioError, load_scenario
 from workloads.platforms import PLATFORMS
 
 RUNS_DIR = Path("runs")
@@ -55,7 +55,7 @@ LOOPBACK = "127.0.0.1"
 # The heading the kit's options appear under in ``locust --help``.
 OPTIONS_TITLE = "agent-loadkit (open arrival; docs/operator-guide.md 'Generator')"
 
-# Bounds of the numeric options (the scenario's own numbers are bounded in scenario.py):
+# Bounds of the numeric options (the scenario's own numbers are bounded in inputs/scenario.py):
 # --scale stretches a phase at most this much (the scaled phase is bounded again there),
 MAX_SCALE = 1000.0
 # --connections: each holds a socket, so more than this is more than any machine's files,
@@ -270,7 +270,7 @@ def settings_from(
     if platform_log is not None and not platform_log.is_file():
         raise SettingsError(
             f"--platform-log: {platform_log} is not a file here; pass the log the platform "
-            "writes (reference_platform --log-file), or leave it out"
+            "writes (python -m platforms.reference --log-file), or leave it out"
         )
     return RunSettings(
         scenario=scenario,

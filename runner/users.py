@@ -37,7 +37,7 @@ from engine.samples import Result, recorded
 from engine.schedule import Plan
 from engine.serve import serve
 from engine.share import Share
-from scenario import WORKLOADS, Scenario
+from inputs.scenario import WORKLOADS, Scenario
 
 # run.json's "mode" for each way of offering load; a report states it on its first screen.
 USERS = "users"

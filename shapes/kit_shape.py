@@ -13,9 +13,9 @@ from __future__ import annotations
 from locust import LoadTestShape
 
 from engine.schedule import Plan
+from inputs.scenario import Scenario
 from runner.conductor import Conductor
 from runner.settings import RunSettings
-from scenario import Scenario
 
 
 class KitShape(LoadTestShape):

@@ -15,10 +15,10 @@ import logging
 from dataclasses import replace
 from functools import partial
 
-from bad_input import shown
 from engine.schedule import Plan, Segment
+from inputs.bad_input import shown
+from inputs.scenario import MAX_PHASE_S, MAX_RATE
 from runner.settings import RunSettings, SettingsError, locust_option
-from scenario import MAX_PHASE_S, MAX_RATE
 from shapes.kit_shape import KitShape
 from shapes.users import SteppedUsersShape, UsersShape
 

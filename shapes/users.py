@@ -23,9 +23,9 @@ from __future__ import annotations
 import logging
 
 from engine.schedule import Plan, Segment
+from inputs.scenario import Scenario
 from runner.settings import RunSettings, SettingsError
 from runner.users import USERS, unserved, unserved_line, weighted_classes
-from scenario import Scenario
 from shapes.kit_shape import KitShape
 
 # Locust ticks a shape about once a second; a step's users are counted after this long.

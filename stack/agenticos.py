@@ -1,6 +1,6 @@
 """Stub + reference target on free loopback ports, seeded, for ``make demo`` and tests.
 
-The reference target (``python -m reference_platform``) runs from the kit's own
+The reference target (``python -m platforms.reference``) runs from the kit's own
 environment, on SQLite unless the options name a database, with the per-user run
 limit raised so that a load test measures the platform and not its limiter.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from fixture import DEFAULT_EMAIL
+from inputs.fixture import DEFAULT_EMAIL
 from stack.local import LocalStack, StackOptions, child_env, running_stub, seed, topology
 from stack.processes import free_port, running
 
@@ -46,7 +46,7 @@ def start_stack(options: StackOptions) -> Iterator[LocalStack]:
             "EMBEDDING_URL": stub.url,
             **options.target_env,
         }
-        target_args = ["-m", "reference_platform", "--port", str(target_port)]
+        target_args = ["-m", "platforms.reference", "--port", str(target_port)]
         with running(
             target_args, "/api/v1/health", target_port, workdir / "target.log", target_env
         ) as target:

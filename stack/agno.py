@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from fixture import DEFAULT_EMAIL
+from inputs.fixture import DEFAULT_EMAIL
 from stack.local import (
     LocalStack,
     StackOptions,
@@ -40,7 +40,7 @@ def ensure_agno_venv() -> str:
 
 # How the topology line names the platform.
 DESCRIBED = (
-    "agno AgentOS 3.1.10 (agno_platform/, 1 uvicorn process, SQLite sessions, LanceDB knowledge)"
+    "agno AgentOS 3.1.10 (platforms/agno/, 1 uvicorn process, SQLite sessions, LanceDB knowledge)"
 )
 
 
@@ -60,7 +60,7 @@ def start_stack(options: StackOptions) -> Iterator[LocalStack]:
             "AGNO_TELEMETRY": "false",
             **options.target_env,
         }
-        agno_args = ["-m", "agno_platform", "--port", str(agno_port)]
+        agno_args = ["-m", "platforms.agno", "--port", str(agno_port)]
         with running(
             agno_args,
             "/health",

@@ -21,9 +21,9 @@ import sys
 import time
 from pathlib import Path
 
+from inputs.scenario import load_scenario
 from runner.run_end import NO_VERDICT, verdict_exit_code
 from runner.settings import RUNS_DIR, run_stamp
-from scenario import load_scenario
 from stack.local import LOCUST, LocalStack, StackOptions
 from stack.platforms import local_stack, platform_stack
 from stack.processes import ROOT, Interrupted, run_load, stopped_by_signals

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from fixture import DEFAULT_EMAIL
+from inputs.fixture import DEFAULT_EMAIL
 from stack.local import (
     LocalStack,
     StackOptions,
@@ -45,7 +45,7 @@ def ensure_langgraph_venv() -> str:
 # How the topology line names the platform.
 DESCRIBED = (
     "LangGraph Agent Server (langgraph-api 0.16.7, in-memory runtime 0.36.7, "
-    f"langgraph_platform/, 1 uvicorn process, --n-jobs-per-worker {N_JOBS_PER_WORKER})"
+    f"platforms/langgraph/, 1 uvicorn process, --n-jobs-per-worker {N_JOBS_PER_WORKER})"
 )
 
 
@@ -65,7 +65,7 @@ def start_stack(options: StackOptions) -> Iterator[LocalStack]:
         }
         server_args = [
             "-m",
-            "langgraph_platform",
+            "platforms.langgraph",
             "--port",
             str(server_port),
             "--n-jobs-per-worker",

@@ -18,11 +18,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fixture import PASSWORD_ENV
+from inputs.fixture import PASSWORD_ENV
 from runner.settings import DATABASE_URL_ENV
 from stack.processes import Server, free_port, run_captured, running
 
-# The reference target's documented default admin password (reference_platform/README.md);
+# The reference target's documented default admin password (platforms/reference/README.md);
 # used only when the operator has not exported LOAD_PASSWORD.
 DEFAULT_PASSWORD = "loadkit-admin"
 

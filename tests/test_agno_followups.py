@@ -23,7 +23,7 @@ from collections import Counter
 
 import pytest
 
-from fixture import PASSWORD_ENV, load_fixture
+from inputs.fixture import PASSWORD_ENV, load_fixture
 from stack.agno import ensure_agno_venv
 from stack.local import LOCUST, PlatformUnavailable, StackOptions
 from stack.platforms import local_stack

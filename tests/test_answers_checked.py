@@ -19,7 +19,7 @@ import pytest
 
 from engine.http import HttpTransport
 from engine.seam import WORDS_MAX
-from fixture import Fixture
+from inputs.fixture import Fixture
 from stack.processes import free_port, running
 from tests.support.garbage_proxy import STATS_PATH
 from tests.support.generator_env import (

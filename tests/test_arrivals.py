@@ -18,14 +18,14 @@ from jsonschema import Draft202012Validator
 from engine.arrivals import KINDS, poisson_offsets
 from engine.mix import Mix
 from engine.schedule import Plan, SlotCursor
-from reports import build_report
-from scenario import (
+from inputs.scenario import (
     ARRIVAL_KINDS,
     DEFAULT_PATH,
     ScenarioError,
     load_scenario,
     scenario_from_dict,
 )
+from reports import build_report
 from tests.support.rundirs import write_run_dir
 
 

@@ -29,10 +29,10 @@ from pathlib import Path
 
 import pytest
 
-from fixture import DEFAULT_EMAIL, load_fixture
+from inputs.fixture import DEFAULT_EMAIL, load_fixture
+from inputs.scenario import WORKLOADS
 from reports.rundir import load_run
 from reports.sweep import build as build_sweep
-from scenario import WORKLOADS
 from stack.processes import ROOT, free_port, running, stop, wait_ready
 from tests.support.generator_env import (
     GENEROUS_LIMITS,

@@ -34,8 +34,8 @@ from engine.seam import (
     STREAM_ENDED,
 )
 from engine.share import Share
-from fixture import Fixture
-from scenario import scenario_from_dict
+from inputs.fixture import Fixture
+from inputs.scenario import scenario_from_dict
 from tests.support.counting_server import started
 from tests.support.hostile_chat_server import AGENT, ELSEWHERE, PASSWORD, TOKENS_BEFORE
 from workloads.agenticos.dialect import AgenticOS

@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from engine.mix import Mix
-from scenario import load_scenario
+from inputs.scenario import load_scenario
 from stack.processes import ROOT, free_port, running, stop, wait_ready
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -435,7 +435,7 @@ def test_a_platform_on_the_host_is_seeded_and_loaded_through_host_gateway(tmp_pa
     platform_args += ["--embedding-url", env["PLATFORM_STUB_URL"]]
     with (tmp_path / "platform.log").open("wb") as log:
         platform = subprocess.Popen(
-            [sys.executable, "-m", "reference_platform", *platform_args],
+            [sys.executable, "-m", "platforms.reference", *platform_args],
             cwd=ROOT,
             env=platform_env,
             stdout=log,

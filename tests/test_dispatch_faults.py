@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from engine.mix import Mix
-from scenario import load_scenario
+from inputs.scenario import load_scenario
 from stack.processes import ROOT, stop
 from tests.support.generator_env import (
     GENEROUS_LIMITS,

@@ -22,7 +22,7 @@ from dataclasses import asdict, replace
 import pytest
 
 from engine.http import HttpCall, HttpTransport
-from fixture import Fixture, FixtureError, load_fixture, password_from_env
+from inputs.fixture import Fixture, FixtureError, load_fixture, password_from_env
 from stack.processes import ROOT, free_port
 from workloads.agenticos.dialect import AgenticOS
 from workloads.agenticos.fixture import AgenticOSSeeded

@@ -20,8 +20,8 @@ from datetime import datetime
 import pytest
 
 from engine.seam import words
-from fixture import load_fixture, webhook_secret
-from reference_platform.settings import DEFAULT_ADMIN_EMAIL
+from inputs.fixture import load_fixture, webhook_secret
+from platforms.reference.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
 from reports.followups import AFTER, attach
 from stack.processes import free_port, running, stop

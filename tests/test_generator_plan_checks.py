@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scenario import DEFAULT_PATH
+from inputs.scenario import DEFAULT_PATH
 from tests.support.generator_env import (
     invalid_reasons,
     read_run,

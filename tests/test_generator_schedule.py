@@ -9,7 +9,7 @@ import pytest
 
 from engine.mix import Mix
 from engine.schedule import Plan, SlotCursor
-from scenario import load_scenario, scenario_from_dict
+from inputs.scenario import load_scenario, scenario_from_dict
 
 
 def _walk(plan: Plan, slot: int, workers: int) -> list[tuple[int, int, float]]:

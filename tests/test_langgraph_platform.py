@@ -1,6 +1,6 @@
 """The repository's scenario, short, against a real LangGraph Agent Server (in-memory runtime).
 
-The stack the demo uses (stub + langgraph_platform on loopback, seeded through
+The stack the demo uses (stub + platforms/langgraph on loopback, seeded through
 its API) and one short run: every offered arrival leaves one sample, every
 workload is offered and answered as workloads/langgraph/CONTRACT.md says on a
 healthy stub, chat turns stream and cancel through the run-cancel endpoint,

@@ -58,11 +58,11 @@ STUB = (
     "sock = _reusable_socket(); sock.bind(('127.0.0.1', 0)); sock.listen()"
 )
 # What makes each server's socket, and the environment it runs in: the three launchers
-# share listening.py, each in its own environment.
+# share platforms/listening.py, each in its own environment.
 SERVERS = {
-    "reference_platform": (LISTENING, lambda: sys.executable),
-    "agno_platform": (LISTENING, ensure_agno_venv),
-    "langgraph_platform": (LISTENING, ensure_langgraph_venv),
+    "platforms.reference": (LISTENING, lambda: sys.executable),
+    "platforms.agno": (LISTENING, ensure_agno_venv),
+    "platforms.langgraph": (LISTENING, ensure_langgraph_venv),
     "stub": (STUB, lambda: sys.executable),
 }
 

@@ -9,7 +9,7 @@ import pytest
 from engine.mix import Mix
 from engine.schedule import Plan, Segment
 from engine.shortfall import run_time_fixes, scale_fixes, shortfalls
-from scenario import load_scenario, scenario_from_dict
+from inputs.scenario import load_scenario, scenario_from_dict
 
 SHIPPED = load_scenario()
 

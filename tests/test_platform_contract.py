@@ -21,8 +21,8 @@ import pytest
 
 from engine.http import HttpCall, HttpTransport
 from engine.seam import Dialect, FollowUpAccepted, Platform, RunPreflight, SeedCommand
-from fixture import Fixture, FixtureError, read_seeded
-from scenario import WORKLOADS
+from inputs.fixture import Fixture, FixtureError, read_seeded
+from inputs.scenario import WORKLOADS
 from stack.platforms import platform_stack
 from stack.processes import ROOT
 from workloads.platforms import PLATFORMS, platform

@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from fixture import Fixture
-from reference_platform.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
+from inputs.fixture import Fixture
+from platforms.reference.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, free_port
 from stub import app as stub_app
 from stub.config import StubConfig

@@ -10,10 +10,10 @@ from html.parser import HTMLParser
 
 import pytest
 
+from inputs.scenario import load_scenario
 from reports import compare_runs
 from reports.compare import compare
 from reports.rundir import load_run
-from scenario import load_scenario
 from tests.support.rundirs import synthetic_probes, synthetic_samples, write_run_dir
 
 SCENARIO = load_scenario().scaled(0.4)

@@ -10,8 +10,8 @@ from html.parser import HTMLParser
 
 import pytest
 
+from inputs.scenario import load_scenario
 from reports import build_report
-from scenario import load_scenario
 from tests.support.rundirs import golden_copy, synthetic_samples, write_run_dir
 
 SECTIONS = [

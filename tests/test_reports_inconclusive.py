@@ -15,12 +15,12 @@ import pandas as pd
 
 from engine.followups import COLUMNS as FOLLOWUP_COLUMNS
 from engine.followups import FAILED_AFTER, NOT_VERIFIABLE, PROCESSED
+from inputs.scenario import load_scenario, scenario_from_dict
 from reports import build_report
 from reports.rundir import load_run
 from reports.stats import run_stats
 from reports.system import system_stats
 from reports.verdict import FAIL, INCONCLUSIVE, NOT_MEASURED, PASS, judge
-from scenario import load_scenario, scenario_from_dict
 from tests.support.rundirs import synthetic_samples, write_run_dir
 from webui.verdict_tab import verdict_rows
 

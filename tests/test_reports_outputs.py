@@ -22,10 +22,10 @@ import pytest
 from jsonschema import Draft202012Validator
 from junitparser import Error, Failure, JUnitXml, Skipped
 
+from inputs.scenario import load_scenario
 from reports import build_report
 from reports.formatting import metric_name
 from reports.junit import INVALID_RUN, JUNIT_FILE
-from scenario import load_scenario
 from stack.processes import ROOT
 from tests.support.generator_env import invalid_reasons, platform, run_local, write_scenario
 from tests.support.rundirs import edit_run_json, golden_copy, write_run_dir

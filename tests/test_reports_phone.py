@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from inputs.scenario import load_scenario
 from reports import build_report
-from scenario import load_scenario
 from tests.support import browser
 from tests.support.rundirs import synthetic_probes, synthetic_samples, write_run_dir
 

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from inputs.scenario import WORKLOADS, scenario_from_dict
 from reports.rundir import OK_OUTCOMES, OUTCOMES, load_run
 from reports.stats import percentile_table, percentiles_of, run_stats
 from reports.system import system_stats
 from reports.verdict import PASS, judge
-from scenario import WORKLOADS, scenario_from_dict
 from tests.support.rundirs import write_run_dir
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from engine.samples import OPERATOR_STOP
+from inputs.scenario import ScenarioError, load_scenario, scenario_from_dict
 from reports import build_report
 from reports.live import STOPPED, final_verdict
 from reports.rundir import load_run
@@ -28,7 +29,6 @@ from reports.verdict import (
     RECOVERY_WINDOW,
     judge,
 )
-from scenario import ScenarioError, load_scenario, scenario_from_dict
 from tests.support.rundirs import (
     ANY_COUNT,
     edit_run_json,

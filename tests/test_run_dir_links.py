@@ -7,7 +7,7 @@ load (one line), and never write through such a link even if it appears meanwhil
 
 import pytest
 
-import nofollow
+from engine import nofollow
 from engine.followups import write_followups
 from probes.readings import ProbeCsv
 from reports import build_report

@@ -5,7 +5,7 @@ import copy
 import pytest
 import yaml
 
-from scenario import DEFAULT_PATH, ScenarioError, load_scenario, scenario_from_dict
+from inputs.scenario import DEFAULT_PATH, ScenarioError, load_scenario, scenario_from_dict
 
 RAW = yaml.safe_load(DEFAULT_PATH.read_text())
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from fixture import Fixture, load_fixture
-from reference_platform.ingest import WIDTH_MISMATCH
-from reference_platform.settings import DEFAULT_ADMIN_PASSWORD
+from inputs.fixture import Fixture, load_fixture
+from platforms.reference.ingest import WIDTH_MISMATCH
+from platforms.reference.settings import DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, Server, free_port, running, stop
 from tests.support.reference import (
     RELAXED_LIMITS,
@@ -178,7 +178,7 @@ def test_an_api_that_starts_listening_late_is_waited_for(seeded, tmp_path):
     try:
         # Its first answer was a refused connection: only now does the platform start.
         assert proc.stdout.readline().startswith(f"seed: waiting up to 120 s for the API at {api}")
-        target = ["-m", "reference_platform", "--port", str(port)]
+        target = ["-m", "platforms.reference", "--port", str(port)]
         target += ["--database-url", f"sqlite:///{tmp_path / 'late.sqlite3'}"]
         late_env = {**RELAXED_LIMITS, "EMBEDDING_URL": seeded.stub.url}
         with running(target, TARGET_HEALTH, port, tmp_path / "late.log", env=late_env):

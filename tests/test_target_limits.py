@@ -1,7 +1,7 @@
 """The target's limits and startup refusals: 429 with Retry-After, one-line config errors.
 
 Each limit test starts its own target with a low limit, since the windows are
-per process and a minute long; the startup tests run ``python -m reference_platform``
+per process and a minute long; the startup tests run ``python -m platforms.reference``
 with one bad knob each and read its stderr.
 """
 
@@ -68,9 +68,9 @@ def test_runs_are_limited_per_user_with_retry_after(tmp_path, stub):
 
 
 def refused_start(*args: str, env: dict[str, str] | None = None) -> str:
-    """Start ``python -m reference_platform`` expecting a refusal; its one-line stderr."""
+    """Start ``python -m platforms.reference`` expecting a refusal; its one-line stderr."""
     done = subprocess.run(
-        [sys.executable, "-m", "reference_platform", *args],
+        [sys.executable, "-m", "platforms.reference", *args],
         cwd=ROOT,
         env={**os.environ, **(env or {})},
         capture_output=True,

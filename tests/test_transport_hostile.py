@@ -36,8 +36,8 @@ from engine.mix import Mix
 from engine.schedule import Plan
 from engine.seam import Attempt, Dialect
 from engine.share import Share
-from fixture import Fixture
-from scenario import scenario_from_dict
+from inputs.fixture import Fixture
+from inputs.scenario import scenario_from_dict
 from tests.support.counting_server import started
 from tests.support.hostile_server import HUGE, OVERSIZED, SIGN_IN
 from workloads.agenticos.dialect import AgenticOS

@@ -20,9 +20,9 @@ from dataclasses import replace
 
 import pytest
 
-from agno_platform.app import webhook_secret as agno_platform_secret
 from engine.samples import OUTCOMES
-from fixture import webhook_secret
+from inputs.fixture import webhook_secret
+from platforms.agno.app import webhook_secret as agno_platform_secret
 from stack.agno import ensure_agno_venv
 from stack.demo import locust_command
 from stack.local import PlatformUnavailable, StackOptions, child_env
@@ -186,7 +186,7 @@ def test_agno_streams_and_cancels_chat_turns_for_real(runs):
 
 
 def test_agno_platform_derives_the_webhook_secret_as_the_kit_does():
-    """agno_platform cannot import the kit, so it keeps a copy; a drift would 403 every webhook."""
+    """platforms/agno cannot import the kit, so it keeps a copy; a drift would 403 every webhook."""
     for password, agent in (("loadkit-admin", "loadkit-agent"), ("x", "y")):
         assert agno_platform_secret(password, agent) == webhook_secret(password, agent)
 

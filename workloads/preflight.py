@@ -19,14 +19,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from engine.seam import PreflightError, RunPreflight
-from fixture import (
+from inputs.fixture import (
     DEFAULT_EMAIL,
     DEFAULT_PATH,
     FixtureError,
     load_fixture,
     password_from_env,
 )
-from scenario import WORKLOADS
+from inputs.scenario import WORKLOADS
 from workloads.setup_client import APIError, APIUnreachable
 
 # Workloads that need a search to work (the platform embeds the query and finds the seeded

@@ -21,7 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
+from inputs.fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.corpus import DEFAULT_DOCUMENTS
 from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS, platform
 from workloads.setup_client import APIError, APIUnreachable

@@ -31,7 +31,7 @@ from engine.followups import FAILED_AFTER, NOT_VERIFIABLE, PROCESSED
 from engine.mix import Mix
 from engine.samples import COLUMNS as SAMPLE_COLUMNS
 from engine.schedule import Plan
-from scenario import scenario_from_dict
+from inputs.scenario import scenario_from_dict
 
 HERE = Path(__file__).parent
 DEFAULT = HERE / "pool_default"

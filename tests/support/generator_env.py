@@ -23,7 +23,7 @@ import yaml
 
 from engine.mix import Mix
 from engine.schedule import Plan
-from scenario import load_scenario
+from inputs.scenario import load_scenario
 from stack.processes import ROOT, Server, free_port, stop
 from stub.config import StubConfig
 from stub.faults import FaultPlan

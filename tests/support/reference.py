@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from reference_platform.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
+from platforms.reference.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
 from stack.processes import Server, free_port, running
 from workloads.agenticos.client import AgenticOSClient
 
@@ -44,10 +44,10 @@ def target_server(
     env: dict[str, str] | None = None,
     name: str = "target",
 ) -> Iterator[Server]:
-    """``python -m reference_platform`` on a fresh SQLite file in ``log_dir`` (or a URL)."""
+    """``python -m platforms.reference`` on a fresh SQLite file in ``log_dir`` (or a URL)."""
     port = free_port()
     database_url = database_url or f"sqlite:///{log_dir / (name + '.sqlite3')}"
-    args = ["-m", "reference_platform", "--port", str(port), "--database-url", database_url]
+    args = ["-m", "platforms.reference", "--port", str(port), "--database-url", database_url]
     full_env = {**RELAXED_LIMITS, **(env or {}), "EMBEDDING_URL": embedding_url}
     with running(args, TARGET_HEALTH, port, log_dir / f"{name}.log", env=full_env) as server:
         yield server

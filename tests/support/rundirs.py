@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from engine.mix import GOLDEN_STEP, Mix
+from inputs.scenario import MinCounts, Scenario, load_scenario, scenario_from_dict
 from reports.rundir import PROBE_COLUMNS, SAMPLE_COLUMNS
-from scenario import MinCounts, Scenario, load_scenario, scenario_from_dict
 
 # A 32-arrival run built by hand; tests/test_reports_golden.py works its numbers out.
 GOLDEN = Path(__file__).parents[1] / "data" / "reports_golden"

@@ -15,8 +15,8 @@ import sys
 import threading
 import time
 
-from reference_platform.__main__ import main
-from reference_platform.routes import chat
+from platforms.reference.__main__ import main
+from platforms.reference.routes import chat
 
 MB = 1024 * 1024
 SESSION_BYTES = int(float(os.environ.get("SESSION_MB", "8")) * MB)

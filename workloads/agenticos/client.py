@@ -13,7 +13,7 @@ from typing import Any
 
 import requests
 
-from fixture import in_path
+from inputs.fixture import in_path
 from workloads.setup_client import ANY_STATUS, RUN_TIMEOUT_S, SetupClient, signature
 
 API_PREFIX = "/api/v1"

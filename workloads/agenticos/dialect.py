@@ -47,7 +47,7 @@ from engine.websocket import (
     WebSocket,
     not_upgraded,
 )
-from fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
+from inputs.fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
 from workloads.agenticos.answers import ACCEPTED, LIST_PAGE, RUN_RESULT, SEARCH_RESULT
 from workloads.agenticos.fixture import seeded
 from workloads.answers import held

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fixture import Fixture, read_seeded
+from inputs.fixture import Fixture, read_seeded
 
 
 @dataclass(frozen=True)

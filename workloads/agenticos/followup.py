@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
 from engine.seam import words
-from fixture import Fixture, in_path
+from inputs.fixture import Fixture, in_path
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import AgenticOSSeeded, seeded
 from workloads.setup_client import APIError, APIUnreachable

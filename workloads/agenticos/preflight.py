@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from engine.seam import PreflightError, PreflightResult
-from fixture import Fixture, in_path, webhook_secret
-from scenario import WORKLOADS
+from inputs.fixture import Fixture, in_path, webhook_secret
+from inputs.scenario import WORKLOADS
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import seeded
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import requests
 
-from fixture import DEFAULT_EMAIL, Fixture, in_path, webhook_secret
+from inputs.fixture import DEFAULT_EMAIL, Fixture, in_path, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import AgenticOSSeeded
 from workloads.corpus import document_name, document_text

@@ -12,7 +12,7 @@ from typing import Any
 
 import requests
 
-from fixture import in_path
+from inputs.fixture import in_path
 from workloads.setup_client import ANY_STATUS, RUN_TIMEOUT_S, SetupClient, signature
 
 # The list page AgentOS serves by default and the most the seed reads at once.

@@ -41,7 +41,7 @@ from engine.seam import (
     event_stream_turn,
     words,
 )
-from fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
+from inputs.fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
 from workloads.agno.answers import AGENTS, CONTENT, DELIVERY, PAGE, RUN_OUTPUT, SEARCH_PAGE
 from workloads.agno.fixture import seeded
 from workloads.answers import held
@@ -57,7 +57,7 @@ RUN_COMPLETED, RUN_CANCELLED, RUN_ERROR = "RunCompleted", "RunCancelled", "RunEr
 
 
 class Agno(Dialect):
-    """Speaks agno 3.1's AgentOS API (agno_platform/ runs one on the stub)."""
+    """Speaks agno 3.1's AgentOS API (platforms/agno/ runs one on the stub)."""
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
         super().__init__(fixture, base_url, run_id, http)

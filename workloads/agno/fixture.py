@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fixture import Fixture, read_seeded
+from inputs.fixture import Fixture, read_seeded
 
 # Where agno mounts the WhatsApp interface unless the deployment says otherwise.
 DEFAULT_WHATSAPP_PREFIX = "/whatsapp"

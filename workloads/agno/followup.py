@@ -23,7 +23,7 @@ import time
 
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
 from engine.seam import words
-from fixture import Fixture
+from inputs.fixture import Fixture
 from workloads.agno.client import AgnoClient
 from workloads.followup import follow_each
 from workloads.setup_client import APIError

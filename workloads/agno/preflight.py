@@ -16,8 +16,8 @@ import time
 import uuid
 
 from engine.seam import PreflightError, PreflightResult
-from fixture import Fixture, webhook_secret
-from scenario import WORKLOADS
+from inputs.fixture import Fixture, webhook_secret
+from inputs.scenario import WORKLOADS
 from workloads.agno.client import AgnoClient
 from workloads.agno.fixture import seeded
 from workloads.agno.seed import DONE, follow
@@ -47,7 +47,7 @@ def _check_api(client: AgnoClient, fixture: Fixture) -> None:
         ) from None
     if own.agent_id not in agents:
         raise PreflightError(
-            f"agent {own.agent_id} from the fixture is not served here: run agno_platform "
+            f"agent {own.agent_id} from the fixture is not served here: run platforms/agno "
             "(make agno) and seed it (make seed PLATFORM=agno)"
         )
 
@@ -110,7 +110,7 @@ def _webhook_state(client: AgnoClient, fixture: Fixture, password: str) -> str |
         # The interface takes no key, so AgentOS's auth answering 401 means no route there.
         return (
             f"no WhatsApp interface at {prefix}/webhook (HTTP {resp.status_code}); mount "
-            "agno's Whatsapp interface (agno_platform does)"
+            "agno's Whatsapp interface (platforms/agno does)"
         )
     if resp.status_code == 403:
         return (

@@ -1,6 +1,6 @@
 """``python -m workloads.agno.seed``: the run's fixture for an agno AgentOS, through its API.
 
-AgentOS defines agents and knowledge bases in code (agno_platform/app.py), not
+AgentOS defines agents and knowledge bases in code (platforms/agno/app.py), not
 over the API, so seeding checks that the agent is served and fills the
 knowledge base the way a user would: each synthetic document uploaded to
 ``/knowledge/content`` and followed to its final status. It is idempotent by
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 
-from fixture import Fixture
+from inputs.fixture import Fixture
 from workloads.agno.client import AgnoClient
 from workloads.agno.fixture import DEFAULT_WHATSAPP_PREFIX, AgnoSeeded
 from workloads.corpus import document_name, document_text
@@ -76,7 +76,7 @@ def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -
         if AGENT_ID not in agents:
             raise SeedError(
                 f"agent {AGENT_ID!r} is not served at {api_url} (found "
-                f"{sorted(agents, key=str)}): run agno_platform (make agno), which defines it"
+                f"{sorted(agents, key=str)}): run platforms/agno (make agno), which defines it"
             )
         uploaded = fill_knowledge(client, documents)
     print(f"seed: agno agent {AGENT_ID}; knowledge {KNOWLEDGE_NAME!r} ({uploaded} uploaded)")

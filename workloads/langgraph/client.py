@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fixture import in_path
+from inputs.fixture import in_path
 from workloads.setup_client import RUN_TIMEOUT_S, SetupClient
 
 # The store namespace the seed fills and the searches read: the kit's, by its prefix.
 NAMESPACE = "loadkit-docs"
-# The graph (and the system assistant of the same name) langgraph_platform serves.
+# The graph (and the system assistant of the same name) platforms/langgraph serves.
 GRAPH_ID = "loadkit-agent"
 # Items the seed lists at once when it looks for documents already there.
 PAGE_LIMIT = 1000

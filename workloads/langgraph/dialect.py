@@ -37,7 +37,7 @@ from engine.seam import (
     event_stream_turn,
     words,
 )
-from fixture import PASSWORD_ENV, Fixture, in_path
+from inputs.fixture import PASSWORD_ENV, Fixture, in_path
 from workloads.answers import held
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 from workloads.langgraph.answers import LIST, RUN, SEARCH_PAGE, VALUES
@@ -56,7 +56,7 @@ INTERRUPTED = "interrupted"
 
 
 class LangGraph(Dialect):
-    """Speaks langgraph-api 0.16's Agent Server API (langgraph_platform/ runs one on the stub)."""
+    """Speaks langgraph-api 0.16's Agent Server API (platforms/langgraph/ runs one on the stub)."""
 
     def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
         super().__init__(fixture, base_url, run_id, http)

@@ -18,7 +18,7 @@ import time
 
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
 from engine.seam import words
-from fixture import Fixture
+from inputs.fixture import Fixture
 from workloads.followup import follow_each
 from workloads.langgraph.client import LangGraphClient
 from workloads.setup_client import APIError, APIUnreachable

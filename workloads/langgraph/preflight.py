@@ -14,8 +14,8 @@ import time
 import uuid
 
 from engine.seam import PreflightError, PreflightResult
-from fixture import Fixture
-from scenario import WORKLOADS
+from inputs.fixture import Fixture
+from inputs.scenario import WORKLOADS
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
 from workloads.langgraph.client import LangGraphClient
 from workloads.langgraph.dialect import answered
@@ -48,7 +48,7 @@ def _check_api(client: LangGraphClient, fixture: Fixture) -> None:
     if own.graph_id not in graphs:
         raise PreflightError(
             f"graph {own.graph_id} from the fixture is not served here: run "
-            "langgraph_platform (make langgraph) and seed it (make seed PLATFORM=langgraph)"
+            "platforms/langgraph (make langgraph) and seed it (make seed PLATFORM=langgraph)"
         )
 
 
@@ -69,7 +69,7 @@ def _check_search(client: LangGraphClient, fixture: Fixture) -> int:
     if any(item.get("score") is None for item in items):
         raise PreflightError(
             "the store has no semantic index (search results carry no score): configure "
-            "store.index (langgraph_platform does), or rag_query measures a filter, not retrieval"
+            "store.index (platforms/langgraph does), or rag_query measures a filter, not retrieval"
         )
     return len(items)
 

@@ -1,6 +1,6 @@
 """``python -m workloads.langgraph.seed``: the fixture for an Agent Server, through its API.
 
-A LangGraph deployment defines its graphs in code (langgraph_platform/graph.py),
+A LangGraph deployment defines its graphs in code (platforms/langgraph/graph.py),
 not over the API, so seeding checks that the graph's assistant is served and
 fills the store's semantic index the way an application would: each synthetic
 document one item under the kit's namespace, embedded as the put answers. It is
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from fixture import Fixture
+from inputs.fixture import Fixture
 from workloads.corpus import document_name, document_text
 from workloads.langgraph.client import GRAPH_ID, NAMESPACE, LangGraphClient
 from workloads.langgraph.fixture import LangGraphSeeded
@@ -57,7 +57,7 @@ def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -
         if GRAPH_ID not in graphs:
             raise SeedError(
                 f"graph {GRAPH_ID!r} is not served at {api_url} (found "
-                f"{sorted(graphs, key=str)}): run langgraph_platform (make langgraph), which "
+                f"{sorted(graphs, key=str)}): run platforms/langgraph (make langgraph), which "
                 "defines it"
             )
         stored = fill_store(client, documents)
