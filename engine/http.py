@@ -459,6 +459,11 @@ def _framing(lowered_head: bytes) -> int:
     start = lowered_head.find(b"\r\ncontent-length:")
     if start < 0:
         return TO_CLOSE
+    end = lowered_head.find(b"\r\n", start + 2)
+    value = lowered_head[start + len(b"\r\ncontent-length:") : None if end < 0 else end].strip()
+    if value.isdigit() and (end < 0 or lowered_head.find(b"\r\ncontent-length:", end) < 0):
+        # One header of digits alone: every answer but a faulty one.
+        return int(value)
     lengths = set()
     while start >= 0:
         start += len(b"\r\ncontent-length:")
