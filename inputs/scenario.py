@@ -18,6 +18,7 @@ from typing import TypeVar
 
 import yaml
 
+from inputs.agent import Agent, agent_dict, read_agent
 from inputs.bad_input import BadInput, Problems, label, shown
 from inputs.trace_file import read_trace
 
@@ -99,6 +100,8 @@ class Workload:
     name: str
     share: float
     description: str
+    # The loop a chat turn or an agent run makes (inputs/agent.py); the seed's one call.
+    agent: Agent = field(default_factory=Agent)
 
 
 @dataclass(frozen=True)
@@ -324,6 +327,10 @@ class Scenario:
         """Every platform a threshold gives a limit of its own (settings checks each exists)."""
         return {p.platform for t in self.thresholds for p in t.per_platform}
 
+    def agent(self, workload: str) -> Agent:
+        """The loop ``workload``'s turns make (one call for a workload not in the mix)."""
+        return next((w.agent for w in self.workloads if w.name == workload), Agent())
+
     def for_platform(self, platform: str) -> Scenario:
         """The scenario as ``platform`` is judged: each threshold at that platform's limit.
 
@@ -351,7 +358,7 @@ class Scenario:
             "min_counts": asdict(self.judging.min_counts),
         }
         data["workloads"] = {
-            w.name: {"share": self.mix[w.name], "description": w.description}
+            w.name: {"share": self.mix[w.name], "description": w.description, **agent_dict(w.agent)}
             for w in self.workloads
         }
         return data
@@ -491,8 +498,9 @@ def _workloads(raw: object, problems: Problems) -> tuple[Workload, ...]:
             problems,
             most=MAX_SHARE,
         )
+        agent = read_agent(spec, name, problems)
         if share is not None:
-            workloads.append(Workload(name, share, str(spec.get("description", ""))))
+            workloads.append(Workload(name, share, str(spec.get("description", "")), agent))
     if len(workloads) == len(raw) and sum(w.share for w in workloads) <= 0:
         problems.add("workloads: shares sum to 0; give at least one workload a share > 0")
     return tuple(workloads)
