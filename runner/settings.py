@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from engine.limits import process_connection_limit, raise_open_files_limit
 from engine.samples import SAMPLES_FILE
-from inputs.bad_input import shown
+from inputs.bad_input import SettingsError, shown
 from inputs.fixture import (
     DEFAULT_EMAIL,
     Fixture,
@@ -69,10 +69,6 @@ MAX_FOLLOW_UP_GRACE_S = 86_400.0
 def run_stamp() -> str:
     """Now, in UTC, as run directories are named: sortable, and the same on every host."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-
-
-class SettingsError(ValueError):
-    """An option is wrong; the message names it and the fix."""
 
 
 # Everything that means "bad input, refuse before load" with a one-line message.
@@ -210,7 +206,7 @@ def _explain_worker_wait(parser) -> None:
     """Give Locust's --expect-workers-max-wait this kit's bounded default and say so in --help.
 
     Locust waits forever by default and exits 1 (a threshold's code) when it gives up;
-    locust_hooks enforces this default itself and exits 2, the code for "no run".
+    runner/hooks.py enforces this default itself and exits 2, the code for "no run".
     """
     parser.set_defaults(expect_workers_max_wait=DEFAULT_WORKER_WAIT_S)
     for action in parser._actions:
