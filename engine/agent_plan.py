@@ -18,6 +18,9 @@ from inputs.agent import AGENT_WORKLOADS, Agent
 from inputs.scenario import Scenario
 from stub.plan import Marker, write_marker
 
+# The run directory's copy of the stub's per-call record for the run (stub/calls.py), fetched
+# by the master after the drain and joined to the samples by reports/loop.py.
+STUB_CALLS_FILE = "stub_calls.csv"
 # What pads a prompt to its stated size: plain words, so every platform's tokenizer and
 # the stub's word count see text, not one long token.
 _FILLER = " context"

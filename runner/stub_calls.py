@@ -17,8 +17,7 @@ from pathlib import Path
 import requests
 
 from engine import nofollow
-
-STUB_CALLS_FILE = "stub_calls.csv"
+from engine.agent_plan import STUB_CALLS_FILE
 # Seconds to wait for the stub's answer: it reads its files and streams them back.
 FETCH_TIMEOUT_S = 60.0
 

@@ -18,7 +18,7 @@ from collections import defaultdict
 
 import pytest
 
-from runner.stub_calls import STUB_CALLS_FILE
+from engine.agent_plan import STUB_CALLS_FILE
 from stack.local import LOCUST, PlatformUnavailable, StackOptions, child_env
 from stack.processes import ROOT
 from tests.support.generator_env import read_samples, run_local, write_scenario
