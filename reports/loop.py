@@ -74,9 +74,7 @@ def attach_calls(run_dir: Path, samples: pd.DataFrame, scenario: Scenario) -> pd
     model_calls = model_calls.mask(unseen, 0.0).where(planned)
     stub_ms = samples["index"].map(per_arrival[STUB_MS]).where(planned)
     history = samples["index"].map(per_arrival[HISTORY]).where(planned).astype("float64")
-    steps = samples["workload"].map(
-        {name: scenario.agent(name).steps for name in AGENT_WORKLOADS}
-    )
+    steps = samples["workload"].map({name: scenario.agent(name).steps for name in AGENT_WORKLOADS})
     on_plan = planned & (model_calls == steps) & _timed(samples)
     overhead = ((samples["latency_ms"] - stub_ms) / model_calls).where(on_plan)
     return samples.assign(

@@ -19,6 +19,7 @@ from reports.document import Banner, Block, Figure, Paragraph, Section, Table
 from reports.loop import (
     HISTORY,
     STEP_OVERHEAD_MS,
+    OffPlan,
     calls_per_turn,
     measured,
     model_calls_per_s,
@@ -53,22 +54,24 @@ def loop_section(run: Run) -> tuple[Section, ...]:
                 "Turns whose model calls were not the planned steps (left out of the time per "
                 "step):",
                 "bad",
-                tuple(
-                    f"{o.workload}: {fmt.count(o.turns)} turns made {o.calls} model calls where "
-                    f"{o.planned} were planned ({'stopped short' if o.calls < o.planned else 'looped further'}; "
-                    f"arrivals {', '.join(map(str, o.examples))})"
-                    for o in strays
-                ),
+                tuple(_off_plan_line(o) for o in strays),
             )
         )
     blocks += _history_blocks(run)
     return (Section(SECTION, "The agent's loop", tuple(blocks)),)
 
 
-def _lead(run: Run, offered: list[str]) -> str:
-    shapes = "; ".join(
-        f"{w}: {_shape(run, w)}" for w in offered
+def _off_plan_line(stray: OffPlan) -> str:
+    """One workload's turns off plan, in words, with arrivals to find them by."""
+    how = "stopped short" if stray.calls < stray.planned else "looped further"
+    return (
+        f"{stray.workload}: {fmt.count(stray.turns)} turns made {stray.calls} model calls where "
+        f"{stray.planned} were planned ({how}; arrivals {', '.join(map(str, stray.examples))})"
     )
+
+
+def _lead(run: Run, offered: list[str]) -> str:
+    shapes = "; ".join(f"{w}: {_shape(run, w)}" for w in offered)
     return (
         f"What the stub saw of each turn's loop ({shapes}). The platform's time per step is "
         "the turn's latency minus the stub's own time for the turn's model calls, over those "
@@ -80,7 +83,9 @@ def _shape(run: Run, workload: str) -> str:
     agent = run.scenario.agent(workload)
     parts = [f"{agent.steps} model call{'s' if agent.steps != 1 else ''} a turn"]
     if agent.acts:
-        parts.append(f"{agent.parallel_tools} tool call{'s' if agent.parallel_tools != 1 else ''} a step")
+        parts.append(
+            f"{agent.parallel_tools} tool call{'s' if agent.parallel_tools != 1 else ''} a step"
+        )
         if agent.tool_ms:
             parts.append(f"the tool waits {fmt.ms(agent.tool_ms)} ms")
     return ", ".join(parts)
