@@ -18,6 +18,7 @@ import requests
 
 from engine import nofollow
 from engine.agent_plan import STUB_CALLS_FILE
+
 # Seconds to wait for the stub's answer: it reads its files and streams them back.
 FETCH_TIMEOUT_S = 60.0
 

@@ -22,23 +22,20 @@ from urllib.parse import urlencode
 
 from urllib3 import encode_multipart_formdata
 
-from engine.http import Answer, HttpCall, HttpTransport
-from engine.samples import CANCELLED, FAILED, OK, SHED, Result
-from engine.seam import (
+from engine.dialect_kit import (
     BAD_FRAME,
     CONNECTION_CLOSED,
     CONNECTION_RESET,
     STOPPED_UNASKED,
     STREAM_ENDED,
-    Attempt,
-    Dialect,
-    DialectError,
-    Turn,
     error_frame,
     redirected,
     socket_backstop_s,
     words,
 )
+from engine.http import Answer, HttpCall, HttpTransport
+from engine.samples import CANCELLED, FAILED, OK, SHED, Result
+from engine.seam import Attempt, Dialect, DialectError, Turn
 from engine.serve import CHAT
 from engine.websocket import (
     FrameError,

@@ -16,27 +16,25 @@ from __future__ import annotations
 
 import json
 import uuid
+from functools import partial
 
-from engine.http import (
-    HttpCall,
-    HttpTransport,
-    StreamedAnswer,
-    classify,
-    failure_detail,
-)
-from engine.samples import CANCELLED, FAILED, OK, Result
-from engine.seam import (
+from engine.dialect_kit import (
     BAD_FRAME,
     STREAM_ENDED,
-    Attempt,
-    Dialect,
-    DialectError,
-    Turn,
     cancel_asked,
+    detail_result,
     error_frame,
     event_stream_turn,
     words,
 )
+from engine.http import (
+    HttpCall,
+    HttpTransport,
+    StreamedAnswer,
+    failure_detail,
+)
+from engine.samples import CANCELLED, FAILED, OK, Result
+from engine.seam import Attempt, Dialect, DialectError, Turn
 from engine.serve import CHAT
 from inputs.fixture import PASSWORD_ENV, Fixture, in_path
 from workloads.answers import held
@@ -255,19 +253,8 @@ def _misfit(result: Result, held_or_words: object) -> Result:
     return result
 
 
-def status_result(status: int, body: bytes) -> Result:
-    """What the status alone says (2xx ok, 429 shed, else failed), a failure in the server's
-    words: Starlette's ``{"detail": ...}``, or a plain-text body, as ``HTTP 500: <words>``."""
-    result = classify(status, len(body))
-    if result.outcome != FAILED:
-        return result
-    try:
-        detail = json.loads(body).get("detail")
-    except (ValueError, AttributeError):
-        detail = body.decode("utf-8", "replace").strip() if body[:1] not in (b"{", b"[") else None
-    if detail:
-        result = result._replace(detail=f"HTTP {status}: {words(str(detail))}")
-    return result
+# A refusal in the server's words: Starlette's ``{"detail": ...}``, or a plain-text body.
+status_result = partial(detail_result, plain_text=True)
 
 
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
