@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from engine.agent_plan import AgentPlan, AgentTool
 from engine.followups import FollowUp
 from engine.http import (
     HttpCall,
@@ -89,6 +90,9 @@ class Dialect(ABC):
         self.run_id = run_id
         self.http = http
         self._accepted: list[Accepted] = []
+        # The prompts of chat turns and agent runs, with the kit's plan of the loop; the load
+        # process gives the run's (the scenario's shape, the platform's tool) after building.
+        self.agent_plan = AgentPlan(run_id)
 
     @abstractmethod
     def sign_in(self, email: str, password: str) -> None:
@@ -215,3 +219,6 @@ class Platform:
     follow_up: FollowUpAccepted | None
     # What each workload it offers becomes on this platform, for the report's mix.
     requests: Mapping[str, str]
+    # The one tool its agent is given for the loop (engine/agent_plan.py); None: the kit
+    # gives it none yet, and a scenario with steps above 1 is refused before load.
+    tool: AgentTool | None = None

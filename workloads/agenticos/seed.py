@@ -22,6 +22,7 @@ import requests
 from inputs.fixture import Fixture, in_path, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import AgenticOSSeeded
+from workloads.agenticos.tool import CODE_EXECUTION
 from workloads.corpus import document_name, document_text
 from workloads.seed import SeedError, SeedOptions, seed_command, seeded_fixture, wait_for_api
 from workloads.setup_client import APIError
@@ -92,8 +93,16 @@ def ensure_profile(client: AgenticOSClient, stub_url: str) -> tuple[str, str]:
 
 
 def ensure_agent(client: AgenticOSClient, profile_id: str) -> tuple[str, str]:
-    """A published agent with no tools on the stub's profile: its id and what happened."""
-    agents = [a for a in client.list_all("/agents") if a.get("name") == AGENT_NAME]
+    """A published agent on the stub's profile given the one tool the loop calls (capability
+    code_execution, tool run_python: no network, no files, granted to every organisation):
+    its id and what happened. An agent of the fixture's name without it (seeded before the
+    loop) is left as it is and a new one made, since a run with steps above 1 would stop
+    short on it."""
+    agents = [
+        a
+        for a in client.list_all("/agents")
+        if a.get("name") == AGENT_NAME and CODE_EXECUTION in _capabilities(a)
+    ]
     agents.sort(key=lambda a: a.get("status") != "published")
     if agents:
         agent = agents[0]
@@ -113,6 +122,7 @@ def ensure_agent(client: AgenticOSClient, profile_id: str) -> tuple[str, str]:
                     "name": AGENT_NAME,
                     "instructions": AGENT_INSTRUCTIONS,
                     "model_profile_id": profile_id,
+                    "capabilities": [{"id": CODE_EXECUTION}],
                 }
             },
         )
@@ -121,6 +131,12 @@ def ensure_agent(client: AgenticOSClient, profile_id: str) -> tuple[str, str]:
         client.post(f"/agents/{in_path(agent['id'])}/publish", {"note": "agent-loadkit fixture"})
         action += ", published"
     return agent["id"], action
+
+
+def _capabilities(agent: dict) -> set[str]:
+    """The capability ids an agent's spec binds, as the API lists it."""
+    bound = (agent.get("spec") or {}).get("capabilities") or []
+    return {str(c.get("id")) for c in bound if isinstance(c, dict)}
 
 
 def ensure_collection(client: AgenticOSClient) -> tuple[str, str]:

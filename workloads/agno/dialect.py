@@ -38,6 +38,7 @@ from engine.http import (
 )
 from engine.samples import CANCELLED, FAILED, OK, Result
 from engine.seam import Attempt, Dialect, DialectError, Turn
+from engine.serve import CHAT
 from inputs.fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
 from workloads.agno.answers import AGENTS, CONTENT, DELIVERY, PAGE, RUN_OUTPUT, SEARCH_PAGE
 from workloads.agno.fixture import seeded
@@ -88,7 +89,7 @@ class Agno(Dialect):
             return self._reads[k % len(self._reads)]
         if workload == "agent_run":
             form = {
-                "message": run_prompt(k),
+                "message": self.agent_plan.prompt(workload, k, run_prompt(k)),
                 "stream": "false",
             }
             return HttpCall("POST", self._runs, urlencode(form).encode(), {**self._auth, **FORM})
@@ -185,7 +186,7 @@ class Agno(Dialect):
 
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
         form = {
-            "message": turn_message(attempt.index),
+            "message": self.agent_plan.prompt(CHAT, attempt.index, turn_message(attempt.index)),
             "stream": "true",
         }
         call = HttpCall("POST", self._runs, urlencode(form).encode(), {**self._auth, **FORM})
