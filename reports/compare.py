@@ -65,7 +65,7 @@ import pandas as pd
 
 from engine import nofollow
 from engine.followups import LOST, NOT_VERIFIABLE
-from inputs.scenario import TRACE, Scenario
+from inputs.scenario import ArrivalKind, Scenario
 from reports import formatting as fmt
 from reports import render
 from reports.document import Banner, Block, Bullets, Document, Heading, Paragraph, Section, Table
@@ -214,7 +214,7 @@ def scenario_difference(base: Scenario, run: Scenario) -> str | None:
 def _arrival_kinds(scenario: Scenario) -> list[str]:
     """Each phase's arrival kind, a trace with its file."""
     return [
-        f"trace {p.arrivals.trace}" if p.arrivals.kind == TRACE else p.arrivals.kind
+        f"trace {p.arrivals.trace}" if p.arrivals.kind == ArrivalKind.TRACE else p.arrivals.kind
         for p in scenario.phases
     ]
 
