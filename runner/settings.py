@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from engine.agent_plan import plan_problem
-from engine.limits import process_connection_limit, raise_open_files_limit
+from engine.limits import process_connection_limit
 from engine.samples import SAMPLES_FILE
 from inputs.bad_input import SettingsError, shown
 from inputs.fixture import (
@@ -309,14 +309,15 @@ def bound_connections(settings: RunSettings, processes: int) -> RunSettings:
     A cap turns the excess into late arrivals (the dispatcher waits for a slot), never
     into the generator's own OSErrors; ``connections_note`` says so in one line when it binds.
     """
-    most = process_connection_limit() * processes
+    hold = process_connection_limit(-(-settings.connections // processes))
+    most = hold.arrivals * processes
     if settings.connections <= most:
         return settings
     note = (
         f"--connections: {settings.connections} concurrent requests (the schedule needs "
-        f"{settings.connections_needed}) are more than {processes} load process(es) can hold "
-        f"with {raise_open_files_limit()} open files each; capped at {most}, so arrivals "
-        "beyond that wait and show as lateness"
+        f"{settings.connections_needed}) are more than {processes} load process(es) like "
+        f"this one can hold ({hold.short_because}); capped at {most}, so arrivals beyond "
+        "that wait and show as lateness"
     )
     return replace(settings, connections=most, connections_note=note)
 
