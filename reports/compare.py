@@ -60,6 +60,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pandas as pd
 
@@ -277,8 +278,16 @@ def _stub_lateness(side: Side) -> float | None:
 def environment_differences(base: Side, run: Side) -> tuple[str, ...]:
     """How the two runs' environments differed, each as one sentence; empty when alike."""
     found = []
-    for key in ("machine", "topology", "workers"):
-        old, new = base.run.meta.get(key), run.run.meta.get(key)
+    old_record, new_record = base.run.record, run.run.record
+    for key, old, new in (
+        (
+            "machine",
+            msgspec.to_builtins(old_record.machine),
+            msgspec.to_builtins(new_record.machine),
+        ),
+        ("topology", old_record.topology, new_record.topology),
+        ("workers", old_record.workers, new_record.workers),
+    ):
         if old != new:
             found.append(f"{key} differs: {_said(old)} in BASE, {_said(new)} in RUN")
     figures = [
@@ -596,8 +605,14 @@ def _runs_section(c: Comparison) -> Section:
     rows = [
         ("run", c.base.run.run_id, c.run.run.run_id),
         *(
-            (key, str(c.base.run.meta.get(key, "")), str(c.run.run.meta.get(key, "")))
-            for key in ("started_at", "topology", "host", "scale", "workers")
+            (key, str(old), str(new))
+            for key, old, new in (
+                ("started_at", c.base.run.record.started_at, c.run.run.record.started_at),
+                ("topology", c.base.run.record.topology, c.run.run.record.topology),
+                ("host", c.base.run.record.host, c.run.run.record.host),
+                ("scale", c.base.run.record.scale, c.run.run.record.scale),
+                ("workers", c.base.run.record.workers, c.run.run.record.workers),
+            )
         ),
         ("offered", fmt.count(c.base.run.offered), fmt.count(c.run.run.offered)),
         (

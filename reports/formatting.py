@@ -6,6 +6,8 @@ samples did not happen.
 
 from __future__ import annotations
 
+from engine.run_record import ArrivalsRecord
+from inputs.scenario import ArrivalKind
 from inputs.scenario import metric_name as scenario_metric_name
 
 ABSENT = "–"
@@ -64,16 +66,15 @@ def points(before: float | None, after: float | None) -> str:
     return f"{(after - before) * 100:+.2f} pt"
 
 
-def arrivals(record: dict) -> str:
+def arrivals(record: ArrivalsRecord) -> str:
     """A phase's arrival process (run.json's record of it) as a reader says it: ``uniform``,
     ``poisson, seed 7``, ``trace prod.csv: 450 arrivals, its own workloads``."""
-    kind = str(record.get("kind", "uniform"))
-    if kind == "poisson":
-        return f"poisson, seed {record.get('seed', 0)}"
-    if kind == "trace":
-        whose = "its own workloads" if record.get("workloads") else "workloads by the mix"
-        return f"trace {record.get('file', '')}: {count(record.get('arrivals'))} arrivals, {whose}"
-    return kind
+    if record.kind == ArrivalKind.POISSON:
+        return f"poisson, seed {record.seed or 0}"
+    if record.kind == ArrivalKind.TRACE:
+        whose = "its own workloads" if record.workloads else "workloads by the mix"
+        return f"trace {record.file or ''}: {count(record.arrivals)} arrivals, {whose}"
+    return str(record.kind)
 
 
 def metric(name: str, value: float | None) -> str:
