@@ -53,17 +53,23 @@ class Progress:
 
     def text(self) -> str:
         """'sustain 12/s  t 84/345 s  offered 1,000  recorded 990  in flight 10  late 0 (0.00%)'."""
-        of = f"/{self.end_s:.0f}" if self.end_s is not None else ""
-        if self.offered is None:
-            return (
-                f"{self.phase} (closed loop)  t {self.now_s:.0f}{of} s  recorded {self.recorded:,}"
+        clock = f"t {self.now_s:.0f} s"
+        if self.end_s is not None:
+            # Draining runs past the plan's end: said as such, never "t 35/34 s".
+            past = self.now_s > self.end_s
+            clock = (
+                f"t {self.now_s:.0f} s (the plan ended at {self.end_s:.0f} s)"
+                if past
+                else f"t {self.now_s:.0f}/{self.end_s:.0f} s"
             )
+        if self.offered is None:
+            return f"{self.phase} (closed loop)  {clock}  recorded {self.recorded:,}"
         late = f"{self.late / self.recorded:.2%}" if self.recorded else "–"
         # Samples reach the master in batches: in flight counts those on their way too.
         in_flight = max(self.offered - self.recorded, 0)
         rate = f" {self.rate:g}/s" if self.rate is not None else ""
         return (
-            f"{self.phase}{rate}  t {self.now_s:.0f}{of} s  offered {self.offered:,}  "
+            f"{self.phase}{rate}  {clock}  offered {self.offered:,}  "
             f"recorded {self.recorded:,}  in flight {in_flight:,}  late {self.late:,} ({late})"
         )
 

@@ -31,8 +31,11 @@ def test_the_line_says_phase_time_offered_recorded_in_flight_and_late():
     )
     closed = Progress("users=8", None, 3.0, None, None, 40, 0)
     assert closed.text() == "users=8 (closed loop)  t 3 s  recorded 40"
+    # Draining past the plan's end says so, not "t 346/345 s".
     draining = Progress("draining", None, 346.0, 345.0, 1000, 1000, 0)
-    assert draining.text().startswith("draining  t 346/345 s  offered 1,000  recorded 1,000  in")
+    assert draining.text().startswith(
+        "draining  t 346 s (the plan ended at 345 s)  offered 1,000  recorded 1,000  in"
+    )
 
 
 @pytest.fixture
