@@ -50,6 +50,7 @@ from shapes.choose import choose_shape
 from shapes.sweep import add_sweep_options
 from webui.locust_charts import chart_offered_rate
 from webui.rate_page import add_rate_page
+from webui.start_form import add_start_form
 from webui.stop_button import on_stop_button
 from webui.verdict_tab import add_verdict_tab
 
@@ -122,6 +123,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         environment.shape_class = choose_shape(environment, _conductor)
         if web_ui is not None:
             add_rate_page(web_ui, lambda: environment.shape_class)
+            add_start_form(web_ui, lambda: environment.shape_class)
             add_verdict_tab(web_ui, _conductor.progress)
             chart_offered_rate(web_ui, _conductor.offered_rate)
             on_stop_button(web_ui, _conductor.stop_pressed)

@@ -119,16 +119,16 @@ def add_options(parser) -> None:
     """Register the generator's options on Locust's parser, shown in ``locust --help``.
 
     Locust lists its own options by group and prints a custom option only under a
-    group, so ours get one (``OPTIONS_TITLE``). ``--rate`` comes first: the web UI's
-    start form lists custom options in this order, and the rate is what an operator
-    sets there; the probes' options stay out of the form (they are the machine's, not the
-    test's). Numbers are checked by ``settings_from``, not argparse, so a bad one is our
-    one line.
+    group, so ours get one (``OPTIONS_TITLE``). ``--rate`` stays out of the web UI's
+    custom parameters: the start form asks for it on top (webui/start_form.py); so do the
+    probes' options (they are the machine's, not the test's). Numbers are checked by
+    ``settings_from``, not argparse, so a bad one is our one line.
     """
     option = partial(locust_option, parser.add_argument_group(OPTIONS_TITLE))
     option(
         "--rate",
         default=None,
+        web=False,
         help="arrivals per second at a constant rate instead of the scenario's phases "
         "(the web UI's shape; change it while running at /arrival-rate); "
         "--run-time ends it, drained",
