@@ -180,13 +180,17 @@ def test_operator_sets_a_rate_changes_it_and_reads_the_verdict_tab(ui, browser):
     browser.switch_to.window(run_page)
 
     browser.find_element(By.XPATH, "//button[contains(., 'Verdict so far')]").click()
-    wait_for_text(browser, "thresholds pass")
+    # "so far: 7 of 10 thresholds pass", or on a machine too busy to send on time "so far:
+    # INVALID, 7 of 10 thresholds would pass": the tab says which, as the report would.
+    patiently(browser).until(
+        lambda b: "thresholds pass" in page_text(b) or "thresholds would pass" in page_text(b)
+    )
     table = page_text(browser)
     for workload in ("api_read", "chat_stream", "agent_run", "rag_query"):
         assert workload in table
     assert "offered" in table and "recorded" in table
-
-    assert "valid so far" in table and "tolerance 1.00%" in table
+    assert "tolerance 1.00%" in table
+    assert ("so far: invalid" in table) == ("invalid: the driver fell behind" in table)
 
     # Stop once the new rate is in the samples (it starts a second after it is set).
     WebDriverWait(browser, WAIT_S).until(lambda _: "@10/s" in samples.read_text())
