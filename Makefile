@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed
 STUB_ARGS ?=
 TARGET_ARGS ?=
 SEED_ARGS ?=
-# Which platform demo and seed speak to: agenticos (the reference target), agno or langgraph.
+# Which platform demo and seed speak to: agenticos (the reference target), agno, langgraph or
+# opencode.
 PLATFORM ?= agenticos
 # agno's AgentOS lives in its own environment: it pins its own FastAPI and pydantic.
 AGNO_VENV := .venv-agno
@@ -17,9 +18,14 @@ AGNO_ARGS ?=
 LANGGRAPH_VENV := .venv-langgraph
 LANGGRAPH_STAMP := $(LANGGRAPH_VENV)/.installed
 LANGGRAPH_ARGS ?=
+# opencode is a compiled program from npm (opencode-ai, pinned in platforms/opencode/package.json
+# and package-lock.json), with ripgrep from PyPI for its text search (it would download one).
+OPENCODE_DIR := platforms/opencode
+OPENCODE_STAMP := $(OPENCODE_DIR)/node_modules/.installed
+OPENCODE_ARGS ?=
 
 .PHONY: venv test test-fast lint stub target seed report demo ui load-test load-test-help agno-venv agno \
-	langgraph-venv langgraph
+	langgraph-venv langgraph opencode-install opencode
 
 venv: $(STAMP)
 
@@ -47,10 +53,23 @@ $(LANGGRAPH_STAMP): requirements-langgraph.txt
 	$(LANGGRAPH_VENV)/bin/python -m pip install --quiet -r requirements-langgraph.txt
 	touch $(LANGGRAPH_STAMP)
 
+opencode-install: $(OPENCODE_STAMP)
+
+# `npm install` from the committed lock, not `npm ci`: npm 11 writes only this machine's
+# optional binary into the lock (opencode-linux-x64...), and `npm ci` then refuses the lock as
+# out of sync on every machine. Every version is exact, each tarball checked against the lock.
+$(OPENCODE_STAMP): $(OPENCODE_DIR)/package.json $(OPENCODE_DIR)/package-lock.json \
+		$(OPENCODE_DIR)/requirements.txt | $(STAMP)
+	cd $(OPENCODE_DIR) && npm install --no-audit --no-fund --loglevel=error
+	rm -rf $(OPENCODE_DIR)/tools
+	$(PY) -m pip install --quiet --target $(OPENCODE_DIR)/tools -r $(OPENCODE_DIR)/requirements.txt
+	touch $(OPENCODE_STAMP)
+
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 test: lint
 	$(PY) -m pytest
@@ -86,6 +105,12 @@ agno: agno-venv
 langgraph: export LOADKIT_API_KEY ?= $(LOAD_PASSWORD)
 langgraph: langgraph-venv
 	$(LANGGRAPH_VENV)/bin/python -m platforms.langgraph $(LANGGRAPH_ARGS)
+
+# opencode serve on the stub, offline, on 127.0.0.1:4096; its password is
+# OPENCODE_SERVER_PASSWORD (default: LOAD_PASSWORD), its state in opencode-data/.
+opencode: export OPENCODE_SERVER_PASSWORD ?= $(LOAD_PASSWORD)
+opencode: opencode-install venv
+	$(PY) -m platforms.opencode $(OPENCODE_ARGS)
 
 report: venv
 	@test -n "$(RUN)" || { echo "make report: give the run directory, e.g. make report RUN=runs/20261129T142300Z"; exit 2; }

@@ -14,6 +14,13 @@ being measured, the line says the client was the bottleneck.
 
     .venv/bin/python bench/stub_capacity.py                 # C = 100, 1000, 3000
     .venv/bin/python bench/stub_capacity.py --processes 2   # two stub processes, SO_REUSEPORT
+    .venv/bin/python bench/stub_capacity.py --loop-steps 3  # the calls of 3-step agent turns
+
+With --loop-steps N the C requests are the model calls of an agent's N-step turn, in turn:
+the first carries the kit's marker and a tool, each later one the history grown by the
+tool-calling answers and their results (stub/plan.py), the last is answered with text. The
+stub is stateless, so the calls need not come in order; CPU per call is then what a loop
+costs the stub against a plain streamed call's (issue 28: within 10%).
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+
+from stub.plan import Marker, write_marker
 
 try:
     import uvloop
@@ -54,6 +63,21 @@ CLIENT_BOTTLENECK_SHARE = 0.5
 ROUND_TIMEOUT_S = 60.0
 _CONTENT = b'"delta":{"content":"'
 _DONE = b"data: [DONE]"
+_TOOL_CALLS = b'"finish_reason":"tool_calls"'
+_TOOL_HEAD = b'"tool_calls":[{"index":0,"id"'
+# The tool the loop's requests offer, as an agent framework describes a one-argument function.
+LOOKUP = {
+    "type": "function",
+    "function": {
+        "name": "lookup",
+        "description": "Look a topic up in the knowledge base.",
+        "parameters": {
+            "type": "object",
+            "properties": {"topic": {"type": "string"}},
+            "required": ["topic"],
+        },
+    },
+}
 
 
 def nearest_rank(values: list[float], p: float) -> float:
@@ -65,8 +89,11 @@ def nearest_rank(values: list[float], p: float) -> float:
 class _StreamProbe(asyncio.Protocol):
     """One streaming request: when it was sent, when its first token and [DONE] arrived."""
 
-    def __init__(self, request: bytes, due: float, finished: asyncio.Future) -> None:
+    def __init__(
+        self, request: bytes, due: float, finished: asyncio.Future, tool_step: bool
+    ) -> None:
         self.request = request
+        self.tool_step = tool_step
         self.due = due
         self.finished = finished
         self.buffer = bytearray()
@@ -81,7 +108,9 @@ class _StreamProbe(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         now = time.perf_counter()
         self.buffer += data
-        if self.first is None and _CONTENT in self.buffer:
+        if self.first is None and (
+            _CONTENT in self.buffer or (self.tool_step and _TOOL_HEAD in self.buffer)
+        ):
             self.first = now
         if _DONE in data or _DONE in self.buffer[-64:]:
             self.done = now
@@ -93,11 +122,11 @@ class _StreamProbe(asyncio.Protocol):
 
     @property
     def ok(self) -> bool:
-        return (
-            self.done is not None
-            and self.buffer.startswith(b"HTTP/1.1 200")
-            and self.buffer.count(_CONTENT) == TOKENS
-        )
+        if self.done is None or not self.buffer.startswith(b"HTTP/1.1 200"):
+            return False
+        if self.tool_step:
+            return _TOOL_CALLS in self.buffer
+        return self.buffer.count(_CONTENT) == TOKENS
 
 
 @dataclass
@@ -137,17 +166,47 @@ def _http_json(url: str, method: str = "GET") -> dict:
         return json.load(resp)
 
 
-async def run_round(port: int, concurrency: int, open_s: float, stub: psutil.Process) -> Round:
-    """Open `concurrency` streams evenly over open_s seconds; wait for all to finish or fail."""
+def loop_bodies(steps: int) -> list[dict]:
+    """The request bodies of one agent turn of ``steps`` model calls (one plain call for 0)."""
+    if steps == 0:
+        return [{"model": "bench", "stream": True, "messages": [{"role": "user", "content": "hi"}]}]
+    marker = write_marker(Marker("bench", 1, steps, 1, None, None, None))
+    messages: list[dict] = [
+        {"role": "system", "content": "You are a helpful agent. Use the tools you are given."},
+        {"role": "user", "content": f"Load test turn 1: answer in a few words. {marker}"},
+    ]
+    bodies = []
+    for step in range(1, steps + 1):
+        bodies.append(
+            {"model": "bench", "stream": True, "messages": list(messages), "tools": [LOOKUP]}
+        )
+        call = {
+            "id": f"call_1_{step}_0",
+            "type": "function",
+            "function": {"name": "lookup", "arguments": '{"topic":"loadkit"}'},
+        }
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": call["id"], "content": "loadkit: ok"})
+    return bodies
+
+
+def _request(port: int, body: dict) -> bytes:
+    payload = json.dumps(body)
+    return (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n{payload}"
+    ).encode()
+
+
+async def run_round(
+    port: int, concurrency: int, open_s: float, stub: psutil.Process, loop_steps: int = 0
+) -> Round:
+    """Open `concurrency` streams evenly over open_s seconds; wait for all to finish or fail.
+    With loop_steps, stream k is call k mod loop_steps of an agent's turn of that many."""
     base = f"http://127.0.0.1:{port}"
     _http_json(base + "/stats/reset", "POST")
-    body = json.dumps(
-        {"model": "bench", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-    )
-    request = (
-        f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}"
-    ).encode()
+    bodies = loop_bodies(loop_steps)
+    requests = [(_request(port, body), step < len(bodies) - 1) for step, body in enumerate(bodies)]
     loop = asyncio.get_running_loop()
     lags: list[tuple[float, float]] = []
     stop = asyncio.Event()
@@ -156,9 +215,10 @@ async def run_round(port: int, concurrency: int, open_s: float, stub: psutil.Pro
     client_cpu = time.process_time()
     probes = []
 
-    async def one(due: float) -> None:
+    async def one(due: float, k: int) -> None:
         finished = loop.create_future()
-        probe = _StreamProbe(request, due, finished)
+        request, tool_step = requests[k % len(requests)]
+        probe = _StreamProbe(request, due, finished, tool_step)
         probes.append(probe)
         try:
             await loop.create_connection(lambda: probe, "127.0.0.1", port)
@@ -174,7 +234,7 @@ async def run_round(port: int, concurrency: int, open_s: float, stub: psutil.Pro
             wait = due - time.perf_counter()
             if wait > 0:
                 await asyncio.sleep(wait)
-            streams.append(asyncio.create_task(one(due)))
+            streams.append(asyncio.create_task(one(due, k)))
         await asyncio.gather(*streams)
 
     await asyncio.wait_for(offer(), ROUND_TIMEOUT_S)
@@ -194,7 +254,7 @@ async def run_round(port: int, concurrency: int, open_s: float, stub: psutil.Pro
         concurrency=concurrency,
         ok=len(good),
         ttft_error_ms=[(p.first - p.sent) * 1000.0 - FIRST_TOKEN_MS for p in good],
-        done_error_ms=[(p.done - p.sent) * 1000.0 - total_ms for p in good],
+        done_error_ms=[(p.done - p.sent) * 1000.0 - total_ms for p in good if not p.tool_step],
         client_lag_ms=[lag for due, lag in lags if window[0] <= due <= window[1]],
         client_send_late_ms=[(p.sent - p.due) * 1000.0 for p in probes if p.sent is not None],
         client_cpu_s=client_cpu,
@@ -228,7 +288,7 @@ def report(r: Round) -> str:
     )
     lateness = r.stats["lateness"]
     first, later, stub_loop = lateness["first_token"], lateness["token"], lateness["loop"]
-    per_stream_ms = 1000 * r.stub_cpu_s / r.concurrency
+    per_stream_ms = 1000 * r.stub_cpu_s / r.concurrency  # per model call
     return "\n".join(
         [
             f"C={r.concurrency}: {r.ok}/{r.concurrency} streams complete, "
@@ -297,6 +357,13 @@ def main(argv: list[str]) -> int:
         f"in one burst (default {DEFAULT_OPEN_MS:.0f})",
     )
     parser.add_argument("--processes", type=int, default=1, help="stub processes (SO_REUSEPORT)")
+    parser.add_argument(
+        "--loop-steps",
+        type=int,
+        default=0,
+        help="the streams are the model calls of agent turns of this many steps, in turn "
+        "(default 0: plain streamed calls)",
+    )
     args = parser.parse_args(argv)
     if not 0 <= args.open_ms < FIRST_TOKEN_MS:
         parser.error(f"--open-ms must be within [0, {FIRST_TOKEN_MS:.0f}) so all C overlap")
@@ -308,13 +375,17 @@ def main(argv: list[str]) -> int:
         print(
             f"stub capacity: first token {FIRST_TOKEN_MS:.0f} ms, {TOKENS} tokens at "
             f"{TOKEN_MS:.0f} ms, streams opened over {args.open_ms:.0f} ms, "
-            f"{args.processes} stub process(es), uvloop {'yes' if uvloop else 'no'}, "
+            f"{args.processes} stub process(es), "
+            f"{f'{args.loop_steps}-step agent turns' if args.loop_steps else 'plain calls'}, "
+            f"uvloop {'yes' if uvloop else 'no'}, "
             f"{os.cpu_count()} cores, load average at start {os.getloadavg()[0]:.2f}"
         )
         factory = uvloop.new_event_loop if uvloop else None
         for concurrency in levels:
             with asyncio.Runner(loop_factory=factory) as runner:
-                measured = runner.run(run_round(port, concurrency, args.open_ms / 1000, stub))
+                measured = runner.run(
+                    run_round(port, concurrency, args.open_ms / 1000, stub, args.loop_steps)
+                )
             print(report(measured), flush=True)
     finally:
         stub_proc.terminate()

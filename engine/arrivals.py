@@ -2,8 +2,8 @@
 
 Each kind answers two questions about a segment, and the schedule asks nothing else:
 how many arrivals are due in its first ``span_s`` seconds, and when (seconds from its
-start) its j-th is due. Adding a kind is a class here and one line in KINDS (and its
-name in scenario.ARRIVAL_KINDS, where the scenario says which a phase uses).
+start) its j-th is due. The kinds are the scenario's ``ArrivalKind`` (inputs/scenario.py,
+where a phase says which it uses); each member is a class here, found in KINDS.
 
 - ``uniform``: arrival j at ``j / rate``. Two runs at a rate offer the same instants,
   which is what comparing releases wants, so it is the default.
@@ -43,7 +43,7 @@ from typing import Protocol
 
 import numpy as np
 
-from inputs.scenario import Arrivals
+from inputs.scenario import ArrivalKind, Arrivals
 
 # Digits kept when turning duration x rate into an arrival count, so that float
 # noise from scaling (6.000000000000001 s x 4/s) does not invent an arrival.
@@ -109,10 +109,10 @@ class Stretch(Protocol):
     def arrivals(self) -> Arrivals: ...
 
 
-class ArrivalKind(Protocol):
+class Spacer(Protocol):
     """One kind: the spacing of a segment's arrivals, and what run.json says of it."""
 
-    name: str
+    name: ArrivalKind
 
     def spacing(self, segment: Stretch) -> Spacing: ...
 
@@ -122,7 +122,7 @@ class ArrivalKind(Protocol):
 class Uniform:
     """Evenly spaced at the segment's rate; also every open (operator-set) segment."""
 
-    name = "uniform"
+    name = ArrivalKind.UNIFORM
 
     def spacing(self, segment: Stretch) -> Spacing:
         """Even spacing at the rate."""
@@ -136,7 +136,7 @@ class Uniform:
 class Poisson:
     """Exponential gaps at the segment's rate, from the scenario's seed and the phase's name."""
 
-    name = "poisson"
+    name = ArrivalKind.POISSON
 
     def spacing(self, segment: Stretch) -> Spacing:
         """The phase's whole sequence (a closed segment: a scenario phase always is)."""
@@ -156,7 +156,7 @@ class Poisson:
 class Trace:
     """The offsets a trace file gave, already spread over the phase."""
 
-    name = "trace"
+    name = ArrivalKind.TRACE
 
     def spacing(self, segment: Stretch) -> Spacing:
         """The trace's offsets as they are."""
@@ -173,16 +173,7 @@ class Trace:
         }
 
 
-KINDS: dict[str, ArrivalKind] = {k.name: k for k in (Uniform(), Poisson(), Trace())}
-
-
-def kind(name: str) -> ArrivalKind:
-    """The arrival kind called ``name``, or ValueError naming the ones there are."""
-    if name not in KINDS:
-        raise ValueError(
-            f"arrivals: {name!r} is not a kind this kit offers; use one of {list(KINDS)}"
-        )
-    return KINDS[name]
+KINDS: dict[ArrivalKind, Spacer] = {k.name: k for k in (Uniform(), Poisson(), Trace())}
 
 
 @lru_cache(maxsize=32)

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from typing import overload
 
-from engine.arrivals import Spacing, kind
-from inputs.scenario import UNIFORM, Arrivals, Phase, Scenario
+from engine.arrivals import KINDS, Spacing
+from inputs.scenario import ArrivalKind, Arrivals, Phase, Scenario
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Segment:
 
     @cached_property
     def _spacing(self) -> Spacing:
-        return kind(self.arrivals.kind).spacing(self)
+        return KINDS[self.arrivals.kind].spacing(self)
 
     @overload
     def count(self, until_s: float) -> int: ...
@@ -67,7 +67,7 @@ class Segment:
 
     def arrivals_record(self) -> dict:
         """What run.json and the reports say of this segment's arrival process."""
-        return kind(self.arrivals.kind).record(self)
+        return KINDS[self.arrivals.kind].record(self)
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ class Plan:
         for s in data:
             arrivals = s.get("arrivals") or {}
             arrivals = Arrivals(
-                arrivals.get("kind", UNIFORM),
+                ArrivalKind(arrivals.get("kind", ArrivalKind.UNIFORM)),
                 arrivals.get("trace", ""),
                 tuple(arrivals.get("offsets", ())),
                 tuple(arrivals.get("workloads", ())),

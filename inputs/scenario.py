@@ -12,11 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
 
 import yaml
 
+from inputs.agent import Agent, agent_dict, read_agent
 from inputs.bad_input import BadInput, Problems, label, shown
 from inputs.trace_file import read_trace
 
@@ -43,10 +45,11 @@ RECOVERY_PHASE = "recover"
 MIN_PHASE_S = 2.0
 
 # Every number is finite and within these bounds, so a typo in units is refused, not planned.
-# The most arrivals per second a phase may ask: ~17x the most one load process was measured
-# to hold (6000/s, docs/internals.md "Capacity of one load process"), room for a distributed
-# run, while 1.0e+12 is refused instead of planned until the machine gives up.
-MAX_RATE = 100_000.0
+# The most arrivals per second a phase may ask: above what one master takes in (measured by
+# bench/master_rate.py, which must offer past it; docs/internals.md), so no distributed run
+# is refused for its size, while 1.0e+12 is refused instead of planned until the machine
+# gives up.
+MAX_RATE = 1_000_000.0
 # The longest phase: a day, a soak test; a longer one is a unit slip (ms for s).
 MAX_PHASE_S = 86_400.0
 # The most arrivals a run may plan in all: a run enumerates its plan to count what each
@@ -63,12 +66,17 @@ T = TypeVar("T")
 # The largest answer body a sample may read, in MiB: a gigabyte is past any API's answer.
 MAX_BODY_MIB = 1024.0
 
-# How a phase's arrivals may be spaced in time. engine/arrivals.py draws each kind (its
-# registry holds the same names; a test holds the two to each other): uniform unless a
-# phase says otherwise, because two uniform runs offer the same instants and compare cleanly.
-ARRIVAL_KINDS = ("uniform", "poisson", "trace")
-UNIFORM = "uniform"
-TRACE = "trace"
+
+class ArrivalKind(StrEnum):
+    """How a phase's arrivals may be spaced in time: the one list of kinds, which
+    engine/arrivals.py implements member by member. Uniform unless a phase says otherwise,
+    because two uniform runs offer the same instants and compare cleanly."""
+
+    UNIFORM = "uniform"
+    POISSON = "poisson"
+    TRACE = "trace"
+
+
 # Seeds are whole numbers from 0 to this: any 32-bit seed; the generator spreads it (with
 # the phase's name) over its whole state, so a larger one would add nothing.
 MAX_SEED = 2**32 - 1
@@ -93,15 +101,17 @@ class Workload:
     name: str
     share: float
     description: str
+    # The loop a chat turn or an agent run makes (inputs/agent.py); the seed's one call.
+    agent: Agent = field(default_factory=Agent)
 
 
 @dataclass(frozen=True)
 class Arrivals:
     """How a phase's arrivals are spaced (engine/arrivals.py draws them): ``kind`` is one of
-    ARRIVAL_KINDS. A trace also keeps the file it was read from and its arrivals, already
+    ArrivalKind. A trace also keeps the file it was read from and its arrivals, already
     spread over the phase (inputs/trace_file.py), so a run's record replays without the file."""
 
-    kind: str = UNIFORM
+    kind: ArrivalKind = ArrivalKind.UNIFORM
     trace: str = ""
     offsets: tuple[float, ...] = ()
     workloads: tuple[str, ...] = ()
@@ -113,8 +123,8 @@ class Arrivals:
 
     def to_dict(self) -> str | dict:
         """As a scenario file says it; a trace with its arrivals, which a record replays."""
-        if self.kind != TRACE:
-            return self.kind
+        if self.kind != ArrivalKind.TRACE:
+            return self.kind.value
         return {
             "trace": self.trace,
             "offsets": list(self.offsets),
@@ -318,6 +328,10 @@ class Scenario:
         """Every platform a threshold gives a limit of its own (settings checks each exists)."""
         return {p.platform for t in self.thresholds for p in t.per_platform}
 
+    def agent(self, workload: str) -> Agent:
+        """The loop ``workload``'s turns make (one call for a workload not in the mix)."""
+        return next((w.agent for w in self.workloads if w.name == workload), Agent())
+
     def for_platform(self, platform: str) -> Scenario:
         """The scenario as ``platform`` is judged: each threshold at that platform's limit.
 
@@ -345,7 +359,7 @@ class Scenario:
             "min_counts": asdict(self.judging.min_counts),
         }
         data["workloads"] = {
-            w.name: {"share": self.mix[w.name], "description": w.description}
+            w.name: {"share": self.mix[w.name], "description": w.description, **agent_dict(w.agent)}
             for w in self.workloads
         }
         return data
@@ -398,13 +412,15 @@ def scenario_from_dict(raw: object, *, as_run: bool = False, base: Path | None =
         judging,
         problems,
     )
-    chat_cancel_share = _fraction(raw.get("chat_cancel_share", 0.2), "chat_cancel_share", problems)
+    chat_cancel_share = _fraction(
+        raw.get("chat_cancel_share", Scenario.chat_cancel_share), "chat_cancel_share", problems
+    )
     timeouts = _timeouts(raw.get("timeouts", {}), problems)
     lateness = _lateness(raw.get("lateness", {}), problems)
     max_body_mib = _positive(
-        raw.get("max_body_mib", 8.0), "max_body_mib", problems, most=MAX_BODY_MIB
+        raw.get("max_body_mib", Scenario.max_body_mib), "max_body_mib", problems, most=MAX_BODY_MIB
     )
-    seed = _seed(raw.get("seed", 0), problems)
+    seed = _seed(raw.get("seed", Scenario.seed), problems)
     _check_plan_size(phases, problems)
     problems.raise_as(ScenarioError)
     # A number refused above is None and added its problem, which raise_as has raised.
@@ -417,7 +433,7 @@ def scenario_from_dict(raw: object, *, as_run: bool = False, base: Path | None =
         chat_cancel_share=chat_cancel_share,
         timeouts=timeouts,
         lateness=lateness,
-        shed_counts_as_error=bool(raw.get("shed_counts_as_error", True)),
+        shed_counts_as_error=bool(raw.get("shed_counts_as_error", Scenario.shed_counts_as_error)),
         judging=judging,
         max_body_mib=max_body_mib,
         seed=seed,
@@ -483,8 +499,9 @@ def _workloads(raw: object, problems: Problems) -> tuple[Workload, ...]:
             problems,
             most=MAX_SHARE,
         )
+        agent = read_agent(spec, name, problems)
         if share is not None:
-            workloads.append(Workload(name, share, str(spec.get("description", ""))))
+            workloads.append(Workload(name, share, str(spec.get("description", "")), agent))
     if len(workloads) == len(raw) and sum(w.share for w in workloads) <= 0:
         problems.add("workloads: shares sum to 0; give at least one workload a share > 0")
     return tuple(workloads)
@@ -520,7 +537,7 @@ def _phases(
         duration = _positive(
             spec.get("duration_s"), f"{where}.duration_s", problems, most=MAX_PHASE_S
         )
-        given = spec.get("arrivals", UNIFORM)
+        given = spec.get("arrivals", ArrivalKind.UNIFORM.value)
         arrivals = _arrivals(given, f"{where}.arrivals", duration, workloads, base, problems)
         if isinstance(given, dict) and "offsets" not in given:
             # A trace read from its file says the rate (none if it or the length was refused).
@@ -545,10 +562,10 @@ def _arrivals(
     """A phase's arrival process: a kind's name, or ``{trace: FILE}`` (read, and spread over
     the phase when its length is known), or a recorded trace ``{trace, offsets, workloads}``
     taken as it is; None, and its problems, when it is none of these."""
-    if isinstance(raw, str) and raw in ARRIVAL_KINDS and raw != TRACE:
-        return Arrivals(raw)
+    if isinstance(raw, str) and raw in set(ArrivalKind) - {ArrivalKind.TRACE}:
+        return Arrivals(ArrivalKind(raw))
     if not isinstance(raw, dict) or not isinstance(raw.get("trace"), str) or not raw["trace"]:
-        kinds = ", ".join(k for k in ARRIVAL_KINDS if k != TRACE)
+        kinds = ", ".join(k for k in ArrivalKind if k != ArrivalKind.TRACE)
         problems.add(
             f"{where}: {shown(raw)} is not an arrival process; use {kinds} or {{trace: FILE}} "
             "(a CSV of offsets in seconds)"
@@ -566,7 +583,7 @@ def _arrivals(
         problems.add(line)
     if trace is None or duration_s is None:
         return None
-    return Arrivals(TRACE, raw["trace"], trace.spread_over(duration_s), trace.workloads)
+    return Arrivals(ArrivalKind.TRACE, raw["trace"], trace.spread_over(duration_s), trace.workloads)
 
 
 def _recorded_trace(
@@ -585,7 +602,9 @@ def _recorded_trace(
     if named and (len(named) != len(offsets) or not known):
         problems.add(f"{where}.workloads: expected one workload of the mix per offset, or none")
         return None
-    return Arrivals(TRACE, raw["trace"], tuple(map(float, offsets)), tuple(map(str, named)))
+    return Arrivals(
+        ArrivalKind.TRACE, raw["trace"], tuple(map(float, offsets)), tuple(map(str, named))
+    )
 
 
 def _trace_rate(
@@ -829,7 +848,14 @@ def _lateness(raw: object, problems: Problems) -> Lateness:
         problems.add("lateness: expected a mapping {late_after_ms, max_late_fraction}")
         return Lateness()
     late_after = _positive(
-        raw.get("late_after_ms", 100.0), "lateness.late_after_ms", problems, most=MAX_LATE_MS
+        raw.get("late_after_ms", Lateness.late_after_ms),
+        "lateness.late_after_ms",
+        problems,
+        most=MAX_LATE_MS,
     )
-    fraction = _fraction(raw.get("max_late_fraction", 0.01), "lateness.max_late_fraction", problems)
+    fraction = _fraction(
+        raw.get("max_late_fraction", Lateness.max_late_fraction),
+        "lateness.max_late_fraction",
+        problems,
+    )
     return Lateness(late_after or Lateness.late_after_ms, fraction)

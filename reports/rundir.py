@@ -18,7 +18,7 @@ from engine.samples import COLUMNS as SAMPLE_COLUMNS
 from engine.samples import OPERATOR_STOP, OUTCOMES, SAMPLES_FILE
 from engine.samples import SUCCESSFUL as OK_OUTCOMES
 from inputs.bad_input import shown
-from inputs.scenario import UNIFORM, Scenario, ScenarioError, scenario_from_dict
+from inputs.scenario import ArrivalKind, Scenario, ScenarioError, scenario_from_dict
 from reports.followups import FollowUpsError, attach
 
 RUN_FILE = "run.json"
@@ -66,7 +66,7 @@ class PhaseWindow:
     offered_total: int
     # run.json's record of the phase's arrival process (engine/arrivals.py); runs written
     # before there were kinds were uniform.
-    arrivals: dict = field(default_factory=lambda: {"kind": UNIFORM})
+    arrivals: dict = field(default_factory=lambda: {"kind": ArrivalKind.UNIFORM.value})
 
     @property
     def duration_s(self) -> float:
@@ -241,7 +241,7 @@ def _phase_windows(file: Path, raw: object) -> tuple[PhaseWindow, ...]:
                 reason=str(spec.get("reason", "")),
                 offered={str(k): int(v) for k, v in (spec.get("offered") or {}).items()},
                 offered_total=int(spec["offered_total"]),
-                arrivals=dict(spec.get("arrivals") or {"kind": UNIFORM}),
+                arrivals=dict(spec.get("arrivals") or {"kind": ArrivalKind.UNIFORM.value}),
             )
         except (TypeError, ValueError, AttributeError) as exc:
             raise RunDirError(

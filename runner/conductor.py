@@ -35,8 +35,9 @@ from engine.samples import INTERRUPTED, OPERATOR_STOP, SAMPLES_FILE
 from engine.schedule import Plan
 from engine.seam import PreflightError
 from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
+from inputs.bad_input import SettingsError
 from inputs.fixture import password_from_env
-from inputs.scenario import Scenario, Workload
+from inputs.scenario import Scenario
 from probes import ProbeRun, Reading, start_probes
 from reports.platform_log import read_stretch
 from runner.live_metrics import RunMetrics
@@ -60,7 +61,6 @@ from runner.settings import (
     BAD_INPUT,
     RUNS_DIR,
     RunSettings,
-    SettingsError,
     bound_connections,
     check_new_run_dir,
     offering,
@@ -68,7 +68,8 @@ from runner.settings import (
     settings_from,
     with_host,
 )
-from runner.users import USERS, mode_fields, mode_of
+from runner.stub_calls import fetch_stub_calls
+from shapes.kit_shape import USERS, mode_fields, mode_of
 from workloads.platforms import platform
 
 log = logging.getLogger(__name__)
@@ -559,6 +560,7 @@ class Conductor:
             run.flusher.kill(block=True)
         probes = run.probes.stop() if run.probes is not None else NOT_SUMMARISED
         self._follow_up(run)
+        fetch_stub_calls(run.settings.probes.stub_url, run.run_id, run.files.dir)
         run.files.write_locust_tables(self.environment)
         run.files.close()
         run.lost = _lost_processes(run)
@@ -810,8 +812,7 @@ def _planned(scenario: Scenario, plan: Plan) -> Counter:
 def _without(scenario: Scenario, workload: str) -> Scenario:
     """The scenario with one workload's share set to 0 (the others renormalise)."""
     workloads = tuple(
-        Workload(w.name, 0.0, w.description) if w.name == workload else w
-        for w in scenario.workloads
+        replace(w, share=0.0) if w.name == workload else w for w in scenario.workloads
     )
     return replace(scenario, workloads=workloads)
 

@@ -151,15 +151,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_ready(url: str, proc: subprocess.Popen, timeout: float = READY_TIMEOUT_S) -> None:
-    """Return once GET url answers 2xx; raise if the process dies or time runs out."""
+def wait_ready(
+    url: str,
+    proc: subprocess.Popen,
+    timeout: float = READY_TIMEOUT_S,
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Return once GET url (with ``headers``: a server whose every route wants its password)
+    answers 2xx; raise if the process dies or time runs out."""
     deadline = time.monotonic() + timeout
+    request = urllib.request.Request(url, headers=headers or {})
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{proc.args} exited with {proc.returncode} before it was ready")
         with (
             contextlib.suppress(OSError, urllib.error.URLError),
-            urllib.request.urlopen(url, timeout=1) as resp,
+            urllib.request.urlopen(request, timeout=1) as resp,
         ):
             if 200 <= resp.status < 300:
                 return
@@ -176,10 +183,12 @@ def running(
     env: dict[str, str] | None = None,
     python: str = sys.executable,
     ready_timeout: float = READY_TIMEOUT_S,
+    ready_headers: dict[str, str] | None = None,
 ) -> Iterator[Server]:
     """Run ``python -m ...`` args from the repository root until the block ends.
 
-    ``python`` is another interpreter for a platform that lives in its own environment (agno).
+    ``python`` is another interpreter for a platform that lives in its own environment (agno);
+    ``ready_headers`` go with the health check (opencode wants its password on every route).
     """
     full_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
     with log.open("wb") as out:
@@ -193,7 +202,7 @@ def running(
         )
     server = Server(proc, f"http://127.0.0.1:{port}", log)
     try:
-        wait_ready(server.url + health_path, proc, ready_timeout)
+        wait_ready(server.url + health_path, proc, ready_timeout, ready_headers)
         yield server
     finally:
         stop(proc, STOP_GRACE_S)

@@ -18,17 +18,22 @@ import time
 
 from aiohttp import web
 
+from stub.calls import ANSWERED, HEADER, LEFT, CallLog
 from stub.config import StubConfig
 from stub.faults import Fault, FaultPlan
 from stub.pacer import Pacer
+from stub.plan import Reply, reply_to
 from stub.stats import ENDPOINTS, FAULTS, Stats
 from stub.vectors import as_base64, embed, width
 from stub.wire import (
+    TOOL_CALLS_FINISH,
     StreamFrames,
     completion_body,
     count_prompt_tokens,
     ollama_error,
     openai_error,
+    tool_calls_body,
+    tool_frames,
 )
 
 # The model id /v1/models lists; requests may name any model and get it echoed back.
@@ -48,14 +53,18 @@ _FIRST, _TOKEN, _LOOP = 0, 1, 2
 # How often the event loop checks its own punctuality: sees any stall of 20 ms or more, and
 # costs about 0.6% of a core when idle (a 10 ms tick measured 1.2% on this machine).
 LOOP_TICK_S = 0.020
+# /calls is written out in pieces of about this many bytes, so a long record never sits whole
+# in memory.
+_CALLS_BATCH = 256 * 1024
 
 
 class _Stub:
     """The handlers of one stub process, sharing its config, fault plan and stats."""
 
-    def __init__(self, config: StubConfig, stats: Stats, stream: int) -> None:
+    def __init__(self, config: StubConfig, stats: Stats, calls: CallLog, stream: int) -> None:
         self.config = config
         self.stats = stats
+        self.calls = calls
         self.plan = FaultPlan(config, stream)
         self.first_s = config.first_token_ms / 1000.0
         self.pace_s = config.token_ms / 1000.0
@@ -93,87 +102,119 @@ class _Stub:
         return web.Response(status=429, body=body, content_type=_JSON, headers=headers)
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
-        """POST /v1/chat/completions, streamed as SSE chunks or answered whole."""
+        """POST /v1/chat/completions, streamed as SSE chunks or answered whole: text, or the
+        tool calls the kit's marker plans for this step (stub/plan.py)."""
         arrival = time.monotonic()
         self.stats.begin(_CHAT)
         try:
             body = await _json_object(request)
             if body is None:
                 return _bad_request("The body must be a JSON object.")
+            reply = reply_to(body)
+            call = None if reply.marker is None else _Call(self, reply, arrival)
             fault = self.plan.next_fault()
             if fault is not None:
+                if call is not None:
+                    call.end(fault.value)
                 return await self._fault(fault, ollama=False)
-            n_tokens, finish = self._answer_length(body)
+            if reply.calls:
+                n_tokens, finish = tool_frames(reply.calls), TOOL_CALLS_FINISH
+            else:
+                n_tokens, finish = self._answer_length(body, reply)
             first = arrival + self.plan.spread(self.first_s)
             paces = [self.plan.spread(self.pace_s) for _ in range(n_tokens - 1)]
             completion_id = f"{self.id_prefix}{next(self.ids)}"
             model = str(body.get("model") or MODEL_ID)
             prompt_tokens = count_prompt_tokens(body.get("messages"))
+            if call is not None:
+                call.prompt_tokens = prompt_tokens
             if not body.get("stream"):
                 answered = first + sum(paces)
                 try:
                     await self._until(answered)
                 except asyncio.CancelledError:
                     self.stats.abandoned()
+                    if call is not None:
+                        call.end(LEFT)
                     raise
                 self.stats.late(_FIRST, time.monotonic() - answered)
-                answer = completion_body(
-                    completion_id, int(time.time()), model, n_tokens, finish, prompt_tokens
+                created = int(time.time())
+                answer = (
+                    tool_calls_body(completion_id, created, model, reply.calls, prompt_tokens)
+                    if reply.calls
+                    else completion_body(
+                        completion_id, created, model, n_tokens, finish, prompt_tokens
+                    )
                 )
+                if call is not None:
+                    call.first_s = time.monotonic() - arrival
+                    call.end(ANSWERED)
                 return web.Response(body=answer, content_type=_JSON)
-            return await self._stream(
-                request, body, completion_id, model, n_tokens, finish, prompt_tokens, first, paces
+            options = body.get("stream_options")
+            include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+            frames = StreamFrames.for_stream(completion_id, int(time.time()), model, include_usage)
+            payloads = (
+                frames.tool_payloads(reply.calls, prompt_tokens)
+                if reply.calls
+                else frames.payloads(n_tokens, finish, prompt_tokens)
             )
+            return await self._stream(request, payloads, first, paces, call)
         finally:
             self.stats.end()
 
-    def _answer_length(self, body: dict) -> tuple[int, str]:
-        """Tokens to send and why the answer ends: ``length`` when max_tokens cuts it."""
+    def _answer_length(self, body: dict, reply: Reply) -> tuple[int, str]:
+        """Tokens to send and why the answer ends: ``length`` when max_tokens cuts it. The
+        kit's marker may state the answer's length; the stub's --tokens otherwise."""
+        tokens = self.config.tokens
+        if reply.marker is not None and reply.marker.tokens is not None:
+            tokens = reply.marker.tokens
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
-        if isinstance(limit, int) and 0 < limit < self.config.tokens:
+        if isinstance(limit, int) and 0 < limit < tokens:
             return limit, "length"
-        return self.config.tokens, "stop"
+        return tokens, "stop"
 
     async def _stream(
         self,
         request: web.Request,
-        body: dict,
-        completion_id: str,
-        model: str,
-        n_tokens: int,
-        finish: str,
-        prompt_tokens: int,
+        payloads: list[bytes],
         first: float,
         paces: list[float],
+        call: _Call | None,
     ) -> web.StreamResponse:
         """Headers with the first token, middle tokens by the pacer, the last with the end.
 
         Each send is one write: aiohttp joins the buffered headers to the first chunk and
         the chunked terminator to the last, so a stream of n tokens costs n writes.
         """
-        options = body.get("stream_options")
-        include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-        frames = StreamFrames.for_stream(completion_id, int(time.time()), model, include_usage)
-        payloads = frames.payloads(n_tokens, finish, prompt_tokens)
         last = first + sum(paces)
         response = web.StreamResponse(headers=_SSE_HEADERS)
         await response.prepare(request)
         try:
             await self._until(first)
-            if n_tokens > 1:
+            if len(payloads) > 1:
                 await response.write(payloads[0])
                 self.stats.late(_FIRST, time.monotonic() - first)
+                if call is not None:
+                    call.first_s = time.monotonic() - call.arrival
                 middle = _Stream(request.transport, payloads[1:-1], paces, self)
                 self.pacer.at(first + paces[0], middle.send)
                 await middle.done
             await response.write_eof(payloads[-1])
-            self.stats.late(_FIRST if n_tokens == 1 else _TOKEN, time.monotonic() - last)
+            self.stats.late(_FIRST if len(payloads) == 1 else _TOKEN, time.monotonic() - last)
+            if call is not None:
+                if call.first_s is None:
+                    call.first_s = time.monotonic() - call.arrival
+                call.end(ANSWERED)
         except asyncio.CancelledError:
             self.stats.abandoned()
+            if call is not None:
+                call.end(LEFT)
             raise
         except ConnectionError:
             # The client left between frames; aiohttp closes quietly when the end cannot be sent.
             self.stats.abandoned()
+            if call is not None:
+                call.end(LEFT)
         return response
 
     async def embeddings(self, request: web.Request) -> web.Response:
@@ -271,6 +312,20 @@ class _Stub:
         finally:
             self.stats.end()
 
+    async def get_calls(self, request: web.Request) -> web.StreamResponse:
+        """GET /calls[?run=RUN]: every stub process's per-call rows (of that run) as one CSV."""
+        response = web.StreamResponse(headers={"Content-Type": "text/csv; charset=utf-8"})
+        await response.prepare(request)
+        await response.write(HEADER.encode())
+        batch = bytearray()
+        for line in self.calls.rows(request.query.get("run")):
+            batch += line
+            if len(batch) >= _CALLS_BATCH:
+                await response.write(bytes(batch))
+                batch.clear()
+        await response.write_eof(bytes(batch))
+        return response
+
     async def get_stats(self, request: web.Request) -> web.Response:
         """GET /stats: combined counters of every stub process on this port."""
         return web.json_response({**self.stats.snapshot(), "knobs": self._knobs()})
@@ -289,6 +344,37 @@ class _Stub:
         """POST /stats/reset: counting starts afresh; what is in flight stays in flight."""
         self.stats.reset()
         return web.json_response(self.stats.snapshot())
+
+
+class _Call:
+    """One marked model call being served: the row the stub appends when it ends."""
+
+    __slots__ = ("arrival", "first_s", "prompt_tokens", "reply", "started_at", "stub")
+
+    def __init__(self, stub: _Stub, reply: Reply, arrival: float) -> None:
+        self.stub, self.reply, self.arrival = stub, reply, arrival
+        self.started_at = time.time()
+        self.first_s: float | None = None
+        self.prompt_tokens = 0
+
+    def end(self, outcome: str) -> None:
+        """Append the call's row: its step, what the stub answered, its own times."""
+        reply, marker = self.reply, self.reply.marker
+        assert marker is not None  # only marked calls are recorded
+        self.stub.calls.write(
+            marker.run,
+            marker.arrival,
+            reply.step,
+            marker.steps,
+            reply.kind,
+            len(reply.calls),
+            reply.turns,
+            self.prompt_tokens,
+            self.started_at,
+            self.first_s,
+            time.monotonic() - self.arrival,
+            outcome,
+        )
 
 
 class _Stream:
@@ -363,9 +449,9 @@ def _ollama_bad_request(message: str) -> web.Response:
     return web.Response(status=400, body=ollama_error(message), content_type=_JSON)
 
 
-def build_app(config: StubConfig, stats: Stats, stream: int = 0) -> web.Application:
+def build_app(config: StubConfig, stats: Stats, calls: CallLog, stream: int = 0) -> web.Application:
     """The aiohttp application of one stub process; stream numbers its seeded sequences."""
-    stub = _Stub(config, stats, stream)
+    stub = _Stub(config, stats, calls, stream)
     app = web.Application()
     app.router.add_post("/v1/chat/completions", stub.chat)
     app.router.add_post("/v1/embeddings", stub.embeddings)
@@ -374,6 +460,7 @@ def build_app(config: StubConfig, stats: Stats, stream: int = 0) -> web.Applicat
     app.router.add_get("/v1/models", stub.models)
     app.router.add_get("/health", stub.health)
     app.router.add_get("/stats", stub.get_stats)
+    app.router.add_get("/calls", stub.get_calls)
     app.router.add_post("/stats/reset", stub.reset_stats)
     app.router.add_post("/{version}/{phone}/messages", stub.whatsapp_messages)
 

@@ -4,7 +4,8 @@ Several processes share one port through SO_REUSEPORT (the kernel spreads
 connections across their sockets) when one core is not enough. The parent
 binds every socket before forking, so a port in use is one line and a non-zero
 exit before anything serves, and the shared stats memory exists before the
-children do.
+children do, and so does the directory their per-call records share (stub/calls.py),
+removed when the stub stops.
 """
 
 from __future__ import annotations
@@ -14,14 +15,18 @@ import contextlib
 import errno
 import gc
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import traceback
+from pathlib import Path
 
 from aiohttp import web
 
 from stub.app import build_app
+from stub.calls import CallLog
 from stub.config import ConfigError, StubConfig, describe
 from stub.stats import Stats
 
@@ -102,9 +107,20 @@ def serve(config: StubConfig) -> int:
         f"uvloop={'yes' if uvloop else 'no'})",
         flush=True,
     )
-    if config.processes == 1:
-        _run_process(config, sockets[0], Stats(memory, lock, 0), 0)
-        return 0
+    calls = Path(tempfile.mkdtemp(prefix="stub-calls-"))
+    try:
+        if config.processes == 1:
+            _run_process(config, sockets[0], Stats(memory, lock, 0), calls, 0)
+            return 0
+        return _fork(config, sockets, memory, lock, calls)
+    finally:
+        shutil.rmtree(calls, ignore_errors=True)
+
+
+def _fork(
+    config: StubConfig, sockets: list[socket.socket], memory: memoryview, lock, calls: Path
+) -> int:
+    """One child per socket; the parent supervises them and answers for all."""
     # Stop signals wait until each process has its handlers, so none dies half set up.
     signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     children = set()
@@ -116,7 +132,7 @@ def serve(config: StubConfig) -> int:
                 if other is not sock:
                     other.close()
             try:
-                _run_process(config, sock, Stats(memory, lock, index), index)
+                _run_process(config, sock, Stats(memory, lock, index), calls, index)
             except BaseException:
                 traceback.print_exc()
                 os._exit(1)
@@ -152,21 +168,25 @@ def _supervise(children: set[int]) -> int:
     return status
 
 
-def _run_process(config: StubConfig, sock: socket.socket, stats: Stats, index: int) -> None:
+def _run_process(
+    config: StubConfig, sock: socket.socket, stats: Stats, calls: Path, index: int
+) -> None:
     """Serve on sock in this process until SIGTERM or SIGINT."""
     factory = uvloop.new_event_loop if uvloop else None
     with asyncio.Runner(loop_factory=factory) as runner:
-        runner.run(_serve_socket(config, sock, stats, index))
+        runner.run(_serve_socket(config, sock, stats, CallLog(calls, index), index))
 
 
-async def _serve_socket(config: StubConfig, sock: socket.socket, stats: Stats, index: int) -> None:
+async def _serve_socket(
+    config: StubConfig, sock: socket.socket, stats: Stats, calls: CallLog, index: int
+) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in _STOP_SIGNALS:
         loop.add_signal_handler(signum, stop.set)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     runner = web.AppRunner(
-        build_app(config, stats, index),
+        build_app(config, stats, calls, index),
         access_log=None,
         handler_cancellation=True,
         shutdown_timeout=SHUTDOWN_TIMEOUT_S,

@@ -10,7 +10,12 @@ never a ``json.dumps``: the stub must not be the bottleneck of a load run.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from stub.plan import ToolCall
 
 # A vocabulary of plain words so answers read as text and need no JSON escaping.
 WORDS = (
@@ -22,6 +27,11 @@ _ROLE_DELTA = b'{"role":"assistant","content":"","refusal":null}'
 # Stands where a real provider names its backend configuration; SDKs only pass it through.
 SYSTEM_FINGERPRINT = "fp_stub"
 DONE_FRAME = b"data: [DONE]\n\n"
+# A tool call's JSON arguments arrive in pieces of this many characters, as a model writes
+# them token by token; the SDKs join the pieces, and a client that read only the first
+# delta would get broken JSON.
+ARGUMENT_PIECE = 12
+TOOL_CALLS_FINISH = "tool_calls"
 
 
 def answer_text(n_tokens: int) -> str:
@@ -86,6 +96,26 @@ class StreamFrames:
         sends[-1] += self.last(finish_reason, prompt_tokens, n_tokens)
         return sends
 
+    def tool_payloads(self, calls: Sequence[ToolCall], prompt_tokens: int) -> list[bytes]:
+        """A tool-calling answer's sends: each call's head (id, name, empty arguments), then its
+        arguments in pieces, as OpenAI streams them; the first carries the role, the last the
+        end of stream. One send per model token: a call's head and each piece."""
+        deltas = []
+        for i, call in enumerate(calls):
+            head = _tool_head(i, call)
+            deltas.append(
+                b'{"role":"assistant","content":null,"tool_calls":[' + head + b'],"refusal":null}'
+                if i == 0
+                else b'{"tool_calls":[' + head + b"]}"
+            )
+            deltas += [
+                b'{"tool_calls":[{"index":%d,"function":{"arguments":%b}}]}' % (i, piece)
+                for piece in _pieces(call.arguments)
+            ]
+        sends = [self.head + delta + self.tail for delta in deltas]
+        sends[-1] += self.last(TOOL_CALLS_FINISH, prompt_tokens, len(sends))
+        return sends
+
     def first(self) -> bytes:
         """The role frame and the first token, sent together at the first-token deadline."""
         return self.head + _ROLE_DELTA + self.tail + self.token(0)
@@ -106,6 +136,55 @@ class StreamFrames:
         return frames + DONE_FRAME
 
 
+def _tool_head(index: int, call: ToolCall) -> bytes:
+    """A streamed call's opening delta entry: its index, id, name and no arguments yet."""
+    return b'{"index":%d,"id":%b,"type":"function","function":{"name":%b,"arguments":""}}' % (
+        index,
+        json.dumps(call.id).encode(),
+        json.dumps(call.name).encode(),
+    )
+
+
+def _pieces(arguments: str) -> list[bytes]:
+    """The arguments as JSON string literals of ARGUMENT_PIECE characters each."""
+    return [
+        json.dumps(arguments[at : at + ARGUMENT_PIECE]).encode()
+        for at in range(0, len(arguments), ARGUMENT_PIECE)
+    ]
+
+
+def tool_frames(calls: Sequence[ToolCall]) -> int:
+    """How many sends (model tokens) a tool-calling answer takes: a head per call and its
+    argument pieces, so a streamed and a whole answer take the same time."""
+    return sum(1 + len(range(0, len(call.arguments), ARGUMENT_PIECE)) for call in calls)
+
+
+def tool_calls_body(
+    completion_id: str,
+    created: int,
+    model: str,
+    calls: Sequence[ToolCall],
+    prompt_tokens: int,
+) -> bytes:
+    """A non-streaming ``chat.completion`` whose message asks for ``calls``."""
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in calls
+        ],
+        "refusal": None,
+    }
+    return _completion(
+        completion_id, created, model, message, TOOL_CALLS_FINISH, prompt_tokens, tool_frames(calls)
+    )
+
+
 def completion_body(
     completion_id: str,
     created: int,
@@ -115,20 +194,30 @@ def completion_body(
     prompt_tokens: int,
 ) -> bytes:
     """A non-streaming ``chat.completion`` object carrying the whole answer and its usage."""
+    message = {"role": "assistant", "content": answer_text(n_tokens), "refusal": None}
+    return _completion(
+        completion_id, created, model, message, finish_reason, prompt_tokens, n_tokens
+    )
+
+
+def _completion(
+    completion_id: str,
+    created: int,
+    model: str,
+    message: dict,
+    finish_reason: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+) -> bytes:
     body = {
         "id": completion_id,
         "object": "chat.completion",
         "created": created,
         "model": model,
         "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": answer_text(n_tokens), "refusal": None},
-                "logprobs": None,
-                "finish_reason": finish_reason,
-            }
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
         ],
-        "usage": _usage(prompt_tokens, n_tokens),
+        "usage": _usage(prompt_tokens, completion_tokens),
         "system_fingerprint": SYSTEM_FINGERPRINT,
     }
     return json.dumps(body, separators=(",", ":")).encode()

@@ -19,8 +19,8 @@ from engine.arrivals import KINDS, poisson_offsets
 from engine.mix import Mix
 from engine.schedule import Plan, SlotCursor
 from inputs.scenario import (
-    ARRIVAL_KINDS,
     DEFAULT_PATH,
+    ArrivalKind,
     ScenarioError,
     load_scenario,
     scenario_from_dict,
@@ -195,8 +195,9 @@ def test_a_trace_line_naming_a_workload_the_run_does_not_offer_takes_the_mix_s_p
     assert "trigger_fire" not in picks
 
 
-def test_the_scenario_names_exactly_the_registered_kinds():
-    assert tuple(KINDS) == ARRIVAL_KINDS
+def test_every_kind_the_scenario_names_is_implemented_under_its_name():
+    assert set(KINDS) == set(ArrivalKind)
+    assert all(spacer.name == name for name, spacer in KINDS.items())
 
 
 @pytest.mark.parametrize(

@@ -52,7 +52,9 @@ CHECK = textwrap.dedent(
     """
 )
 
-LISTENING = "from listening import listening_socket\nsock = listening_socket('127.0.0.1', 0)"
+LISTENING = (
+    "from platforms.listening import listening_socket\nsock = listening_socket('127.0.0.1', 0)"
+)
 STUB = (
     "from stub.serve import _reusable_socket\n"
     "sock = _reusable_socket(); sock.bind(('127.0.0.1', 0)); sock.listen()"

@@ -177,3 +177,66 @@ def test_a_platform_limit_needs_its_reason_and_a_number(value, names):
         scenario_from_dict(raw)
     (line,) = str(err.value).splitlines()
     assert names in line, line
+
+
+@pytest.mark.parametrize(
+    ("workload", "key", "value", "names"),
+    [
+        ("agent_run", "steps", 0, "workloads.agent_run.steps: 0 is not a whole number from 1"),
+        ("chat_stream", "steps", 65, "workloads.chat_stream.steps: 65 is not a whole number"),
+        ("agent_run", "steps", 2.5, "workloads.agent_run.steps: 2.5"),
+        ("agent_run", "parallel_tools", 17, "workloads.agent_run.parallel_tools: 17"),
+        ("chat_stream", "tool_ms", -1, "workloads.chat_stream.tool_ms: -1 is not a time"),
+        ("agent_run", "prompt_bytes", 10**9, "workloads.agent_run.prompt_bytes: 1000000000"),
+        ("agent_run", "answer_tokens", 0, "workloads.agent_run.answer_tokens: 0"),
+        ("agent_run", "stepz", 3, "workloads.agent_run.stepz: unknown; use one of ('share'"),
+        ("api_read", "steps", 3, "workloads.api_read.steps: unknown; use one of ('share', 'desc"),
+        ("agent_run", "conversations", {}, "workloads.agent_run.conversations: unknown"),
+        (
+            "chat_stream",
+            "conversations",
+            {"continuing": 1.5},
+            "workloads.chat_stream.conversations.continuing: 1.5 is not a share",
+        ),
+        (
+            "chat_stream",
+            "conversations",
+            {"turns": 0},
+            "workloads.chat_stream.conversations.turns: 0",
+        ),
+        (
+            "chat_stream",
+            "conversations",
+            {"depth": 3},
+            "workloads.chat_stream.conversations.depth: unknown; use one of ('continuing'",
+        ),
+    ],
+)
+def test_the_agents_shape_is_refused_field_by_field(workload, key, value, names):
+    """Today an unknown key under a workload was silently ignored: a scenario with steps: 0
+    under agent_run ran as one call per run. Every key the kit does not know is refused."""
+    raw = copy.deepcopy(RAW)
+    raw["workloads"][workload][key] = value
+    with pytest.raises(ScenarioError) as err:
+        scenario_from_dict(raw)
+    assert str(err.value).startswith(names)
+    assert "\n" not in str(err.value)
+
+
+def test_the_agents_shape_defaults_to_the_seeds_one_call_and_round_trips():
+    sc = load_scenario()
+    for workload in ("chat_stream", "agent_run", "api_read"):
+        assert sc.agent(workload).steps == 1
+        assert sc.agent(workload).conversations.continuing == 0
+    assert set(sc.to_dict()["workloads"]["chat_stream"]) == {"share", "description"}
+    raw = copy.deepcopy(RAW)
+    raw["workloads"]["chat_stream"].update(
+        steps=3, parallel_tools=2, tool_ms=5, conversations={"continuing": 0.5, "turns": 4}
+    )
+    shaped = scenario_from_dict(raw)
+    again = scenario_from_dict(shaped.to_dict(), as_run=True)
+    assert again.agent("chat_stream") == shaped.agent("chat_stream")
+    assert (again.agent("chat_stream").steps, again.agent("chat_stream").conversations.gap) == (
+        3,
+        8,
+    )

@@ -1,0 +1,75 @@
+"""Stub + opencode serve on free loopback ports, for ``make demo PLATFORM=opencode`` and tests.
+
+opencode is the npm package ``opencode-ai`` installed into platforms/opencode/ by
+``make opencode-install`` (on first use), started by its launcher
+(``python -m platforms.opencode``), which gives it HOME and XDG folders of its own
+under the stack's scratch directory and nothing that reaches past 127.0.0.1. Its
+password is the run's (LOAD_PASSWORD), passed in the child's environment, never in
+argv; every route wants it, the health check too.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from stack.local import INSTALL_TIMEOUT_S, PlatformUnavailable, password
+from stack.processes import ROOT, Server, free_port, run_captured, running
+
+# How ``make demo`` names this platform in its first line.
+WHAT = "opencode serve"
+
+BINARY = ROOT / "platforms" / "opencode" / "node_modules" / ".bin" / "opencode"
+# opencode answers its health check about 2 s after start on an idle machine.
+READY_TIMEOUT_S = 60.0
+# opencode's basic-auth user when OPENCODE_SERVER_USERNAME is not set (its default).
+USER = "opencode"
+
+
+def ensure_opencode() -> None:
+    """Install the pinned opencode if needed (``make opencode-install``), or say why not."""
+    done = run_captured(
+        ["make", "--no-print-directory", "opencode-install"], dict(os.environ), INSTALL_TIMEOUT_S
+    )
+    if done.returncode != 0 or not BINARY.exists():
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        raise PlatformUnavailable(
+            f"make opencode-install failed: {lines[-1] if lines else done.returncode}; "
+            "check that node, npm and the npm registry are reachable"
+        )
+
+
+def basic_auth(secret: str) -> dict[str, str]:
+    """The Authorization header opencode's server wants on every route."""
+    token = base64.b64encode(f"{USER}:{secret}".encode()).decode()
+    return {"Authorization": f"Basic {token}"}
+
+
+@contextlib.contextmanager
+def running_opencode(data_dir: Path, stub_url: str, env: dict[str, str]) -> Iterator[Server]:
+    """opencode serve on a free port, its state in ``data_dir``, the run's password on; ready
+    when its health check answers with that password; stopped when the block ends."""
+    port = free_port()
+    args = [
+        "-m",
+        "platforms.opencode",
+        "--port",
+        str(port),
+        "--stub-url",
+        stub_url,
+        "--data-dir",
+        str(data_dir.resolve()),
+    ]
+    with running(
+        args,
+        "/global/health",
+        port,
+        data_dir.parent / "opencode.log",
+        {**env, "OPENCODE_SERVER_PASSWORD": password()},
+        ready_timeout=READY_TIMEOUT_S,
+        ready_headers=basic_auth(password()),
+    ) as server:
+        yield server

@@ -1,0 +1,202 @@
+"""What one chat request asks of the stub: answer now, or call a tool, and which.
+
+The kit drives an agent's loop without knowing the platform's insides: it writes
+its plan into the user's message as a marker, ``<loadkit>{JSON}</loadkit>``, and
+every platform passes that message to its model. The stub reads the plan from
+the request alone, so it stays stateless and any number of stub processes agree:
+
+- the plan is the last ``user`` message that carries a marker (a continued
+  conversation's earlier turns carry their own, older markers);
+- the step this call is = 1 + the ``assistant`` messages after that one that
+  carry ``tool_calls`` (each is one tool-calling answer the stub already gave in
+  this turn; k parallel results still make one step, and a platform that sends
+  back fewer results than it was asked for is still at the step it reached);
+- below ``steps`` it asks for ``parallel`` calls of one tool, else it answers.
+
+The tool is the one the marker names if the request offers it; a marker that
+names none takes the first tool offered. A named tool the request does not offer,
+or a request that offers no tools at all, is answered with text and recorded as
+such, so the kit sees the turn stop short instead of the stub calling a tool the
+agent was never given (opencode offers bash among its tools).
+
+Arguments: the marker's ``args`` when it gives them, else each required
+parameter of the tool's JSON schema filled with a plain value of its type.
+Call ids are ``call_<arrival>_<step>_<i>``: unique within a conversation, since
+each turn is its own arrival, and the same on every stub process.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+MARKER_OPEN = "<loadkit>"
+MARKER_CLOSE = "</loadkit>"
+# What a tool-calling answer is, and what a text answer is, in the per-call record.
+TOOL_CALLS = "tool_calls"
+ANSWER = "answer"
+# A text answer where the plan wanted a tool: the request offered none, or not the one named.
+NO_TOOL = "no_tool"
+# Values a required parameter gets when the marker gives no arguments, by JSON-schema type.
+_PLAIN = {
+    "string": "loadkit",
+    "integer": 1,
+    "number": 1,
+    "boolean": True,
+    "array": [],
+    "object": {},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """The kit's plan for one turn, as written into its user message."""
+
+    run: str
+    arrival: int
+    steps: int
+    parallel: int
+    tool: str | None
+    args: dict | None
+    tokens: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call the stub asks for: its id, the function's name and its JSON arguments."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the stub answers this request: tool calls (non-empty) or text of ``tokens``."""
+
+    marker: Marker | None
+    step: int
+    turns: int
+    calls: tuple[ToolCall, ...]
+    kind: str
+
+
+def write_marker(marker: Marker) -> str:
+    """The marker as the kit writes it into a turn's message: only what differs from the
+    defaults (one step, one call per step, the first tool, plain arguments, --tokens)."""
+    plan: dict[str, object] = {"run": marker.run, "arrival": marker.arrival}
+    if marker.steps != 1:
+        plan["steps"] = marker.steps
+    if marker.parallel != 1:
+        plan["parallel"] = marker.parallel
+    if marker.tool is not None:
+        plan["tool"] = marker.tool
+    if marker.args is not None:
+        plan["args"] = marker.args
+    if marker.tokens is not None:
+        plan["tokens"] = marker.tokens
+    return MARKER_OPEN + json.dumps(plan, separators=(",", ":")) + MARKER_CLOSE
+
+
+def read_marker(text: str) -> Marker | None:
+    """The marker in one message's text, or None if it has none or it is not the kit's."""
+    start = text.rfind(MARKER_OPEN)
+    if start < 0:
+        return None
+    end = text.find(MARKER_CLOSE, start)
+    if end < 0:
+        return None
+    try:
+        plan = json.loads(text[start + len(MARKER_OPEN) : end])
+        run, arrival = str(plan["run"]), int(plan["arrival"])
+        steps, parallel = int(plan.get("steps", 1)), int(plan.get("parallel", 1))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    tool, args, tokens = plan.get("tool"), plan.get("args"), plan.get("tokens")
+    return Marker(
+        run=run,
+        arrival=arrival,
+        steps=max(1, steps),
+        parallel=max(1, parallel),
+        tool=tool if isinstance(tool, str) else None,
+        args=args if isinstance(args, dict) else None,
+        tokens=tokens if isinstance(tokens, int) and tokens > 0 else None,
+    )
+
+
+def text_of(content: object) -> str:
+    """A message's text: the string, or its text parts joined (the content-parts form)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part.get("text") or "" for part in content if isinstance(part, dict)
+        )  # a part without text (an image) adds nothing
+    return ""
+
+
+def reply_to(body: dict) -> Reply:
+    """Decide, from the request alone, whether to call tools (and which) or to answer."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return Reply(None, 1, 0, (), ANSWER)
+    marker, at, turns = None, -1, 0
+    for i, message in enumerate(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            turns += 1
+            content = message.get("content")
+            if MARKER_OPEN in (content if isinstance(content, str) else text_of(content)):
+                found = read_marker(text_of(content))
+                if found is not None:
+                    marker, at = found, i
+    if marker is None:
+        return Reply(None, 1, turns, (), ANSWER)
+    step = 1 + sum(
+        1
+        for message in messages[at + 1 :]
+        if isinstance(message, dict) and message.get("role") == "assistant"
+        and message.get("tool_calls")
+    )  # fmt: skip
+    if step >= marker.steps or body.get("tool_choice") == "none":
+        return Reply(marker, step, turns, (), ANSWER)
+    tool = _offered(body.get("tools"), marker.tool)
+    if tool is None:
+        return Reply(marker, step, turns, (), NO_TOOL)
+    name, parameters = tool
+    arguments = json.dumps(
+        marker.args if marker.args is not None else _plain_arguments(parameters),
+        separators=(",", ":"),
+    )
+    parallel = 1 if body.get("parallel_tool_calls") is False else marker.parallel
+    calls = tuple(
+        ToolCall(f"call_{marker.arrival}_{step}_{i}", name, arguments) for i in range(parallel)
+    )
+    return Reply(marker, step, turns, calls, TOOL_CALLS)
+
+
+def _offered(tools: object, wanted: str | None) -> tuple[str, dict] | None:
+    """(name, parameters schema) of the tool to call: the wanted one if offered, else the
+    first offered when none is wanted; None when the request offers no such tool."""
+    if not isinstance(tools, list):
+        return None
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if isinstance(name, str) and (wanted is None or name == wanted):
+            parameters = function.get("parameters")
+            return name, parameters if isinstance(parameters, dict) else {}
+    return None
+
+
+def _plain_arguments(schema: dict) -> dict:
+    """Each required parameter of a JSON schema given a plain value of its type."""
+    properties = schema.get("properties") or {}
+    arguments = {}
+    for name in schema.get("required") or ():
+        spec = properties.get(name) if isinstance(properties, dict) else None
+        kind = spec.get("type") if isinstance(spec, dict) else None
+        if isinstance(kind, list):  # ["string", "null"]: the first non-null type
+            kind = next((k for k in kind if k != "null"), None)
+        enum = spec.get("enum") if isinstance(spec, dict) else None
+        arguments[name] = enum[0] if enum else _PLAIN.get(kind, "loadkit")
+    return arguments
