@@ -38,7 +38,7 @@ from runner.messages import (
     Prepare,
     drained_from_wire,
 )
-from runner.progress import quiet_locust_tables
+from runner.progress import quiet_locust_tables, quiet_user_ramp
 from runner.settings import (
     BAD_INPUT,
     add_options,
@@ -50,6 +50,7 @@ from runner.settings import (
 )
 from runner.users import USER_CLASSES
 from shapes.choose import choose_shape
+from shapes.kit_shape import OPEN_ARRIVAL, mode_of
 from shapes.sweep import SWEEP_TITLE, add_sweep_options
 from webui.locust_charts import chart_offered_rate
 from webui.rate_page import add_rate_page
@@ -120,6 +121,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         runner.register_message(STOP, lambda msg, **_: _process.stop("interrupted"))
     if not isinstance(runner, WorkerRunner):
         quiet_locust_tables(options)
+        quiet_user_ramp(lambda: mode_of(environment.shape_class) == OPEN_ARRIVAL)
         _handle_signals_before_load(runner)
         if isinstance(runner, MasterRunner) and options.headless:
             _bound_the_wait_for_workers(runner, options)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
@@ -23,6 +24,9 @@ EVERY_S = 10.0
 CLEAR = "\r\x1b[2K"
 # The logger Locust prints its request, percentile and error tables through (locust.stats).
 LOCUST_TABLES_LOGGER = "locust.stats_logger"
+# The logger Locust's runners speak through, and how its lines about ramping users begin.
+LOCUST_RUNNERS_LOGGER = "locust.runners"
+USER_RAMP = ("Shape test updating to ", "Ramping to ", "All users spawned: ")
 
 
 def quiet_locust_tables(options) -> None:
@@ -34,6 +38,17 @@ def quiet_locust_tables(options) -> None:
         return
     options.only_summary = True
     logging.getLogger(LOCUST_TABLES_LOGGER).setLevel(logging.WARNING)
+
+
+def quiet_user_ramp(open_arrival: Callable[[], bool]) -> None:
+    """Locust's lines about ramping users ("Ramping to 0 users ...", "All users spawned: ...
+    (0 total users)"), printed on every run, left out while ``open_arrival()``: that mode has
+    no users, and a refusal's one line sat among them. Users mode keeps them."""
+
+    def keep(record: logging.LogRecord) -> bool:
+        return not (open_arrival() and record.getMessage().startswith(USER_RAMP))
+
+    logging.getLogger(LOCUST_RUNNERS_LOGGER).addFilter(keep)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from runner.progress import (
     Progress,
     ProgressLine,
     quiet_locust_tables,
+    quiet_user_ramp,
 )
 
 
@@ -97,3 +98,21 @@ def test_locust_tables_are_off_unless_asked_for():
         assert quiet.only_summary and logger.level == logging.WARNING
     finally:
         logger.setLevel(before)
+
+
+def test_locusts_user_ramp_lines_are_left_out_in_open_arrival_only(caplog):
+    mode = {"open": True}
+    quiet_user_ramp(lambda: mode["open"])
+    runners = logging.getLogger("locust.runners")
+    try:
+        with caplog.at_level(logging.INFO, logger="locust.runners"):
+            runners.info("Ramping to %d users at a rate of %.2f per second", 0, 1.0)
+            runners.info('All users spawned: {"OpenArrival": 0} (0 total users)')
+            runners.info("Shape test updating to 0 users at 1.00 spawn rate")
+            runners.info("Shape test starting.")
+            mode["open"] = False
+            runners.info("Ramping to %d users at a rate of %.2f per second", 8, 8.0)
+        said = [r.getMessage() for r in caplog.records if r.name == "locust.runners"]
+        assert said == ["Shape test starting.", "Ramping to 8 users at a rate of 8.00 per second"]
+    finally:
+        runners.filters.clear()
