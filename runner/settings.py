@@ -106,7 +106,12 @@ class RunSettings:
 def locust_option(group, *names: str, web: bool = True, **kwargs) -> None:
     """Add one of the kit's options to ``group`` of Locust's parser: argparse's add_argument,
     and the attributes Locust's web UI reads (in its start form unless ``web`` is False;
-    never a secret, required or repeated)."""
+    never a secret, required or repeated). A default that is a value is said in its help
+    (``--help`` and the form's label show the help as written, so not as %(default)s)."""
+    default = kwargs.get("default")
+    if not (default is None or default is False or default == "") and "help" in kwargs:
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        kwargs["help"] = f"{kwargs['help']} (default {shown})"
     action = group.add_argument(*names, **kwargs)
     action.include_in_web_ui, action.is_secret = web, False
     action.is_required, action.is_multiple = False, False
@@ -130,7 +135,7 @@ def add_options(parser) -> None:
         "(the web UI's shape; change it while running at /arrival-rate); "
         "--run-time ends it, drained",
     )
-    option("--scenario", default="scenario.yaml", help="scenario file (YAML)")
+    option("--scenario", default="scenario.yaml", help="the scenario's YAML file")
     option("--scale", default=1.0, help="multiply phase durations (never rates) by this")
     option(
         "--connections",
@@ -140,7 +145,7 @@ def add_options(parser) -> None:
     )
     option("--run-dir", default=None, help="run directory (default: runs/<UTC timestamp>)")
     option("--fixture", default="fixture.json", help="fixture written by the seed")
-    option("--email", default=DEFAULT_EMAIL, help="user to sign in as (password: LOAD_PASSWORD)")
+    option("--email", default=DEFAULT_EMAIL, help="user to sign in as, LOAD_PASSWORD its password")
     option("--topology", default="", help="free text: where each part ran")
     option(
         "--follow-up-grace",
@@ -198,7 +203,7 @@ def add_options(parser) -> None:
         default=DEFAULT_PROMETHEUS_LINGER_S,
         web=False,
         help="seconds the master keeps serving the final metrics after the last run, so the "
-        "next scrape sees every sample (default: 15, Prometheus's default scrape interval)",
+        "next scrape sees every sample (Prometheus scrapes every 15 s by default)",
     )
     _explain_worker_wait(parser)
 
