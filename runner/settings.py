@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from engine.agent_plan import plan_problem
 from engine.content_coding import ACCEPTABLE, DEFAULT_ACCEPT, accept_problem
 from engine.limits import process_connection_limit, raise_open_files_limit
 from engine.samples import SAMPLES_FILE
@@ -30,7 +31,7 @@ from inputs.fixture import (
 )
 from inputs.scenario import MAX_RATE, Scenario, ScenarioError, load_scenario
 from probes import ProbeOptions
-from workloads.platforms import PLATFORMS
+from workloads.platforms import PLATFORMS, platform
 
 RUNS_DIR = Path("runs")
 # The files a run creates in its directory (samples.csv is checked on its own: a finished run).
@@ -253,6 +254,8 @@ def settings_from(
             f"kit speaks; use one of {', '.join(PLATFORMS)}"
         )
     unscaled = written.for_platform(fixture.platform)
+    if problem := plan_problem(unscaled, fixture.platform, platform(fixture.platform).tool):
+        raise SettingsError(problem)
     scenario = unscaled.scaled(scale)
     rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float, MAX_RATE)
     needed = scenario.connections_needed(rate)

@@ -17,7 +17,7 @@ from collections import Counter
 
 import pytest
 
-from engine.seam import WORDS_MAX
+from engine.dialect_kit import WORDS_MAX
 from inputs.fixture import Fixture
 from stack.processes import free_port, running
 from tests.support.garbage_proxy import STATS_PATH

@@ -21,18 +21,18 @@ from collections import Counter
 import pytest
 
 from engine.clock import RunClock
-from engine.dispatcher import Dispatcher
-from engine.http import CLOSED_BEFORE_STATUS, HttpTransport
-from engine.mix import Mix
-from engine.samples import CANCELLED, FAILED, OK, TIMED_OUT, TIMEOUT
-from engine.schedule import Plan
-from engine.seam import (
+from engine.dialect_kit import (
     BAD_FRAME,
     CONNECTION_CLOSED,
     CONNECTION_RESET,
     STOPPED_UNASKED,
     STREAM_ENDED,
 )
+from engine.dispatcher import Dispatcher
+from engine.http import CLOSED_BEFORE_STATUS, HttpTransport
+from engine.mix import Mix
+from engine.samples import CANCELLED, FAILED, OK, TIMED_OUT, TIMEOUT
+from engine.schedule import Plan
 from engine.share import Share
 from inputs.fixture import Fixture
 from inputs.scenario import scenario_from_dict
