@@ -29,7 +29,7 @@ from inputs.fixture import (
 )
 from inputs.scenario import MAX_RATE, Scenario, ScenarioError, load_scenario
 from probes import ProbeOptions
-from workloads.platforms import PLATFORMS
+from workloads.platforms import PLATFORMS, platform
 
 RUNS_DIR = Path("runs")
 # The files a run creates in its directory (samples.csv is checked on its own: a finished run).
@@ -242,6 +242,12 @@ def settings_from(
             f"kit speaks; use one of {', '.join(PLATFORMS)}"
         )
     unscaled = written.for_platform(fixture.platform)
+    if unserved := [w for w in unscaled.offered if w not in platform(fixture.platform).requests]:
+        raise SettingsError(
+            f"workloads.{unserved[0]}: not offered by {fixture.platform} (it serves "
+            f"{', '.join(platform(fixture.platform).requests)}); give "
+            f"{' and '.join(unserved)} share 0 for it under per_platform, with the why"
+        )
     scenario = unscaled.scaled(scale)
     rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float, MAX_RATE)
     needed = scenario.connections_needed(rate)

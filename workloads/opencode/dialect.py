@@ -184,7 +184,8 @@ class OpenCode(Dialect):
         if workload == "api_read":
             return self._reads[k % len(self._reads)]
         if workload == "rag_query":
-            pattern = quote(TOPICS[k % len(TOPICS)])
+            # A topic in turn, of those the seeded documents cover (document i is on topic i).
+            pattern = quote(TOPICS[k % min(len(TOPICS), self.seeded.documents)])
             return HttpCall("GET", f"/find?pattern={pattern}", b"", self._auth)
         raise ValueError(f"{workload} is not a plain-HTTP workload without a session here")
 
