@@ -1,48 +1,19 @@
 """HTTP for the workloads: a small HTTP/1.1 client that never re-sends nor blames a stale socket.
 
-Why not a library: geventhttpclient's ``HTTPClient.request`` silently re-sends an
-idempotent request when its connection turns out closed, so one GET could reach
-the server twice and be recorded once as ``200``; and a keep-alive socket the
-server had already closed while idle was written to anyway and its failure
-recorded as the platform's. Both lie in the sample. This client keeps the rules
-that make a sample true, and is cheaper per request (no liveness ``select`` pool
-scan, request bytes built once per reused call):
+Hand-written because the client libraries put lies in the sample (geventhttpclient
+re-sent a GET on a closed connection and wrote to keep-alive sockets the server had
+closed; docs/internals.md, "One attempt per request"). The rules it keeps:
 
-- The host is resolved once, when the transport is made.
-- Idle connections are kept on a stack (the most recently used is reused first, so
-  old ones age out) and never reused once idle for ``idle_s`` (default below the
-  common 5 s server keep-alive timeout): they are closed, not written to.
-- Before a request is written, a pooled connection is checked with one
-  non-blocking peek; one the server closed (or that holds unexpected bytes) is
-  replaced and counted in ``stats.reconnects``. Nothing has been sent yet, so this
-  is not a retry.
-- Once any byte may have reached the server, whatever breaks is raised, named
-  (``ExchangeError`` with "connection closed before the status line", "bad status
-  line", ... or the OS error itself), and the connection is dropped. Never re-sent.
-- A connection remembers the status of its last answer. uvicorn closes a keep-alive
-  connection after an unhandled 500 without announcing ``Connection: close``, so a
-  request written on it at that moment is reset: that failure is named as following
-  the platform's own 5xx on that connection, apart from a reset out of the blue.
-- A body has a bound (``max_body``, the scenario's ``max_body_mib``). An answer that
-  announces more (Content-Length) fails at once, unread; one that does not (chunked,
-  or read to close) is read in bounded pieces and fails as soon as its bytes pass
-  the bound. Either way the connection is dropped and nothing is buffered past the
-  bound: a platform answering 50 MB, or announcing 10 TB, costs one failed sample,
-  not the event loop's time nor the process's memory.
-- A redirect is an answer, never followed (that would send the request again,
-  elsewhere): its ``Location`` comes back with it, so the sample can say where it
-  pointed.
-
-There is no bound on connections here: the dispatcher bounds concurrent requests, so
-a request never waits for a socket (waiting would be inside the timed region and
-hide a cap).
-
-A streamed answer (server-sent events, or a body of lines) is read as it arrives by
-``HttpTransport.stream``, on a connection of its own (a stream held open must not
-occupy a pooled socket the other workloads draw from), opened to the address
-resolved when the transport was made, under the same rules: written once, every
-break raised and named, the deadline the caller's, and ``max_body`` the bound on any
-one line and on a body read whole.
+- once any byte may have reached the server, whatever breaks is raised, named
+  (``ExchangeError``, or the OS error itself) and never re-sent; an idle connection is
+  checked (one non-blocking peek) before anything is written to it, and never reused
+  once idle for ``idle_s``;
+- every answer is read by one reader: interim 1xx answers read past, the framing
+  decided once (``_framing``: a bad, negative or twice-and-different Content-Length
+  named), the body read in bounded pieces (``_Body``) and bounded by the caller's
+  ``max_body`` (the scenario's ``max_body_mib``), on the pooled path, the streamed
+  path and a refused WebSocket upgrade alike;
+- a redirect is an answer, never followed: its ``Location`` comes back with it.
 """
 
 from __future__ import annotations
@@ -72,10 +43,12 @@ BACKSTOP_TIMEOUT_S = 60.0
 READ_CHUNK = 65536
 # Bytes asked per read of a larger body: a bounded piece, never the size the server announced.
 BODY_READ = 1 << 20
-# The bound on a body unless the scenario sets its own (scenario.yaml's max_body_mib says why).
-MAX_BODY = 8 << 20
-# A response head longer than this is not HTTP this client will parse.
+# A response head (or a chunk's size line, or its trailers) longer than this is not HTTP this
+# client will parse.
 MAX_HEAD = 65536
+# How a body is delimited, beside a length (>= 0): chunked, or by the connection's end.
+CHUNKED = -1
+TO_CLOSE = -2
 # Peek flags for the liveness check: look without consuming, never block.
 _PEEK = _stdlib_socket.MSG_PEEK | _stdlib_socket.MSG_DONTWAIT
 # Statuses that never carry a body, whatever the headers say.
@@ -99,8 +72,16 @@ CLOSED_BEFORE_STATUS = "connection closed before the status line"
 CLOSED_IN_HEAD = "connection closed in the response head"
 CLOSED_IN_BODY = "connection closed in the response body"
 BAD_STATUS_LINE = "bad status line"
-BAD_HEAD = "bad response head"
+HEAD_OVER = f"response head over {MAX_HEAD >> 10} KiB"
 BAD_CHUNK = "bad chunked body"
+# Content-Length values no body can have: the message cannot be framed, so it is a failure.
+LENGTH_NEGATIVE = "bad Content-Length: negative"
+LENGTH_NOT_A_NUMBER = "bad Content-Length: not a number"
+LENGTH_TWICE = "bad Content-Length: two different values"
+# A transfer coding other than chunked (gzip, compress): no client the kit stands for reads it.
+TRANSFER_CODING = "unsupported Transfer-Encoding: {coding}"
+# 101 Switching Protocols is an answer only to a request that asked for an upgrade.
+UNASKED_UPGRADE = "HTTP 101 to a request that asked for no upgrade"
 # A reset, or a close before the status line, on a connection whose last answer was a 5xx.
 RESET_AFTER_5XX = "connection reset after the platform's HTTP {status} on this connection"
 CLOSED_AFTER_5XX = (
@@ -173,7 +154,7 @@ class HttpTransport:
     the pool did) and ``close``.
     """
 
-    def __init__(self, base_url: str, idle_s: float = IDLE_S, max_body: int = MAX_BODY):
+    def __init__(self, base_url: str, *, max_body: int, idle_s: float = IDLE_S):
         url = urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(f"{base_url!r} is not an http(s) URL")
@@ -206,7 +187,7 @@ class HttpTransport:
 
     @property
     def max_body(self) -> int:
-        """The bound on a body, in bytes; the WebSocket turns on this host read to it too."""
+        """The bound on a body, in bytes (the scenario's): the WebSocket turns read to it too."""
         return self._max_body
 
     def prepare(self, count: int) -> int:
@@ -373,58 +354,77 @@ def _alive(sock: socket.socket, tls: bool) -> bool:
 
 
 def _read_response(sock: socket.socket, head_only: bool, max_body: int) -> tuple[Answer, bool]:
-    """The answer, read to its end, and whether the connection may be reused.
+    """The final answer, read to its end, and whether the connection may be reused.
 
-    Only what the workloads need: the status line, Content-Length, chunked transfer
-    coding, ``Connection: close`` and HTTP/1.0, a body read to close when none of
-    those delimits it, and a redirect's Location. A body past ``max_body`` raises.
+    Only what the workloads need: the status line, the framing (``_framing``),
+    ``Connection: close`` and HTTP/1.0, and a redirect's Location. A body past
+    ``max_body`` raises.
     """
-    head, rest = _read_head(sock)
-    status, version_10 = _status(head)
+    head, rest, status, version_10 = _final_head(sock, upgrade=False)
     lowered = head.lower()
     connection = _header(lowered, b"connection")
     reusable = b"close" not in connection if connection is not None else not version_10
     location = _location(head, lowered) if 300 <= status < 400 else None
-    if 100 <= status < 200:
-        # An interim answer to a request that asked for none: what follows is not read.
-        return Answer(status, b""), False
     if head_only or status in _NO_BODY:
         return Answer(status, b"", location), reusable
-    coding = _header(lowered, b"transfer-encoding")
-    if coding is not None and b"chunked" in coding:
-        body, reusable_chunked = _read_chunked(sock, rest, max_body)
-        return Answer(status, body, location), reusable and reusable_chunked
-    length = _header(lowered, b"content-length")
-    if length is None:
-        return Answer(status, _read_to_close(sock, rest, max_body), location), False
-    try:
-        size = int(length)
-    except ValueError:
-        raise ExchangeError(BAD_HEAD) from None
-    if size < 0:
-        raise ExchangeError(BAD_HEAD)
-    if size > max_body:
-        # Announced past the bound: nothing of it is read, and the connection goes.
-        raise ExchangeError(over_bound("body", max_body, f"Content-Length {size}"))
-    if len(rest) < size:
-        rest = _read_exactly(sock, rest, size)
-    # Bytes past the body are an answer to nothing: the connection is not reused.
-    return Answer(status, rest[:size], location), reusable and len(rest) == size
+    framing = _framing(lowered)
+    if 0 <= framing <= len(rest) and framing <= max_body:
+        # The whole body came with the head (a list page): nothing more to read. Bytes past
+        # it are an answer to nothing, so the connection is not reused.
+        return Answer(status, rest[:framing], location), reusable and len(rest) == framing
+    body = _Body(sock, rest, framing, max_body)
+    data = b"".join(body.pieces())
+    return Answer(status, data, location), reusable and body.clean
 
 
-def _read_head(sock: socket.socket) -> tuple[bytes, bytes]:
-    """An answer's head (up to its blank line, not included) and the bytes read past it; a
-    connection that closes before the head ends, or a head past MAX_HEAD, raises."""
-    buf = sock.recv(READ_CHUNK)
+def read_upgrade(sock: socket.socket, max_body: int) -> tuple[bytes, Answer | None]:
+    """The answer to a request that asked for an upgrade (a WebSocket's): a 101's head and
+    what came behind it, for the protocol's own checks, and None; or b"" and any other final
+    answer, read whole within ``max_body``. Interim answers are read past, as on any request."""
+    head, rest, status, _ = _final_head(sock, upgrade=True)
+    if status == 101:
+        return head + b"\r\n\r\n" + rest, None
+    lowered = head.lower()
+    location = _location(head, lowered) if 300 <= status < 400 else None
+    if status in _NO_BODY:
+        return b"", Answer(status, b"", location)
+    body = _Body(sock, rest, _framing(lowered), max_body)
+    return b"", Answer(status, b"".join(body.pieces()), location)
+
+
+def _final_head(sock: socket.socket, upgrade: bool) -> tuple[bytes, bytes, int, bool]:
+    """The final answer's head, the bytes read past it, its status and whether the server
+    spoke HTTP/1.0. Any number of interim answers (100 Continue, 103 Early Hints) is read
+    past; a 101 is final where ``upgrade`` was asked for, and a named failure where not."""
+    head, rest = _read_head(sock, b"")
+    status, version_10 = _status(head)
+    while 100 <= status < 200:
+        if status == 101:
+            if upgrade:
+                break
+            raise ExchangeError(UNASKED_UPGRADE)
+        head, rest = _read_head(sock, rest)
+        status, version_10 = _status(head)
+    return head, rest, status, version_10
+
+
+def _read_head(sock: socket.socket, buf: bytes) -> tuple[bytes, bytes]:
+    """An answer's head (up to its blank line, not included) and the bytes read past it,
+    starting from ``buf`` (what an interim answer left); a connection that closes before the
+    head ends, or a head past MAX_HEAD, raises."""
     if not buf:
-        raise ExchangeError(CLOSED_BEFORE_STATUS)
+        buf = sock.recv(READ_CHUNK)
+        if not buf:
+            raise ExchangeError(CLOSED_BEFORE_STATUS)
     while (end := buf.find(b"\r\n\r\n")) < 0:
         if len(buf) > MAX_HEAD:
-            raise ExchangeError(BAD_HEAD)
+            raise ExchangeError(HEAD_OVER)
         more = sock.recv(READ_CHUNK)
         if not more:
             raise ExchangeError(CLOSED_IN_HEAD if b"\r\n" in buf else BAD_STATUS_LINE)
         buf += more
+    if end > MAX_HEAD:
+        raise ExchangeError(HEAD_OVER)
     return buf[:end], buf[end + 4 :]
 
 
@@ -435,11 +435,54 @@ def _status(head: bytes) -> tuple[int, bool]:
     parts = line.split(b" ", 2)
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or len(parts[1]) != 3:
         raise ExchangeError(BAD_STATUS_LINE)
-    try:
-        status = int(parts[1])
-    except ValueError:
-        raise ExchangeError(BAD_STATUS_LINE) from None
-    return status, parts[0] == b"HTTP/1.0"
+    if not parts[1].isdigit():
+        raise ExchangeError(BAD_STATUS_LINE)
+    return int(parts[1]), parts[0] == b"HTTP/1.0"
+
+
+def _framing(lowered_head: bytes) -> int:
+    """How the body of an answer that has one is delimited: its length, CHUNKED or TO_CLOSE.
+
+    Transfer-Encoding wins over Content-Length (RFC 9112 6.3). A Content-Length that is
+    negative, not a number, or given twice with different values cannot frame a message,
+    and is named; the same value twice (``5, 5``) is that value.
+    """
+    coding = _header(lowered_head, b"transfer-encoding")
+    if coding:
+        if coding == b"chunked":
+            return CHUNKED
+        for token in coding.split(b","):
+            if (token := token.strip()) != b"chunked":
+                shown = token[:40].decode("ascii", "replace")
+                raise ExchangeError(TRANSFER_CODING.format(coding=shown))
+        return CHUNKED
+    start = lowered_head.find(b"\r\ncontent-length:")
+    if start < 0:
+        return TO_CLOSE
+    end = lowered_head.find(b"\r\n", start + 2)
+    value = lowered_head[start + len(b"\r\ncontent-length:") : None if end < 0 else end].strip()
+    if value.isdigit() and (end < 0 or lowered_head.find(b"\r\ncontent-length:", end) < 0):
+        # One header of digits alone: every answer but a faulty one.
+        return int(value)
+    lengths = set()
+    while start >= 0:
+        start += len(b"\r\ncontent-length:")
+        end = lowered_head.find(b"\r\n", start)
+        for value in lowered_head[start : None if end < 0 else end].split(b","):
+            lengths.add(_length(value.strip(b" \t")))
+        start = -1 if end < 0 else lowered_head.find(b"\r\ncontent-length:", end)
+    if len(lengths) > 1:
+        raise ExchangeError(LENGTH_TWICE)
+    return lengths.pop()
+
+
+def _length(value: bytes) -> int:
+    """One Content-Length value: digits only (no sign, space or underscore, which int takes)."""
+    if value.isdigit():
+        return int(value)
+    if value[:1] == b"-" and value[1:].isdigit():
+        raise ExchangeError(LENGTH_NEGATIVE)
+    raise ExchangeError(LENGTH_NOT_A_NUMBER)
 
 
 def _header(lowered_head: bytes, name: bytes) -> bytes | None:
@@ -462,80 +505,127 @@ def _location(head: bytes, lowered_head: bytes) -> str | None:
     return head[start : None if end < 0 else end].strip().decode("latin-1")
 
 
-def _read_exactly(sock: socket.socket, buf: bytes, size: int) -> bytes:
-    """``buf`` and what follows it on the socket, up to ``size`` bytes in all, in bounded reads."""
-    parts, have = [buf], len(buf)
-    while have < size:
-        more = sock.recv(min(BODY_READ, size - have))
+class _Body:
+    """One answer's body as it arrives, its framing undone: the one reader of every path.
+
+    ``pieces`` yields the body's bytes in the pieces they arrive in (a chunk's first
+    bytes before its last), never asking the kernel for more than a bounded piece,
+    whatever size the server announced. With a ``bound`` (a body read whole), an
+    announced length past it fails at once, unread, and a counted one as soon as its
+    bytes pass it; without one (a stream read line by line) the caller bounds each line.
+    ``clean`` is True once the body ended exactly where the bytes read so far end.
+    """
+
+    __slots__ = ("_bound", "_buf", "_framing", "_sock", "clean")
+
+    def __init__(self, sock: socket.socket, buf: bytes, framing: int, bound: int | None):
+        self._sock, self._buf, self._framing, self._bound = sock, buf, framing, bound
+        self.clean = False
+
+    def pieces(self) -> Iterator[bytes]:
+        """The body's bytes as they arrive; raises ``ExchangeError`` naming how it broke."""
+        if self._framing == CHUNKED:
+            return self._chunked()
+        if self._framing == TO_CLOSE:
+            return self._to_close()
+        return self._sized(self._framing)
+
+    def _recv(self, size: int = READ_CHUNK) -> bytes:
+        more = self._sock.recv(size)
         if not more:
             raise ExchangeError(CLOSED_IN_BODY)
-        parts.append(more)
-        have += len(more)
-    return b"".join(parts)
+        return more
+
+    def _sized(self, left: int) -> Iterator[bytes]:
+        bound = self._bound
+        if bound is not None and left > bound:
+            # Announced past the bound: nothing of it is read, and the connection goes.
+            raise ExchangeError(over_bound("body", bound, f"Content-Length {left}"))
+        buf = self._buf
+        self.clean = len(buf) <= left
+        if buf:
+            piece = buf[:left]
+            left -= len(piece)
+            yield piece
+        while left > 0:
+            more = self._recv(min(BODY_READ, left))
+            left -= len(more)
+            yield more
+
+    def _to_close(self) -> Iterator[bytes]:
+        bound, read = self._bound, len(self._buf)
+        if bound is not None and read > bound:
+            raise _counted_past(bound)
+        if self._buf:
+            yield self._buf
+        while True:
+            room = READ_CHUNK if bound is None else min(READ_CHUNK, bound + 1 - read)
+            more = self._sock.recv(room)
+            if not more:
+                return
+            read += len(more)
+            if bound is not None and read > bound:
+                raise _counted_past(bound)
+            yield more
+
+    def _chunked(self) -> Iterator[bytes]:
+        """Each chunk's data as it arrives; ends at the last chunk (its trailers read past),
+        raises on a bad size line, a chunk not ended by CRLF, or a close."""
+        buf, pos, read, bound = self._buf, 0, 0, self._bound
+        while True:
+            while (line_end := buf.find(b"\r\n", pos)) < 0:
+                if len(buf) - pos > MAX_HEAD:
+                    raise ExchangeError(BAD_CHUNK)
+                buf, pos = buf[pos:] + self._recv(), 0
+            size = _chunk_size(buf[pos:line_end])
+            pos = line_end + 2
+            if size == 0:
+                # Trailer fields, then the empty line that ends the message.
+                while (trailer_end := buf.find(b"\r\n", pos)) != pos:
+                    if trailer_end >= 0:
+                        pos = trailer_end + 2
+                    elif len(buf) - pos > MAX_HEAD:
+                        raise ExchangeError(BAD_CHUNK)
+                    else:
+                        buf, pos = buf[pos:] + self._recv(), 0
+                self.clean = len(buf) == pos + 2
+                return
+            if bound is not None and read + size > bound:
+                # Counted as read, not as announced: the bytes that pass the bound come first.
+                raise self._past_bound(read + min(size, len(buf) - pos), bound)
+            read += size
+            while size > 0:
+                if pos == len(buf):
+                    buf, pos = self._recv(), 0
+                piece = buf[pos : pos + size]
+                pos += len(piece)
+                size -= len(piece)
+                yield piece
+            while len(buf) - pos < 2:
+                buf, pos = buf[pos:] + self._recv(), 0
+            if buf[pos : pos + 2] != b"\r\n":
+                raise ExchangeError(BAD_CHUNK)
+            pos += 2
+
+    def _past_bound(self, read: int, bound: int) -> ExchangeError:
+        """The failure of a body found past the bound while reading it: ``read`` body bytes
+        are in, and more are read (into one scratch buffer, dropped) until one byte past the
+        bound. A body that ends before that was cut short, not too large."""
+        scratch = bytearray(min(BODY_READ, max(1, bound + 1 - read)))
+        while read <= bound:
+            got = self._sock.recv_into(scratch, min(len(scratch), bound + 1 - read))
+            if not got:
+                return ExchangeError(CLOSED_IN_BODY)
+            read += got
+        return _counted_past(bound)
 
 
-def _read_chunked(sock: socket.socket, buf: bytes, max_body: int) -> tuple[bytes, bool]:
-    """A chunked body (trailers skipped); reusable unless bytes follow its end."""
-    body: list[bytes] = []
-    size_so_far, pos = 0, 0
-    while True:
-        while (line_end := buf.find(b"\r\n", pos)) < 0:
-            buf, pos = _more(sock, buf[pos:]), 0
-        try:
-            size = int(buf[pos:line_end].split(b";", 1)[0], 16)
-        except ValueError:
-            raise ExchangeError(BAD_CHUNK) from None
-        pos = line_end + 2
-        if size == 0:
-            # Trailer fields, then the empty line that ends the message.
-            while (trailer_end := buf.find(b"\r\n", pos)) != pos:
-                if trailer_end < 0:
-                    buf, pos = _more(sock, buf[pos:]), 0
-                else:
-                    pos = trailer_end + 2
-            return b"".join(body), len(buf) == pos + 2
-        if size < 0:
-            raise ExchangeError(BAD_CHUNK)
-        if size_so_far + size > max_body:
-            # Counted as read, not as announced: the bytes that pass the bound are read first.
-            raise _read_past_bound(sock, size_so_far + min(size, len(buf) - pos), max_body)
-        if len(buf) < pos + size + 2:
-            buf, pos = _read_exactly(sock, buf[pos:], size + 2), 0
-        body.append(buf[pos : pos + size])
-        size_so_far += size
-        pos += size + 2
-
-
-def _more(sock: socket.socket, buf: bytes) -> bytes:
-    more = sock.recv(READ_CHUNK)
-    if not more:
-        raise ExchangeError(CLOSED_IN_BODY)
-    return buf + more
-
-
-def _read_to_close(sock: socket.socket, buf: bytes, max_body: int) -> bytes:
-    """A body delimited by the connection's end, read in bounded pieces up to ``max_body``."""
-    chunks, size = [buf], len(buf)
-    while size <= max_body:
-        more = sock.recv(min(READ_CHUNK, max_body + 1 - size))
-        if not more:
-            return b"".join(chunks)
-        chunks.append(more)
-        size += len(more)
-    raise _counted_past(max_body)
-
-
-def _read_past_bound(sock: socket.socket, read: int, max_body: int) -> ExchangeError:
-    """The failure of a body found past the bound while reading it: ``read`` body bytes are in,
-    and more are read (into one scratch buffer, dropped) until one byte past the bound. A body
-    that ends before that was cut short, not too large."""
-    scratch = bytearray(min(BODY_READ, max(1, max_body + 1 - read)))
-    while read <= max_body:
-        got = sock.recv_into(scratch, min(len(scratch), max_body + 1 - read))
-        if not got:
-            return ExchangeError(CLOSED_IN_BODY)
-        read += got
-    return _counted_past(max_body)
+def _chunk_size(line: bytes) -> int:
+    """A chunk's size from its line: hex digits, before any extension (``;name=value``)."""
+    digits = line.split(b";", 1)[0].strip(b" \t")
+    if not digits or digits.strip(b"0123456789abcdefABCDEF"):
+        raise ExchangeError(BAD_CHUNK)
+    return int(digits, 16)
 
 
 def _counted_past(max_body: int) -> ExchangeError:
@@ -555,7 +645,7 @@ class Event:
 
 class StreamedAnswer:
     """An answer whose body is read as it arrives: its status and head first, then the
-    decoded body as ``lines`` or server-sent ``events``, or all of it with ``read``.
+    body as ``lines`` or server-sent ``events``, or all of it with ``read``.
 
     The body ends in good order (the chunked body's last chunk, Content-Length reached,
     or the server closing a body delimited by neither) by the iterator ending; anything
@@ -563,13 +653,12 @@ class StreamedAnswer:
     or a body read whole, past ``max_body``) or the OS error itself (a reset).
     """
 
-    def __init__(self, sock: socket.socket, max_body: int = MAX_BODY):
+    def __init__(self, sock: socket.socket, max_body: int):
         self._sock = sock
         self._max_body = max_body
-        self._raw_head, self._rest = _read_head(sock)
-        self.status, _ = _status(self._raw_head)
+        self._raw_head, self._rest, self.status, _ = _final_head(sock, upgrade=False)
         self._head = self._raw_head.lower()
-        # Decoded body bytes handed out so far: what a broken turn says it had received.
+        # Body bytes handed out so far: what a broken turn says it had received.
         self.received = 0
 
     @property
@@ -579,19 +668,13 @@ class StreamedAnswer:
 
     def read(self) -> bytes:
         """The rest of the body, whole (a refusal's words), up to ``max_body``."""
-        pieces, size = [], 0
-        for piece in self._pieces():
-            size += len(piece)
-            if size > self._max_body:
-                raise ExchangeError(over_bound("body", self._max_body, "counted as read"))
-            pieces.append(piece)
-        return b"".join(pieces)
+        return b"".join(self._pieces(self._max_body))
 
     def lines(self) -> Iterator[bytes]:
         """The body's lines as they arrive, without their ends (CRLF, LF or a lone CR, as
         server-sent events allow); a last line without an end is yielded when the body ends."""
         pending = b""
-        for piece in self._pieces():
+        for piece in self._pieces(None):
             pending += piece
             start = 0
             while True:
@@ -631,82 +714,13 @@ class StreamedAnswer:
             elif field == b"data":
                 data.append(value)
 
-    def _pieces(self) -> Iterator[bytes]:
-        """The decoded body in the pieces it arrives in (chunked coding undone)."""
-        coding = _header(self._head, b"transfer-encoding")
-        if self.status in _NO_BODY or 100 <= self.status < 200:
+    def _pieces(self, bound: int | None) -> Iterator[bytes]:
+        """The body in the pieces it arrives in, bounded whole by ``bound`` where given."""
+        if self.status in _NO_BODY:
             return
-        if coding is not None and b"chunked" in coding:
-            yield from self._counted(self._chunked())
-            return
-        length = _header(self._head, b"content-length")
-        if length is None:
-            yield from self._counted(self._to_close())
-            return
-        try:
-            left = int(length)
-        except ValueError:
-            raise ExchangeError(BAD_HEAD) from None
-        yield from self._counted(self._sized(left))
-
-    def _counted(self, pieces: Iterator[bytes]) -> Iterator[bytes]:
-        for piece in pieces:
+        for piece in _Body(self._sock, self._rest, _framing(self._head), bound).pieces():
             self.received += len(piece)
             yield piece
-
-    def _recv(self) -> bytes:
-        if self._rest:
-            more, self._rest = self._rest, b""
-            return more
-        more = self._sock.recv(READ_CHUNK)
-        if not more:
-            raise ExchangeError(CLOSED_IN_BODY)
-        return more
-
-    def _sized(self, left: int) -> Iterator[bytes]:
-        while left > 0:
-            piece = self._recv()[:left]
-            left -= len(piece)
-            yield piece
-
-    def _to_close(self) -> Iterator[bytes]:
-        if self._rest:
-            yield self._recv()
-        while more := self._sock.recv(READ_CHUNK):
-            yield more
-
-    def _chunked(self) -> Iterator[bytes]:
-        """Each chunk's data as it arrives, a chunk's first bytes before its last; ends at
-        the last chunk (its trailers skipped), raises on a bad size line or a close."""
-        buf = b""
-        while True:
-            while (line_end := buf.find(b"\r\n")) < 0:
-                if len(buf) > MAX_HEAD:
-                    raise ExchangeError(BAD_CHUNK)
-                buf += self._recv()
-            try:
-                size = int(buf[:line_end].split(b";", 1)[0], 16)
-            except ValueError:
-                raise ExchangeError(BAD_CHUNK) from None
-            buf = buf[line_end + 2 :]
-            if size == 0:
-                while (end := buf.find(b"\r\n")) != 0:
-                    if end < 0:
-                        buf += self._recv()
-                    else:
-                        buf = buf[end + 2 :]
-                return
-            while size > 0:
-                if not buf:
-                    buf = self._recv()
-                piece, buf = buf[:size], buf[size:]
-                size -= len(piece)
-                yield piece
-            while len(buf) < 2:
-                buf += self._recv()
-            if buf[:2] != b"\r\n":
-                raise ExchangeError(BAD_CHUNK)
-            buf = buf[2:]
 
 
 def classify(status: int, size: int) -> Result:

@@ -1,46 +1,27 @@
-"""The seam between what a workload exercises and how one platform spells it on the wire.
+"""The contract between the core and a platform: the types the core drives (Dialect, Attempt,
+Turn, what a preflight found, the Platform record and its protocols). A platform package
+under ``workloads/`` implements them and the core never imports one; mypy and
+tests/test_platform_contract.py hold every registered record to these signatures.
 
-The core drives this seam, so the core owns its types (Dialect, Attempt, Turn, the
-names a broken turn is given, what a preflight found, the Platform record); a
-platform package under ``workloads/`` implements them and the core never imports
-one.
-
-The six workloads are defined once, by what they exercise; a dialect turns "an
-api_read", "a chat turn, cancelled after the first token or not", ... into
-requests for one platform. Another platform (opencode, a team's own API) is one
-package exporting one ``Platform`` record, not a fork of the generator: the
-record's parts are typed here (the Dialect class, the ``RunPreflight``,
-``SeedCommand`` and ``FollowUpAccepted`` protocols, the fixture part's
-dataclass), so mypy holds every platform to the signatures the runner calls,
-and tests/test_platform_contract.py holds every registered record to them at run
-time.
-The dispatcher owns the clock: a dialect calls ``attempt.sent()`` at the moment
-its request leaves, and returns a Result; it never catches timeouts. A dialect
-also judges each answer against its platform's contract (a 2xx with the wrong
-body is a failure) and notes which arrivals the platform accepted for later
-work (a 202), so the platform's follower can find out what became of them.
+A dialect turns each workload into requests for one platform and judges each answer
+against that platform's contract; the dispatcher owns the clock (a dialect calls
+``attempt.sent()`` as its request leaves and never catches a timeout).
 """
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from engine.agent_plan import AgentPlan, AgentTool
 from engine.followups import FollowUp
 from engine.http import (
-    BACKSTOP_TIMEOUT_S,
-    CLOSED_IN_BODY,
-    Answer,
-    ExchangeError,
     HttpCall,
     HttpTransport,
-    StreamedAnswer,
     classify,
-    failure_detail,
 )
 from engine.samples import FAILED, Result
 from inputs.fixture import Fixture
@@ -49,24 +30,6 @@ from inputs.scenario import WORKLOADS
 if TYPE_CHECKING:
     # typeshed's "any dataclass": what fixture.read_seeded reads a platform's part into.
     from _typeshed import DataclassInstance
-
-# The platform's words are kept to this many characters: enough to say what broke,
-# short enough for a table cell.
-WORDS_MAX = 80
-# Ids in a message would make every failure its own group; they read as <id>.
-_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_SPACE = re.compile(r"\s+")
-
-# How a chat turn that broke is named, in the same words on every platform:
-# the platform ended the stream in good order (a WebSocket close frame, the end of
-# the event stream's body) without the turn's final frame,
-STREAM_ENDED = "stream ended before complete"
-# the connection closed (a FIN) without that, or was reset (an RST),
-CONNECTION_CLOSED = "connection closed before complete"
-CONNECTION_RESET = "connection reset before complete"
-# a frame or event that is not a JSON object, a stop (or cancel) nobody asked for.
-BAD_FRAME = "bad frame: not a JSON object"
-STOPPED_UNASKED = "stopped unasked"
 
 # Work a platform accepted for later, as the dialect notes it: (arrival index, workload, the
 # platform's reference to it), followed after the run by the platform's FollowUpAccepted.
@@ -128,6 +91,9 @@ class Dialect(ABC):
         self.run_id = run_id
         self.http = http
         self._accepted: list[Accepted] = []
+        # The prompts of chat turns and agent runs, with the kit's plan of the loop; the load
+        # process gives the run's (the scenario's shape, the platform's tool) after building.
+        self.agent_plan = AgentPlan(run_id)
 
     @abstractmethod
     def sign_in(self, email: str, password: str) -> None:
@@ -173,86 +139,6 @@ class Dialect(ABC):
         return taken
 
 
-def error_frame(data: object) -> str:
-    """``error frame: <message>``, the reason a chat turn failed as the platform gave it."""
-    message = data.get("message") if isinstance(data, dict) else None
-    return f"error frame: {words(str(message))}" if message else "error frame"
-
-
-def broken_stream(exc: ExchangeError) -> str:
-    """How a streamed turn whose body broke is named: the connection closed (a FIN inside
-    the body), else the stream was not one (a bad chunk, a line past the bound)."""
-    if exc.detail == CLOSED_IN_BODY:
-        return CONNECTION_CLOSED
-    return f"bad event stream: {words(exc.detail)}"
-
-
-def redirected(answer: Answer) -> Result:
-    """A 3xx, failed and named by where it pointed (``HTTP 302 to /login``): the kit never
-    follows one, since that would send the request a second time, elsewhere."""
-    if answer.location is None:
-        return Result(answer.status, FAILED, f"HTTP {answer.status}, no Location", len(answer.body))
-    detail = f"HTTP {answer.status} to {words(answer.location)}"
-    return Result(answer.status, FAILED, detail, len(answer.body))
-
-
-def event_stream_turn(
-    http: HttpTransport,
-    call: HttpCall,
-    attempt: Attempt,
-    timeout_s: float,
-    refused: Callable[[int, bytes], Result],
-    read: Callable[[StreamedAnswer, Turn], Result],
-) -> Result:
-    """A chat turn streamed as server-sent events on the kit's own connection (agno,
-    LangGraph): a 3xx is ``redirected``, another status than 200 is ``refused`` in the
-    platform's words, and a 200's events are ``read`` by the platform's dialect. How the
-    body breaks is named here, alike on every such platform: a reset, a closed connection
-    or a bad stream; a break before the status line as the HTTP transport names it."""
-    sent = attempt.sent()
-    try:
-        with http.stream(call, socket_backstop_s(timeout_s)) as answer:
-            if 300 <= answer.status < 400:
-                return redirected(Answer(answer.status, b"", answer.location))
-            if answer.status != 200:
-                return refused(answer.status, answer.read())
-            turn = Turn(attempt, sent, 200)
-            try:
-                return read(answer, turn)
-            except (ConnectionResetError, BrokenPipeError):
-                return turn.failed(CONNECTION_RESET)
-            except ExchangeError as exc:
-                return turn.failed(broken_stream(exc))
-    except ExchangeError as exc:
-        return Result(0, FAILED, exc.detail)
-
-
-def cancel_asked(http: HttpTransport, call: HttpCall, accepted: tuple[int, ...]) -> Result | None:
-    """Ask the platform to cancel a streamed run with ``call``: None when it answered one of
-    ``accepted``, else what went wrong, named as the cancel's (``cancel: HTTP 500``), not
-    mistaken for the stream's own break."""
-    try:
-        status, body, _ = http.send(call)
-    except Exception as exc:
-        return Result(0, FAILED, f"cancel: {failure_detail(exc)}")
-    if status in accepted:
-        return None
-    return Result(status, FAILED, f"cancel: HTTP {status}", len(body))
-
-
-def socket_backstop_s(timeout_s: float) -> float:
-    """A chat socket's own timeout: a backstop only, well past the turn's timeout, so that the
-    dispatcher's deadline (counted from the send) always ends a silent turn as ``timed out``
-    instead of racing it and leaving a failure named by the socket's exception."""
-    return max(BACKSTOP_TIMEOUT_S, 2 * timeout_s)
-
-
-def words(text: str) -> str:
-    """The platform's words, on one line, ids masked, trimmed to WORDS_MAX characters."""
-    text = _ID.sub("<id>", _SPACE.sub(" ", text).strip())
-    return text if len(text) <= WORDS_MAX else text[: WORDS_MAX - 3].rstrip() + "..."
-
-
 class DialectError(RuntimeError):
     """The platform refused something the run cannot go without (sign-in); one line."""
 
@@ -263,54 +149,29 @@ class PreflightError(Exception):
 
 @dataclass(frozen=True)
 class PreflightResult:
-    """What preflight saw: enough for the summary line, and whether trigger_fire can run.
+    """What preflight saw, in the summary's words, and which workloads the run leaves out.
 
-    A check is made only for a workload the run offers (``offered``): a search for
-    rag_query or ingest, a run for agent_run or chat_stream, a signed delivery for
-    trigger_fire. What it did not check is None, never a pass.
+    A check is made only for a workload the run ``offered``; a workload it did not check is
+    said to be unchecked, never passed. Nothing here names one platform's parts: each
+    platform's checks say what they saw.
     """
 
     api_url: str
-    agent_id: str
-    # How the platform holds the agent: "published" (AgenticOS), "served" (agno).
-    agent_state: str
+    # What serves the run's work, as the platform holds it ("agent <id> published").
+    subject: str
     offered: frozenset[str]
-    search_results: int | None
-    run_id: str | None
-    run_seconds: float | None
-    # None when a signed delivery was accepted or none was tried (trigger_fire not offered),
-    # else why the run leaves trigger_fire out.
-    trigger_skip_reason: str | None
-    # How long a probe upload took to be processed, where the preflight makes one.
-    upload_seconds: float | None = None
-    # What that probe was, in the summary's words ("an upload", "a background run").
-    upload_kind: str = "an upload"
-
-    @property
-    def trigger_fire_ready(self) -> bool:
-        """Whether the run can offer trigger_fire: it asks for it and a delivery was accepted."""
-        return "trigger_fire" in self.offered and self.trigger_skip_reason is None
-
-    @property
-    def skipped(self) -> dict[str, str]:
-        """Workloads the run must leave out, each with the reason the report gives."""
-        return (
-            {} if self.trigger_skip_reason is None else {"trigger_fire": self.trigger_skip_reason}
-        )
+    # What each check saw, in the order made ("search found 3", "run <id> completed in 0.2 s").
+    seen: tuple[str, ...] = ()
+    # Workloads a check could have left out and found ready (trigger_fire's signed delivery).
+    ready: tuple[str, ...] = ()
+    # Workloads the run leaves out, each with the reason the report gives.
+    skipped: Mapping[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         """The one line the command prints when the deployment is ready."""
-        parts = [f"preflight: ok; {self.api_url} agent {self.agent_id} {self.agent_state}"]
-        if self.search_results is not None:
-            parts.append(f"search found {self.search_results}")
-        if self.run_id is not None and self.run_seconds is not None:
-            parts.append(f"run {self.run_id} completed in {self.run_seconds:.2f} s")
-        if self.upload_seconds is not None:
-            parts.append(f"{self.upload_kind} completed in {self.upload_seconds:.2f} s")
-        if self.trigger_fire_ready:
-            parts.append("trigger_fire ready")
-        elif self.trigger_skip_reason is not None:
-            parts.append(f"trigger_fire will be skipped: {self.trigger_skip_reason}")
+        parts = [f"preflight: ok; {self.api_url} {self.subject}", *self.seen]
+        parts += [f"{name} ready" for name in self.ready]
+        parts += [f"{name} will be skipped: {why}" for name, why in self.skipped.items()]
         unchecked = sorted(set(WORKLOADS) - self.offered)
         if unchecked:
             parts.append(f"not checked, not offered: {', '.join(unchecked)}")
@@ -374,3 +235,6 @@ class Platform:
     follow_up: FollowUpAccepted | None
     # What each workload it offers becomes on this platform, for the report's mix.
     requests: Mapping[str, str]
+    # The one tool its agent is given for the loop (engine/agent_plan.py); None: the kit
+    # gives it none yet, and a scenario with steps above 1 is refused before load.
+    tool: AgentTool | None = None

@@ -15,9 +15,10 @@ from collections.abc import Callable
 
 from engine.clock import RunClock
 from engine.deadlines import DeadlinePassed, Deadlines
+from engine.dialect_kit import redirected
 from engine.http import HttpTransport, failure_detail
 from engine.samples import FAILED, TIMED_OUT, TIMEOUT, Result
-from engine.seam import Attempt, Dialect, redirected
+from engine.seam import Attempt, Dialect
 
 CHAT = "chat_stream"
 

@@ -9,10 +9,12 @@ refusal's body whole, however large it says it is. wsproto validates the
 handshake and frames (the library built for it, already the reference target's)
 and says which check failed; here, every read is bounded and nothing is re-sent:
 
-- the handshake fails as ``WebSocket handshake: bad Sec-WebSocket-Accept`` (or the
-  check that failed), or as a ``Refused`` answer (status, bounded body, Location)
-  for the dialect to word as it words any HTTP answer;
-- a message past the bound fails as ``frame over 8 MiB (N read)``; a frame the
+- the answer to the upgrade is read by the HTTP transport's own reader (interim 1xx
+  read past, the body of a refusal framed and bounded as any answer's); a 101 fails as
+  ``WebSocket handshake: bad Sec-WebSocket-Accept`` (or the check that failed), any
+  other answer is ``Refused`` (status, bounded body, Location) for the dialect to word
+  as it words any HTTP answer;
+- a message past the bound fails as ``frame over 8 MiB (8388609 read)``; a frame the
   protocol forbids as ``bad frame: <wsproto's reason>``;
 - pings are answered; the platform's close frame, a FIN and a reset are told apart
   (``PeerClosed``, ``SocketEnded``, ``ConnectionResetError``) for the dialect to word.
@@ -32,8 +34,6 @@ from wsproto.events import (
     Event,
     Message,
     Ping,
-    RejectConnection,
-    RejectData,
     Request,
     TextMessage,
 )
@@ -41,13 +41,12 @@ from wsproto.frame_protocol import CloseReason
 from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
 from engine.http import (
-    CLOSED_BEFORE_STATUS,
-    CLOSED_IN_HEAD,
     READ_CHUNK,
     Answer,
     ExchangeError,
     HttpTransport,
     over_bound,
+    read_upgrade,
 )
 
 HANDSHAKE = "WebSocket handshake"
@@ -123,58 +122,30 @@ class WebSocket:
             connection = WSConnection(ConnectionType.CLIENT)
             request = Request(host=parts.netloc, target=target, subprotocols=subprotocols)
             sock.sendall(connection.send(request))
+            head, refusal = read_upgrade(sock, http.max_body)
+            if refusal is not None:
+                raise Refused(refusal)
             websocket = cls(sock, connection, http.max_body)
-            websocket._handshake()
+            websocket._accept(head)
         except BaseException:
             sock.close()
             raise
         return websocket
 
-    def _handshake(self) -> None:
-        refusal: RejectConnection | None = None
-        body: list[bytes] = []
-        size, answered = 0, False
-        while True:
-            data = self._sock.recv(READ_CHUNK)
-            if not data:
-                if refusal is not None:
-                    # A refusal read to its close (no length given): what came is its body.
-                    raise Refused(self._refusal(refusal, body))
-                raise ExchangeError(CLOSED_IN_HEAD if answered else CLOSED_BEFORE_STATUS)
-            answered = True
-            events = self._ws.events()
-            try:
-                self._ws.receive_data(data)
-                handshake = list(_until_accepted(events))
-            except RemoteProtocolError as exc:
-                said = _HANDSHAKE_WORDS.get(str(exc), str(exc))
-                raise ExchangeError(f"{HANDSHAKE}: {said}") from None
-            for event in handshake:
-                if isinstance(event, AcceptConnection):
-                    # Frames that came with the 101 are the turn's.
-                    self._events = events
-                    return
-                if isinstance(event, RejectConnection):
-                    refusal = event
-                    if not event.has_body:
-                        raise Refused(self._refusal(event, body))
-                elif isinstance(event, RejectData):
-                    body.append(event.data)
-                    size += len(event.data)
-                    if size > self._max:
-                        raise ExchangeError(over_bound("body", self._max, f"{size} read"))
-                    # wsproto sends a refusal's body only after its RejectConnection.
-                    assert refusal is not None
-                    if event.body_finished:
-                        raise Refused(self._refusal(refusal, body))
-
-    @staticmethod
-    def _refusal(event: RejectConnection, body: list[bytes]) -> Answer:
-        headers = {name.lower(): value for name, value in event.headers}
-        location = headers.get(b"location")
-        return Answer(
-            event.status_code, b"".join(body), None if location is None else location.decode()
-        )
+    def _accept(self, head: bytes) -> None:
+        """Hand the 101's head (and the frames behind it) to wsproto, which checks the
+        handshake; raises ``ExchangeError`` naming the check that failed."""
+        events = self._ws.events()
+        try:
+            self._ws.receive_data(head)
+            handshake = list(_until_accepted(events))
+        except RemoteProtocolError as exc:
+            said = _HANDSHAKE_WORDS.get(str(exc), str(exc))
+            raise ExchangeError(f"{HANDSHAKE}: {said}") from None
+        if not any(isinstance(event, AcceptConnection) for event in handshake):
+            raise ExchangeError(f"{HANDSHAKE}: {_HANDSHAKE_WORDS['Bad HTTP message']}")
+        # Frames that came with the 101 are the turn's.
+        self._events = events
 
     def send_text(self, text: str) -> None:
         """Send one text message."""
@@ -200,7 +171,9 @@ class WebSocket:
                     size += len(event.data)
                     self.received += len(event.data)
                     if size > self._max:
-                        raise FrameError(over_bound("frame", self._max, f"{size} read"))
+                        # Named by the bound, not by how far the kernel's buffers reached,
+                        # so equal faults read alike (as a body's do).
+                        raise FrameError(over_bound("frame", self._max, f"{self._max + 1} read"))
                     if event.message_finished:
                         empty = "" if isinstance(event, TextMessage) else b""
                         return empty.join(parts)

@@ -68,6 +68,7 @@ from runner.settings import (
     settings_from,
     with_host,
 )
+from runner.stub_calls import fetch_stub_calls
 from runner.users import USERS, mode_fields, mode_of
 from workloads.platforms import platform
 
@@ -559,6 +560,7 @@ class Conductor:
             run.flusher.kill(block=True)
         probes = run.probes.stop() if run.probes is not None else NOT_SUMMARISED
         self._follow_up(run)
+        fetch_stub_calls(run.settings.probes.stub_url, run.run_id, run.files.dir)
         run.files.write_locust_tables(self.environment)
         run.files.close()
         run.lost = _lost_processes(run)

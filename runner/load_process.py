@@ -19,6 +19,7 @@ from collections.abc import Callable
 import gevent
 import gevent.event
 
+from engine.agent_plan import AgentPlan
 from engine.clock import RunClock
 from engine.http import HttpTransport
 from engine.mix import Mix
@@ -107,9 +108,9 @@ class LoadProcess:
         began = time.monotonic()
         try:
             # The dialect reads its platform's part of the fixture: a missing field stops here.
-            dialect = platform(fixture.platform).dialect(
-                fixture, prepare.host, prepare.run_id, http
-            )
+            spoken = platform(fixture.platform)
+            dialect = spoken.dialect(fixture, prepare.host, prepare.run_id, http)
+            dialect.agent_plan = AgentPlan(prepare.run_id, scenario, spoken.tool)
             dialect.sign_in(prepare.email, password_from_env())
         except (DialectError, FixtureError) as exc:
             error = str(exc)

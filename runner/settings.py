@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from engine.agent_plan import plan_problem
 from engine.limits import process_connection_limit, raise_open_files_limit
 from engine.samples import SAMPLES_FILE
 from inputs.bad_input import shown
@@ -242,12 +243,15 @@ def settings_from(
             f"kit speaks; use one of {', '.join(PLATFORMS)}"
         )
     unscaled = written.for_platform(fixture.platform)
-    if unserved := [w for w in unscaled.offered if w not in platform(fixture.platform).requests]:
+    record = platform(fixture.platform)
+    if unserved := [w for w in unscaled.offered if w not in record.requests]:
         raise SettingsError(
             f"workloads.{unserved[0]}: not offered by {fixture.platform} (it serves "
-            f"{', '.join(platform(fixture.platform).requests)}); give "
-            f"{' and '.join(unserved)} share 0 for it under per_platform, with the why"
+            f"{', '.join(record.requests)}); give {' and '.join(unserved)} share 0 for it "
+            "under per_platform, with the why"
         )
+    if problem := plan_problem(unscaled, fixture.platform, record.tool):
+        raise SettingsError(problem)
     scenario = unscaled.scaled(scale)
     rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float, MAX_RATE)
     needed = scenario.connections_needed(rate)

@@ -17,8 +17,7 @@ from collections import Counter
 
 import pytest
 
-from engine.http import HttpTransport
-from engine.seam import WORDS_MAX
+from engine.dialect_kit import WORDS_MAX
 from inputs.fixture import Fixture
 from stack.processes import free_port, running
 from tests.support.garbage_proxy import STATS_PATH
@@ -29,6 +28,7 @@ from tests.support.generator_env import (
     run_local,
     write_scenario,
 )
+from tests.support.transport import transport
 from workloads.agenticos.dialect import AgenticOS, error_frame, http_failure
 from workloads.agno.dialect import Agno
 from workloads.langgraph.dialect import LangGraph
@@ -118,7 +118,7 @@ DIALECTS = {"agenticos": AgenticOS, "agno": Agno, "langgraph": LangGraph}
 
 
 def _dialects() -> dict:
-    http = HttpTransport("http://127.0.0.1:9")
+    http = transport("http://127.0.0.1:9")
     return {
         name: dialect(
             Fixture(api_url="http://127.0.0.1", stub_url="", platform=name, seeded=SEEDED[name]),

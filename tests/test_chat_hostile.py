@@ -21,23 +21,24 @@ from collections import Counter
 import pytest
 
 from engine.clock import RunClock
-from engine.dispatcher import Dispatcher
-from engine.http import CLOSED_BEFORE_STATUS, HttpTransport
-from engine.mix import Mix
-from engine.samples import CANCELLED, FAILED, OK, TIMED_OUT, TIMEOUT
-from engine.schedule import Plan
-from engine.seam import (
+from engine.dialect_kit import (
     BAD_FRAME,
     CONNECTION_CLOSED,
     CONNECTION_RESET,
     STOPPED_UNASKED,
     STREAM_ENDED,
 )
+from engine.dispatcher import Dispatcher
+from engine.http import CLOSED_BEFORE_STATUS, HttpTransport
+from engine.mix import Mix
+from engine.samples import CANCELLED, FAILED, OK, TIMED_OUT, TIMEOUT
+from engine.schedule import Plan
 from engine.share import Share
 from inputs.fixture import Fixture
 from inputs.scenario import scenario_from_dict
 from tests.support.counting_server import started
 from tests.support.hostile_chat_server import AGENT, ELSEWHERE, PASSWORD, TOKENS_BEFORE
+from tests.support.transport import transport
 from workloads.agenticos.dialect import AgenticOS
 from workloads.agno.dialect import Agno
 from workloads.langgraph.dialect import LangGraph
@@ -137,7 +138,7 @@ def _run(dialect, http: HttpTransport) -> tuple[list, Mix, int]:
 
 @pytest.mark.parametrize("name", sorted(DIALECTS))
 def test_every_injected_chat_fault_is_one_failed_sample_named_by_what_happened(server, name):
-    http = HttpTransport(server.url)
+    http = transport(server.url)
     fixture = Fixture(api_url=server.url, stub_url="", platform=name, seeded=SEEDED[name])
     dialect = DIALECTS[name](fixture, server.url, "hostile", http)
     dialect.sign_in("loadkit@example.com", PASSWORD)

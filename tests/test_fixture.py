@@ -21,9 +21,10 @@ from dataclasses import asdict, replace
 
 import pytest
 
-from engine.http import HttpCall, HttpTransport
+from engine.http import HttpCall
 from inputs.fixture import Fixture, FixtureError, load_fixture, password_from_env
 from stack.processes import ROOT, free_port
+from tests.support.transport import transport
 from workloads.agenticos.dialect import AgenticOS
 from workloads.agenticos.fixture import AgenticOSSeeded
 from workloads.agenticos.fixture import seeded as agenticos_part
@@ -221,7 +222,7 @@ def test_ids_in_url_paths_are_percent_encoded():
 
 def test_the_transport_refuses_a_line_break_in_any_request_head_before_connecting():
     """Port nobody listens on: had the request been sent, it would fail to connect instead."""
-    http = HttpTransport(f"http://127.0.0.1:{free_port()}")
+    http = transport(f"http://127.0.0.1:{free_port()}")
     for call in (
         HttpCall("GET", "/x\r\nX-Evil: 1", b"", {}),
         HttpCall("GET", "/x", b"", {"X-Ok": "a\nb"}),

@@ -19,7 +19,7 @@ from datetime import datetime
 
 import pytest
 
-from engine.seam import words
+from engine.dialect_kit import words
 from inputs.fixture import load_fixture, webhook_secret
 from platforms.reference.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report

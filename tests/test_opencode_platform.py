@@ -32,15 +32,17 @@ import yaml
 
 from engine.clock import RunClock
 from engine.deadlines import Deadlines
-from engine.http import HttpCall, HttpTransport
+from engine.dialect_kit import STOPPED_UNASKED
+from engine.http import HttpCall
 from engine.samples import CANCELLED, FAILED, OK, TIMEOUT
-from engine.seam import STOPPED_UNASKED, Attempt, DialectError
+from engine.seam import Attempt, DialectError
 from engine.serve import serve
 from inputs.fixture import load_fixture
 from stack.demo import locust_command
 from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.opencode import basic_auth, ensure_opencode, start_stack
 from stack.processes import ROOT
+from tests.support.transport import transport
 from workloads.opencode.dialect import SESSION_KEY, OpenCode
 
 OFFERED = {"api_read", "chat_stream", "agent_run", "rag_query"}
@@ -117,7 +119,7 @@ def _model_calls(stack) -> int:
 def _dialect(stack) -> OpenCode:
     """The dialect as a load process builds it, signed in."""
     fixture = load_fixture(stack.fixture)
-    dialect = OpenCode(fixture, stack.target.url, "test", HttpTransport(stack.target.url))
+    dialect = OpenCode(fixture, stack.target.url, "test", transport(stack.target.url))
     dialect.sign_in("", password())
     return dialect
 
@@ -292,7 +294,7 @@ def test_a_timed_out_turns_session_is_aborted_and_never_given_another_message(st
 
 def test_the_wrong_password_is_refused_at_sign_in_in_one_line(stack):
     fixture = load_fixture(stack.fixture)
-    dialect = OpenCode(fixture, stack.target.url, "test", HttpTransport(stack.target.url))
+    dialect = OpenCode(fixture, stack.target.url, "test", transport(stack.target.url))
     with pytest.raises(DialectError, match=r"^opencode refused the password: HTTP 401; export"):
         dialect.sign_in("", password() + "x")
 

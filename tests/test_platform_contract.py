@@ -20,7 +20,7 @@ from typing import get_type_hints
 
 import pytest
 
-from engine.http import HttpCall, HttpTransport
+from engine.http import HttpCall
 from engine.seam import (
     Attempt,
     Dialect,
@@ -34,6 +34,7 @@ from inputs.fixture import Fixture, FixtureError, read_seeded
 from inputs.scenario import WORKLOADS
 from stack.platforms import platform_stack
 from stack.processes import ROOT
+from tests.support.transport import transport
 from workloads.platforms import PLATFORMS, platform
 
 # Where the fixture's platform says the deployment is: nothing listens, nothing is sent.
@@ -110,7 +111,7 @@ def _shaped_fixture(record: Platform) -> Fixture:
 
 def _dialect(record: Platform, fixture: Fixture) -> Dialect:
     """The dialect as runner/load_process.py builds it."""
-    return record.dialect(fixture, URL, "contract", HttpTransport(URL))
+    return record.dialect(fixture, URL, "contract", transport(URL))
 
 
 @pytest.mark.parametrize("name", NAMES)

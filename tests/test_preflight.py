@@ -30,7 +30,8 @@ from workloads.agenticos.preflight import (
     PreflightError,
     run_preflight,
 )
-from workloads.agenticos.seed import SeedOptions, seed
+from workloads.agenticos.seed import seed
+from workloads.seed import SeedOptions
 
 # Seconds the CLI may take: one cold interpreter plus one run against the fast stub.
 CLI_TIMEOUT_S = 60
@@ -73,10 +74,12 @@ def changed(fixture: Fixture, **fields: object) -> Fixture:
 @pytest.mark.system
 def test_a_seeded_deployment_passes(deployment):
     result = run_preflight(deployment.fixture, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
-    assert result.trigger_fire_ready and result.trigger_skip_reason is None
-    assert result.search_results >= 1 and result.run_id
+    assert result.ready == ("trigger_fire",) and not result.skipped
+    search, run = result.seen
+    assert search.startswith("search found ") and int(search.split()[-1]) >= 1
+    run_id = run.split()[1]
     runs = {r["id"]: r for r in deployment.client.get("/runs", limit=100)["items"]}
-    assert runs[result.run_id]["status"] == "completed"
+    assert runs[run_id]["status"] == "completed"
 
 
 @pytest.mark.system
@@ -130,10 +133,10 @@ def test_a_model_the_platform_cannot_reach(deployment):
 def test_a_missing_trigger_is_a_skip_not_a_refusal(deployment):
     none = changed(deployment.fixture, trigger_id=None)
     result = run_preflight(none, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
-    assert not result.trigger_fire_ready and "make seed" in result.trigger_skip_reason
+    assert not result.ready and "make seed" in result.skipped["trigger_fire"]
     deleted = changed(deployment.fixture, trigger_id="00000000-0000-0000-0000-000000000000")
     result = run_preflight(deleted, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
-    assert not result.trigger_fire_ready and "no longer exists" in result.trigger_skip_reason
+    assert not result.ready and "no longer exists" in result.skipped["trigger_fire"]
 
 
 def test_a_run_checks_only_the_workloads_it_offers(deployment):
@@ -150,8 +153,7 @@ def test_a_run_checks_only_the_workloads_it_offers(deployment):
     )
     reads = frozenset({"api_read"})
     result = run_preflight(broken, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD, reads)
-    assert (result.search_results, result.run_id, result.skipped) == (None, None, {})
-    assert not result.trigger_fire_ready
+    assert (result.seen, result.ready, result.skipped) == ((), (), {})
     assert result.summary().endswith(
         "not checked, not offered: agent_run, chat_stream, ingest, rag_query, trigger_fire"
     )
@@ -208,7 +210,7 @@ def test_injected_faults_do_not_refuse_a_fault_injection_run(deployment, tmp_pat
         _, agent_id = make_agent(deployment.client, faulty.url + "/v1")
         fixture = changed(deployment.fixture, agent_id=agent_id, stub_url=faulty.url)
         result = run_preflight(fixture, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
-    assert result.run_id
+    assert any(seen.startswith("run ") and " completed in " in seen for seen in result.seen)
 
 
 @pytest.mark.system

@@ -24,10 +24,18 @@ import pytest
 from engine.clock import RunClock
 from engine.dispatcher import Dispatcher
 from engine.http import (
+    BAD_CHUNK,
     BAD_STATUS_LINE,
     CLOSED_BEFORE_STATUS,
-    MAX_BODY,
+    CLOSED_IN_BODY,
+    HEAD_OVER,
+    LENGTH_NEGATIVE,
+    LENGTH_NOT_A_NUMBER,
+    LENGTH_TWICE,
+    READ_CHUNK,
     RESET_AFTER_5XX,
+    UNASKED_UPGRADE,
+    ExchangeError,
     HttpCall,
     HttpTransport,
     classify,
@@ -36,10 +44,12 @@ from engine.mix import Mix
 from engine.schedule import Plan
 from engine.seam import Attempt, Dialect
 from engine.share import Share
+from engine.websocket import FrameError, PeerClosed, WebSocket
 from inputs.fixture import Fixture
 from inputs.scenario import scenario_from_dict
 from tests.support.counting_server import started
-from tests.support.hostile_server import HUGE, OVERSIZED, SIGN_IN
+from tests.support.hostile_server import BODY, CLOSES, HUGE, OVERSIZED, SIGN_IN
+from tests.support.transport import MAX_BODY, transport
 from workloads.agenticos.dialect import AgenticOS
 
 pytestmark = pytest.mark.system
@@ -125,7 +135,7 @@ def _run(dialect: Dialect, rate: float, seconds: float) -> list:
 
 
 def test_every_injected_fault_is_one_failed_sample_and_no_other_fails(server):
-    http = HttpTransport(server.url)
+    http = transport(server.url)
     samples = _run(_Reads(http, "/mixed"), rate=120.0, seconds=3.0)
     counts = server.counts()
     assert len(samples) == 360 == len({s.index for s in samples})
@@ -150,7 +160,7 @@ def test_each_misshapen_oversized_or_redirected_answer_is_one_failed_sample_on_t
     """The real AgenticOS dialect's list reads, answered as ANSWERS says: 50 MB answers among
     them cost one failed sample each, read no further than the bound, and the run stays on
     time (at most 1% of arrivals later than the scenario's default 100 ms)."""
-    http = HttpTransport(server.url)
+    http = transport(server.url)
     dialect = AgenticOS(FIXTURE, server.url, "hostile", http)
     dialect.sign_in("loadkit@example.com", "hostile")
     peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -175,7 +185,7 @@ def test_each_misshapen_oversized_or_redirected_answer_is_one_failed_sample_on_t
 
 
 def test_a_connection_closed_while_idle_is_replaced_before_writing_not_failed(server):
-    http = HttpTransport(server.url)
+    http = transport(server.url)
     call = HttpCall("GET", "/slow?ms=200")
     pool = gevent.pool.Pool(5)
 
@@ -196,7 +206,7 @@ def test_a_connection_closed_while_idle_is_replaced_before_writing_not_failed(se
 
 
 def test_connections_idle_past_the_idle_age_are_retired_not_reused(server):
-    http = HttpTransport(server.url, idle_s=0.3)
+    http = transport(server.url, idle_s=0.3)
     call = HttpCall("GET", "/ok")
     assert http.send(call)[0] == 200
     gevent.sleep(0.5)
@@ -206,8 +216,98 @@ def test_connections_idle_past_the_idle_age_are_retired_not_reused(server):
 
 
 def test_prepared_connections_are_open_before_the_first_request(server):
-    http = HttpTransport(server.url)
+    http = transport(server.url)
     assert http.prepare(4) == 4
     assert http.stats.open_now == 4
     assert http.send(HttpCall("GET", "/ok"))[0] == 200
     assert http.stats.opened == 4
+
+
+# What each answer of the server's CASES must read as, through either reader: the body, or
+# the failure named. A good answer must also leave its connection in step for the next.
+FRAMING = {
+    "length_negative": LENGTH_NEGATIVE,
+    "length_not_a_number": LENGTH_NOT_A_NUMBER,
+    "length_twice": LENGTH_TWICE,
+    "length_twice_alike": BODY,
+    "head_over_bound": HEAD_OVER,
+    "interim_100": BODY,
+    "interim_103_twice": BODY,
+    "unasked_101": UNASKED_UPGRADE,
+    "chunk_cut_short": CLOSED_IN_BODY,
+    "chunk_longer_than_said": BAD_CHUNK,
+    "chunk_size_signed": BAD_CHUNK,
+    "chunk_extensions_trailers": BODY,
+    "chunked_and_length": BODY,
+    "transfer_gzip": "unsupported Transfer-Encoding: gzip",
+    "dribbled_head": BODY,
+}
+
+
+@pytest.fixture(scope="module")
+def cases():
+    """One hostile server for every framing case (each case asks for its own answer)."""
+    with started("tests.support.hostile_server") as hostile:
+        yield hostile
+
+
+def _read_as(read) -> bytes | str:
+    """The body ``read`` returns, or the failure it raised, named as a sample names it."""
+    try:
+        return read()
+    except ExchangeError as exc:
+        return exc.detail
+
+
+@pytest.mark.parametrize("name", sorted(FRAMING))
+def test_each_framing_reads_alike_through_the_pooled_and_the_streamed_reader(cases, name):
+    http = transport(cases.url)
+    call = HttpCall("GET", f"/case/{name}")
+    pooled = _read_as(lambda: http.send(call, timeout_s=10).body)
+
+    def streamed() -> bytes:
+        with http.stream(call, socket_timeout_s=10) as answer:
+            return answer.read()
+
+    assert pooled == _read_as(streamed) == FRAMING[name]
+    if FRAMING[name] == BODY and name not in CLOSES:
+        # In step: the next answer on the same connection is read as itself.
+        assert http.send(HttpCall("GET", "/ok"), timeout_s=10) == (200, BODY, None)
+        assert http.stats.opened == 1
+    assert cases.counts()[name] == 2
+    http.close()
+
+
+def test_websocket_upgrades_read_past_interim_answers_and_name_what_breaks(cases):
+    http = transport(cases.url)
+    ws_url = cases.url.replace("http://", "ws://")
+
+    def opened(name: str) -> WebSocket:
+        return WebSocket.open(http, f"{ws_url}/ws/{name}", [], 10.0)
+
+    ws = opened("interim")
+    assert ws.receive() == "hello"
+    with pytest.raises(PeerClosed) as closed:
+        ws.receive()
+    assert closed.value.code == 1000
+    ws.close()
+    ws = opened("close_1011")
+    assert ws.receive() == "hello"
+    with pytest.raises(PeerClosed) as closed:
+        ws.receive()
+    assert closed.value.code == 1011
+    ws.close()
+    ws = opened("big_frame")
+    with pytest.raises(FrameError) as broken:
+        ws.receive()
+    assert str(broken.value).startswith(f"frame over 8 MiB ({MAX_BODY + 1}"), broken.value
+    assert ws.received <= MAX_BODY + READ_CHUNK
+    ws.close()
+    ws = opened("masked")
+    with pytest.raises(FrameError) as broken:
+        ws.receive()
+    assert str(broken.value).startswith("bad frame: "), broken.value
+    ws.close()
+    with pytest.raises(ExchangeError) as refused:
+        opened("refused_negative")
+    assert refused.value.detail == LENGTH_NEGATIVE

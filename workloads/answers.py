@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 
 import msgspec
 
-from engine.seam import words
+from engine.dialect_kit import words
 
 NOT_JSON = "bad body: not JSON"
 T = TypeVar("T")

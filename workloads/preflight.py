@@ -1,24 +1,24 @@
-"""How a preflight is run from the shell, on every platform, and the refusals it shares.
+"""The preflight every platform fills in, its command line, and the refusals it shares.
 
-A platform's preflight module checks its deployment its own way; what it
-finds is the same on every platform (the agent answers, a search finds the
-seeded documents, a run completes, and whether trigger_fire can run), so the
-engine reads one result (``engine.seam.PreflightResult``) and the operator sees
-one summary line. The command line is the same too: ``python -m
-workloads.<platform>.preflight`` (or ``python -m workloads.preflight``, ``loadkit
-preflight``: the fixture's platform) checks for every workload and exits 0 with that
-line, or 1 with the one-line refusal; a run checks only the workloads its scenario
-offers (a workload with share 0 is never preflighted).
+A platform's preflight says how its deployment is reached and what it probes;
+this module runs the probes a run's workloads need (a workload with share 0 is
+never preflighted), turns what they saw into one ``PreflightResult`` and one
+summary line, and gives every platform the same command line: ``python -m
+workloads.<platform>.preflight`` (or ``loadkit preflight``, the fixture's platform)
+checks for every workload and exits 0 with that line, or 1 with the one-line refusal.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
-from engine.seam import PreflightError, RunPreflight
+from engine.seam import PreflightError, PreflightResult, RunPreflight
 from inputs.fixture import (
     DEFAULT_EMAIL,
     DEFAULT_PATH,
@@ -31,9 +31,90 @@ from workloads.setup_client import APIError, APIUnreachable
 
 # Workloads that need a search to work (the platform embeds the query and finds the seeded
 # documents), and those that need an agent run to complete against the model: what every
-# platform's preflight probes for, and only for these (engine.seam.PreflightResult).
+# platform's preflight probes for, and only for these.
 SEARCHED = frozenset({"rag_query", "ingest"})
 RUN = frozenset({"agent_run", "chat_stream"})
+# Every workload: a probe made whatever the run offers (that the agent is there).
+ALWAYS = frozenset(WORKLOADS)
+# A platform's setup client, open while its probes run.
+C = TypeVar("C")
+
+
+class Skip(Exception):
+    """An optional probe's workloads cannot run here and the run goes on without them; the
+    message is the reason the report gives."""
+
+
+@dataclass(frozen=True)
+class Probe(Generic[C]):
+    """One real request of the kind the run will make, made only when the run offers a
+    workload in ``needed_by``. ``check`` returns what it saw in the summary's words ("" for
+    nothing to add) or raises PreflightError, one line with the fix. An ``optional`` probe may
+    raise Skip instead, leaving its workloads out; when it does not, they are said ready."""
+
+    needed_by: frozenset[str]
+    check: Callable[[C], str]
+    optional: bool = False
+
+
+def search_probe(search: Callable[[C], int]) -> Probe[C]:
+    """The search every platform makes for SEARCHED: ``search`` returns how many it found."""
+    return Probe(SEARCHED, lambda client: f"search found {search(client)}")
+
+
+def run_probe(run: Callable[[C], str]) -> Probe[C]:
+    """The agent run every platform makes for RUN: ``run`` returns the run's id once it has
+    completed against the model (PreflightError if it did not)."""
+
+    def check(client: C) -> str:
+        began = time.monotonic()
+        return completed(f"run {run(client)}", began)
+
+    return Probe(RUN, check)
+
+
+def completed(what: str, began: float) -> str:
+    """Work begun at ``began`` (monotonic) done, in the summary's words: ``<what> completed in
+    0.42 s``."""
+    return f"{what} completed in {time.monotonic() - began:.2f} s"
+
+
+def checked(
+    api_url: str,
+    offered: frozenset[str],
+    client: AbstractContextManager[C],
+    *,
+    reach: Callable[[C], None],
+    subject: str,
+    probes: Sequence[Probe[C]],
+    who: str,
+    fix: str,
+) -> PreflightResult:
+    """What every platform's preflight does with its parts: open ``client``, ``reach`` the API
+    (it answers, the credential is accepted: PreflightError if not), then make each probe the
+    ``offered`` workloads need, in order, a setup-client failure between them refused as
+    ``who`` stopping or with ``fix`` (api_failures_refused). ``subject`` says what serves the
+    work ("agent <id> published")."""
+    seen: list[str] = []
+    ready: list[str] = []
+    skipped: dict[str, str] = {}
+    with client as open_client:
+        reach(open_client)
+        with api_failures_refused(who, fix):
+            for probe in probes:
+                wanted = sorted(probe.needed_by & offered)
+                if not wanted:
+                    continue
+                try:
+                    words = probe.check(open_client)
+                except Skip as skip:
+                    if not probe.optional:
+                        raise
+                    skipped.update(dict.fromkeys(wanted, str(skip)))
+                    continue
+                seen += [words] if words else []
+                ready += wanted if probe.optional else []
+    return PreflightResult(api_url, subject, offered, tuple(seen), tuple(ready), skipped)
 
 
 @contextmanager

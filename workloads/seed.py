@@ -17,11 +17,12 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inputs.fixture import DEFAULT_PATH, Fixture, FixtureError, password_from_env
+from engine.seam import SeedCommand
+from inputs.fixture import DEFAULT_EMAIL, DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.corpus import DEFAULT_DOCUMENTS
 from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS, platform
 from workloads.setup_client import APIError, APIUnreachable
@@ -42,6 +43,19 @@ POLL_S = 0.5
 
 class SeedError(Exception):
     """Seeding cannot continue; the message is one line naming what and the fix."""
+
+
+@dataclass(frozen=True)
+class SeedOptions:
+    """What to seed where, as the command line says."""
+
+    api_url: str
+    stub_url: str
+    # The user to sign in as, where the platform has users (``--email``); else unused.
+    email: str
+    documents: int
+    fixture_path: str
+    wait_s: float = DEFAULT_WAIT_S
 
 
 def seconds(text: str) -> float:
@@ -146,20 +160,42 @@ def seeded_fixture(api_url: str, stub_url: str, platform: str, own: DataclassIns
     )
 
 
-def seed_main(seed: Callable[[str], Fixture], fixture_path: str) -> int:
-    """Seed with the password from LOAD_PASSWORD and write the fixture: 0, or 1 and one line.
-
-    ``seed`` takes the password and returns the fixture, raising SeedError (or the setup
-    client's APIError / APIUnreachable, or FixtureError) when it cannot.
+def seed_command(
+    *,
+    platform: str,
+    description: str,
+    api_url: str,
+    stub_help: str,
+    seed: Callable[[SeedOptions, str], Fixture],
+    users: bool = False,
+) -> SeedCommand:
+    """A platform's seed command line, ``main(argv, prog)``, on the skeleton every platform
+    shares: the options (``--email`` too where the platform has ``users``), the password from
+    LOAD_PASSWORD, ``seed(options, password)`` building the fixture, the fixture written; 0,
+    or 1 and one line (SeedError, the setup client's APIError or APIUnreachable, FixtureError).
     """
-    try:
-        fixture = seed(password_from_env())
-        fixture.save(fixture_path)
-    except (SeedError, FixtureError, APIUnreachable, APIError) as exc:
-        print(f"seed: {exc}", file=sys.stderr)
-        return 1
-    print(f"seed: wrote {fixture_path}")
-    return 0
+
+    def main(argv: list[str], prog: str = f"python -m workloads.{platform}.seed") -> int:
+        parser = seed_parser(
+            prog, description, api_url=api_url, stub_help=stub_help, platform=platform
+        )
+        if users:
+            parser.add_argument("--email", default=DEFAULT_EMAIL, help=f"default {DEFAULT_EMAIL}")
+        args = parser.parse_args(argv)
+        email = args.email if users else DEFAULT_EMAIL
+        options = SeedOptions(
+            args.api_url, args.stub_url, email, args.documents, args.fixture, args.wait
+        )
+        try:
+            fixture = seed(options, password_from_env())
+            fixture.save(options.fixture_path)
+        except (SeedError, FixtureError, APIUnreachable, APIError) as exc:
+            print(f"seed: {exc}", file=sys.stderr)
+            return 1
+        print(f"seed: wrote {options.fixture_path}")
+        return 0
+
+    return main
 
 
 def chosen_platform(argv: list[str]) -> str:

@@ -5,11 +5,15 @@ the agent's model is agno's OpenAI-compatible model pointed at the stub, its
 sessions live in a SQLite file, its knowledge in a LanceDB directory with
 embeddings from the stub's ``/v1/embeddings``, and the WhatsApp interface
 (the one agno interface that verifies an HMAC, ``X-Hub-Signature-256``) sends
-its replies to the stub instead of Meta's Graph API. Telemetry is off.
+its replies to the stub instead of Meta's Graph API. Telemetry is off. The agent
+has one function tool, ``lookup``, as an agno user gives one (a Python function in
+``tools``): it waits the ``wait_ms`` it is asked to, asleep on the event loop, so a
+loop's tool costs what the scenario states and the platform's share is the rest.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import os
@@ -78,6 +82,18 @@ def settings_from_env() -> AppSettings:
     )
 
 
+async def lookup(topic: str, wait_ms: float = 0) -> str:
+    """Look a topic up in the team's notes.
+
+    Args:
+        topic: What to look up.
+        wait_ms: How long the lookup takes, in milliseconds.
+    """
+    if wait_ms > 0:
+        await asyncio.sleep(wait_ms / 1000.0)
+    return f"{topic}: nothing more to report"
+
+
 def quiet_agno(settings: AppSettings) -> None:
     """Telemetry off and every outside address replaced by the stub, before agno is imported."""
     os.environ["AGNO_TELEMETRY"] = "false"
@@ -127,6 +143,7 @@ def create_app(settings: AppSettings):
         db=db,
         knowledge=knowledge,
         instructions=INSTRUCTIONS,
+        tools=[lookup],
         telemetry=False,
     )
     agent_os = AgentOS(

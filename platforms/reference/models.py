@@ -22,7 +22,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
 def new_id() -> str:
@@ -108,6 +108,33 @@ class Agent(Base):
     published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # Loaded with the agent (one more SELECT), as AgenticOS reads its spec with it.
+    capabilities: Mapped[list[AgentCapability]] = relationship(lazy="selectin")
+
+
+class AgentCapability(Base):
+    """A capability the agent's spec binds (platforms/reference/tools.py): its tools. A table
+    of its own, so a database made before tools existed gets it from create_all."""
+
+    __tablename__ = "agent_capabilities"
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"), primary_key=True)
+    capability: Mapped[str] = mapped_column(String(50), primary_key=True)
+
+
+class ToolCallRow(Base):
+    """One tool call of a chat turn, journalled with the turn's answer, as AgenticOS does."""
+
+    __tablename__ = "tool_calls"
+    id: Mapped[str] = _id()
+    message_id: Mapped[str] = mapped_column(ForeignKey("messages.id"), index=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
+    tool_call_id: Mapped[str] = mapped_column(String(200))
+    tool_name: Mapped[str] = mapped_column(String(200))
+    args: Mapped[str] = mapped_column(Text)
+    result: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20))
+    duration_ms: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[datetime] = _created()
 
 
 class Conversation(Base):

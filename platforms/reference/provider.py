@@ -1,10 +1,11 @@
 """Calls to the model provider: OpenAI Chat Completions and an Ollama-style embedder.
 
 Runs and chat turns speak Chat Completions to the agent's model profile (the
-stub in a default run); embeddings go to a keyless Ollama ``/api/embed``
-endpoint, as the seed's deployment reaches them. Any failure becomes a
-ProviderError carrying one line, which the API turns into a 500 or an
-``error`` frame: what the platform does when its provider fails is part of
+stub in a default run), offering the agent's tools when it has any, as pydantic-ai
+does for AgenticOS (``tool_choice: "auto"``, no ``parallel_tool_calls``); embeddings
+go to a keyless Ollama ``/api/embed`` endpoint, as the seed's deployment reaches them.
+Any failure becomes a ProviderError carrying one line, which the API turns into
+a 500 or an ``error`` frame: what the platform does when its provider fails is part of
 what a resilience run measures.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import aiohttp
 
@@ -37,13 +38,42 @@ class ModelTarget:
     api_key: str | None
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model asked for: its id, the function and its JSON arguments."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def as_message_part(self) -> dict:
+        """The call as the assistant message that asked for it carries it back."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True)
+class ToolDelta:
+    """A streamed piece of call ``index``: its id and name come once, its arguments in pieces."""
+
+    index: int
+    id: str | None
+    name: str | None
+    arguments: str
+
+
 @dataclass
 class Completion:
-    """One finished answer and the usage the provider reported (or we counted)."""
+    """One finished answer (text, or the tool calls it asked for) and the usage the provider
+    reported (or we counted)."""
 
     text: str
     input_tokens: int
     output_tokens: int
+    tool_calls: list[ToolCall] = field(default_factory=list)
 
 
 def _headers(target: ModelTarget) -> dict[str, str]:
@@ -56,6 +86,11 @@ def _headers(target: ModelTarget) -> dict[str, str]:
 async def _failure(resp: aiohttp.ClientResponse) -> ProviderError:
     body = (await resp.text())[:200].replace("\n", " ")
     return ProviderError(f"model provider answered HTTP {resp.status}: {body}")
+
+
+def _offer(tools: list[dict]) -> dict:
+    """The request's tool fields: none without tools, else the tools and ``auto``."""
+    return {"tools": tools, "tool_choice": "auto"} if tools else {}
 
 
 def _transport_error(exc: BaseException, url: str) -> ProviderError:
@@ -77,10 +112,12 @@ class Provider:
         """Close the shared session at shutdown."""
         await self._session.close()
 
-    async def complete(self, target: ModelTarget, messages: list[dict]) -> Completion:
-        """A whole (non-streamed) chat completion."""
+    async def complete(
+        self, target: ModelTarget, messages: list[dict], tools: list[dict]
+    ) -> Completion:
+        """A whole (non-streamed) chat completion: text, or the tool calls the model asks for."""
         url = f"{target.base_url.rstrip('/')}/chat/completions"
-        body = {"model": target.model, "messages": messages, "stream": False}
+        body = {"model": target.model, "messages": messages, "stream": False, **_offer(tools)}
         try:
             async with self._session.post(
                 url,
@@ -94,7 +131,12 @@ class Provider:
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise _transport_error(exc, url) from exc
         try:
-            text = data["choices"][0]["message"]["content"] or ""
+            message = data["choices"][0]["message"]
+            text = message["content"] or ""
+            calls = [
+                ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
+                for c in message.get("tool_calls") or []
+            ]
         except (KeyError, IndexError, TypeError) as exc:
             raise ProviderError(f"model provider at {url} answered without choices") from exc
         usage = data.get("usage") or {}
@@ -102,16 +144,21 @@ class Provider:
             text=text,
             input_tokens=int(usage.get("prompt_tokens", 0)),
             output_tokens=int(usage.get("completion_tokens", 0)),
+            tool_calls=calls,
         )
 
-    async def stream(self, target: ModelTarget, messages: list[dict]) -> AsyncIterator[str | dict]:
-        """Yield each text delta as it arrives, then the usage dict if the provider sent one."""
+    async def stream(
+        self, target: ModelTarget, messages: list[dict], tools: list[dict]
+    ) -> AsyncIterator[str | ToolDelta | dict]:
+        """Yield each text delta and each tool call's piece as it arrives, then the usage dict
+        if the provider sent one."""
         url = f"{target.base_url.rstrip('/')}/chat/completions"
         body = {
             "model": target.model,
             "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
+            **_offer(tools),
         }
         try:
             async with self._session.post(
@@ -131,14 +178,23 @@ class Provider:
                         return
                     chunk = json.loads(payload)
                     for choice in chunk.get("choices") or []:
-                        content = (choice.get("delta") or {}).get("content")
+                        delta = choice.get("delta") or {}
+                        content = delta.get("content")
                         if content:
                             yield content
+                        for call in delta.get("tool_calls") or []:
+                            function = call.get("function") or {}
+                            yield ToolDelta(
+                                int(call.get("index", 0)),
+                                call.get("id"),
+                                function.get("name"),
+                                function.get("arguments") or "",
+                            )
                     if chunk.get("usage"):
                         yield chunk["usage"]
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise _transport_error(exc, url) from exc
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, TypeError, ValueError) as exc:
             raise ProviderError(f"model provider at {url} sent a malformed stream chunk") from exc
 
     async def embed(self, model: str, texts: list[str]) -> list[list[float]]:

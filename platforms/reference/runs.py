@@ -1,25 +1,109 @@
-"""An agent run: a row written before the model call and updated after it.
+"""An agent run: a row written before its loop and updated after it.
 
 The same path serves ``POST /agents/{id}/run``, a webhook's routine run and a
-chat turn (which streams). The caller's session, and so its pooled
-connection, is held across the model call, as AgenticOS holds it.
+chat turn (which streams). The loop is AgenticOS's (pydantic-ai's agent graph):
+call the model with the agent's tools; if it asks for tools, run them (a step's
+calls concurrently), add its answer and their results to the messages and call
+it again, until it answers with text, at most MAX_STEPS model calls. The
+caller's session, and so its pooled connection, is held across the whole loop,
+every model call and tool included, and nothing is written per step: the run
+row is updated when the loop ends, as AgenticOS does (/work/helpers/agenticos-tools.md).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from platforms.reference.errors import APIError
 from platforms.reference.metrics import Counts
-from platforms.reference.models import Agent, Message, ModelProfile, Run, Secret, utcnow
-from platforms.reference.provider import Completion, ModelTarget, Provider, ProviderError
+from platforms.reference.models import (
+    Agent,
+    Message,
+    ModelProfile,
+    Run,
+    Secret,
+    utcnow,
+)
+from platforms.reference.provider import Completion, ModelTarget, Provider, ProviderError, ToolCall
 from platforms.reference.state import AppState
+from platforms.reference.tools import run_tool, tools_for
 
 # Earlier messages of a conversation sent with a new prompt: enough for context, bounded.
 HISTORY_MESSAGES = 20
+# Model calls a run may make: AgenticOS's default (its UsageLimits request_limit).
+MAX_STEPS = 100
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A call the loop ran: the call, what it returned, how long it took."""
+
+    call: ToolCall
+    result: str
+    duration_ms: float
+
+
+def agent_tools(agent: Agent) -> list[dict]:
+    """The tools the agent's capabilities give it, as the model request offers them."""
+    return tools_for([c.capability for c in agent.capabilities])
+
+
+async def run_tools(calls: list[ToolCall]) -> list[ToolResult]:
+    """Run one step's calls, concurrently as pydantic-ai does, each timed."""
+
+    async def one(call: ToolCall) -> ToolResult:
+        began = time.monotonic()
+        result = run_tool(call.name, call.arguments)
+        return ToolResult(call, result, (time.monotonic() - began) * 1000.0)
+
+    return list(await asyncio.gather(*(one(call) for call in calls)))
+
+
+def after_step(messages: list[dict], completion: Completion, results: list[ToolResult]) -> None:
+    """The history grown by one step: the model's answer asking for tools, then each result."""
+    messages.append(
+        {
+            "role": "assistant",
+            "content": completion.text or None,
+            "tool_calls": [call.as_message_part() for call in completion.tool_calls],
+        }
+    )
+    messages += [{"role": "tool", "tool_call_id": r.call.id, "content": r.result} for r in results]
+
+
+async def agent_loop(
+    call_model: Callable[[list[dict]], Awaitable[Completion]],
+    messages: list[dict],
+    tools_start: Callable[[list[ToolCall]], Awaitable[None]] | None = None,
+    tools_done: Callable[[list[ToolResult]], Awaitable[None]] | None = None,
+) -> tuple[Completion, list[ToolResult]]:
+    """Call the model until it answers with text: (the answer with the usage of every call,
+    every tool result). ``tools_start`` sees each step's calls before they run, ``tools_done``
+    their results (a chat turn's frames)."""
+    ran: list[ToolResult] = []
+    input_tokens = output_tokens = 0
+    for _ in range(MAX_STEPS):
+        completion = await call_model(messages)
+        input_tokens += completion.input_tokens
+        output_tokens += completion.output_tokens
+        if not completion.tool_calls:
+            completion.input_tokens, completion.output_tokens = input_tokens, output_tokens
+            return completion, ran
+        if tools_start is not None:
+            await tools_start(completion.tool_calls)
+        results = await run_tools(completion.tool_calls)
+        ran += results
+        if tools_done is not None:
+            await tools_done(results)
+        after_step(messages, completion, results)
+    raise ProviderError(f"the agent made {MAX_STEPS} model calls without answering")
 
 
 async def agent_in_org(session: AsyncSession, org_id: str, agent_id: str) -> Agent:
@@ -112,13 +196,18 @@ async def abandon_run(session: AsyncSession, run_id: str, counts: Counts) -> Non
 async def execute_run(
     session: AsyncSession, provider: Provider, counts: Counts, run: Run, agent: Agent
 ) -> Run:
-    """Run the agent once, without streaming; the run row records success or the failure."""
+    """Run the agent's loop, without streaming; the run row records success or the failure.
+    As on AgenticOS, a run's model gets no history, even in a conversation, and its tool
+    calls are not journalled."""
     await start_run(session, run, counts)
     run_id = run.id
     try:
         target = await model_target(session, agent)
-        messages = await prompt_messages(session, agent, run.prompt, run.conversation_id)
-        completion = await provider.complete(target, messages)
+        tools = agent_tools(agent)
+        messages = await prompt_messages(session, agent, run.prompt, None)
+        completion, _ = await agent_loop(
+            lambda grown: provider.complete(target, grown, tools), messages
+        )
     except ProviderError as exc:
         await finish_run(session, run, counts, "failed", error=str(exc))
         return run

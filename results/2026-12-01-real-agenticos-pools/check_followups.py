@@ -30,7 +30,7 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from engine.seam import words
+from engine.dialect_kit import words
 
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:55432/agenticos"
 

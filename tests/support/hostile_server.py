@@ -12,17 +12,22 @@ the faults the server says it injected, one for one.
 
 prints ``PORT CONTROL_PORT`` once both listen on 127.0.0.1. Paths on PORT:
 ``/ok`` answers 200; ``/mixed`` cycles through MIXED (answers of every framing and
-every fault); ``/slow?ms=N`` answers 200 after N ms. Under ``/api/v1/`` it is an
-AgenticOS for the real dialect's list reads: sign-in answers a token, and every
-list read gets the next of ANSWERS, good pages among 2xx answers the contract
-forbids (wrong types, an envelope one level down, a JSON array), answers of
-50 MB (with Content-Length, chunked, read to close), one announcing 10 TB, and a
-302 to a sign-in page. CONTROL_PORT answers any request with the counts as JSON,
+every fault); ``/slow?ms=N`` answers 200 after N ms; ``/case/NAME`` answers the
+bytes CASES names (framing a client must read, or must name as broken: lengths
+negative or twice, heads over the bound, interim 1xx, chunks that lie, a head that
+dribbles in), and ``/ws/NAME`` answers a WebSocket upgrade as WS_CASES says. Under
+``/api/v1/`` it is an AgenticOS for the real dialect's list reads: sign-in answers a
+token, and every list read gets the next of ANSWERS, good pages among 2xx answers
+the contract forbids (wrong types, an envelope one level down, a JSON array),
+answers of 50 MB (with Content-Length, chunked, read to close), one announcing
+10 TB, and a 302 to a sign-in page. CONTROL_PORT answers any request with the counts as JSON,
 and is never counted itself.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import socket
 import struct
 import sys
@@ -158,6 +163,113 @@ def _answer(kind: str) -> bytes:
     return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n%s" % (len(BODY), close, BODY)
 
 
+# /case/NAME: what the server sends, as parts (a float between them: a pause in seconds);
+# the connection stays open for the next request unless the name is in CLOSES.
+_CHUNKED = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+_LONG_HEADER = b"X-Filler: " + b"f" * 70_000 + b"\r\n"
+CASES: dict[str, tuple] = {
+    "length_negative": (b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",),
+    "length_not_a_number": (b"HTTP/1.1 200 OK\r\nContent-Length: 2_5\r\n\r\n" + BODY,),
+    "length_twice": (
+        b"HTTP/1.1 200 OK\r\nContent-Length: 25\r\nContent-Length: 30\r\n\r\n" + BODY,
+    ),
+    "length_twice_alike": (
+        b"HTTP/1.1 200 OK\r\nContent-Length: 25\r\nContent-Length: 25, 25\r\n\r\n" + BODY,
+    ),
+    "head_over_bound": (b"HTTP/1.1 200 OK\r\n" + _LONG_HEADER + b"Content-Length: 0\r\n\r\n",),
+    "interim_100": (b"HTTP/1.1 100 Continue\r\n\r\n", _answer("length")),
+    "interim_103_twice": (
+        b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
+        b"HTTP/1.1 103 Early Hints\r\nLink: </b.js>; rel=preload\r\n\r\n" + _answer("length"),
+    ),
+    "unasked_101": (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n",),
+    "chunk_cut_short": (_CHUNKED + b"\r\n20\r\n" + BODY,),
+    "chunk_longer_than_said": (_CHUNKED + b"\r\n5\r\n" + BODY + b"\r\n0\r\n\r\n",),
+    "chunk_size_signed": (_CHUNKED + b"\r\n+19\r\n" + BODY + b"\r\n0\r\n\r\n",),
+    "chunk_extensions_trailers": (
+        _CHUNKED + b"\r\n"
+        b'a;name=value;quoted="x;y"\r\n' + BODY[:10] + b"\r\n"
+        b"f ; last\r\n" + BODY[10:] + b"\r\n"
+        b"0\r\nX-Checksum: 1234\r\nX-Other: 5\r\n\r\n",
+    ),
+    "chunked_and_length": (
+        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"19\r\n" + BODY + b"\r\n0\r\n\r\n",
+    ),
+    "transfer_gzip": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",),
+    # The head a byte at a time, 2 ms apart (well within any timeout), then the body.
+    "dribbled_head": (
+        *(part for byte in _answer("length")[: -len(BODY)] for part in (bytes([byte]), 0.002)),
+        BODY,
+    ),
+}
+CLOSES = frozenset({"chunk_cut_short", "unasked_101", "head_over_bound"})
+# /ws/NAME: a WebSocket upgrade answered with interim answers first, a 20 MB frame, a frame
+# masked (which only a client may send), a close with 1011, or a refusal no body can frame.
+WS_CASES = ("interim", "big_frame", "masked", "close_1011", "refused_negative")
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+BIG_FRAME = 20_000_000
+
+
+def _ws_frame(opcode: int, payload: bytes, mask: bytes = b"") -> bytes:
+    """One final server frame (RFC 6455 5.2), masked with ``mask`` when one is given."""
+    size = len(payload)
+    if size < 126:
+        length = bytes([size])
+    elif size < 1 << 16:
+        length = b"\x7e" + struct.pack("!H", size)
+    else:
+        length = b"\x7f" + struct.pack("!Q", size)
+    if mask:
+        length = bytes([length[0] | 0x80]) + length[1:]
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return bytes([0x80 | opcode]) + length + mask + payload
+
+
+def _serve_ws(conn: socket.socket, kind: str, head: bytes) -> None:
+    """Answer one upgrade as WS_CASES says, then wait for the client to go."""
+    if kind == "refused_negative":
+        conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: -7\r\n\r\n")
+        _until_client_goes(conn)
+        return
+    key = next(
+        line.split(b":", 1)[1].strip()
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"sec-websocket-key:")
+    )
+    accept = base64.b64encode(hashlib.sha1(key + WS_GUID).digest())
+    if kind == "interim":
+        conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\n")
+    conn.sendall(
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n"
+    )
+    try:
+        if kind == "big_frame":
+            conn.sendall(_ws_frame(0x1, b"x" * BIG_FRAME))
+        elif kind == "masked":
+            conn.sendall(_ws_frame(0x1, b"masked", mask=b"\x01\x02\x03\x04"))
+        else:
+            conn.sendall(_ws_frame(0x1, b"hello"))
+            if kind == "close_1011":
+                conn.sendall(_ws_frame(0x8, struct.pack("!H", 1011) + b"model failed"))
+            else:
+                conn.sendall(_ws_frame(0x8, struct.pack("!H", 1000)))
+    except OSError:
+        return  # the client dropped it, as it should
+    _until_client_goes(conn)
+
+
+def _serve_case(conn: socket.socket, name: str) -> bool:
+    """Send CASES[name]; False when the connection must not be reused."""
+    for part in CASES[name]:
+        if isinstance(part, float):
+            time.sleep(part)
+        else:
+            conn.sendall(part)
+    return name not in CLOSES
+
+
 def _reset(conn: socket.socket) -> None:
     """Close with a reset (RST), not a FIN."""
     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -231,6 +343,15 @@ def _serve(conn: socket.socket, counts: Counts) -> None:
                 _reset(conn)
                 return
             target = head.split(b" ", 2)[1]
+            if target.startswith(b"/case/"):
+                name = target[len(b"/case/") :].decode()
+                counts.add(name)
+                if _serve_case(conn, name):
+                    continue
+                return
+            if target.startswith(b"/ws/"):
+                _serve_ws(conn, target[len(b"/ws/") :].decode(), head)
+                return
             if target == b"/api/v1/auth/login":
                 conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 21\r\n\r\n{"access_token": "t"}')
                 continue

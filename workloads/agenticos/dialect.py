@@ -22,23 +22,21 @@ from urllib.parse import urlencode
 
 from urllib3 import encode_multipart_formdata
 
-from engine.http import Answer, HttpCall, HttpTransport
-from engine.samples import CANCELLED, FAILED, OK, SHED, Result
-from engine.seam import (
+from engine.dialect_kit import (
     BAD_FRAME,
     CONNECTION_CLOSED,
     CONNECTION_RESET,
     STOPPED_UNASKED,
     STREAM_ENDED,
-    Attempt,
-    Dialect,
-    DialectError,
-    Turn,
     error_frame,
     redirected,
     socket_backstop_s,
     words,
 )
+from engine.http import Answer, HttpCall, HttpTransport
+from engine.samples import CANCELLED, FAILED, OK, SHED, Result
+from engine.seam import Attempt, Dialect, DialectError, Turn
+from engine.serve import CHAT
 from engine.websocket import (
     FrameError,
     PeerClosed,
@@ -110,7 +108,7 @@ class AgenticOS(Dialect):
         if workload == "api_read":
             return self._reads[k % len(self._reads)]
         if workload == "agent_run":
-            prompt = run_prompt(k)
+            prompt = self.agent_plan.prompt(workload, k, run_prompt(k))
             path = f"{API}/agents/{in_path(self.seeded.agent_id)}/run"
             return self._post(path, {"prompt": prompt})
         if workload == "rag_query":
@@ -188,7 +186,7 @@ class AgenticOS(Dialect):
 
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
         message = {
-            "message": turn_message(attempt.index),
+            "message": self.agent_plan.prompt(CHAT, attempt.index, turn_message(attempt.index)),
             "agent_id": self.seeded.agent_id,
             "conversation_id": (attempt.session or {}).get("conversation_id"),
         }

@@ -29,11 +29,12 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from engine.dialect_kit import words
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
-from engine.seam import words
 from inputs.fixture import Fixture, in_path
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import AgenticOSSeeded, seeded
+from workloads.followup import followed
 from workloads.setup_client import APIError, APIUnreachable
 
 # Seconds between polls: a settled upload is seen within this, and each poll costs the
@@ -126,24 +127,20 @@ def follow_up(
     grace_s: float,
 ) -> list[FollowUp]:
     """One FollowUp per accepted arrival: polled until all settle or ``grace_s`` runs out."""
-    others = [
-        FollowUp(k, w, ref, NOT_VERIFIABLE, NOT_SHOWN)
-        for k, w, ref in accepted
-        if w not in (UPLOAD, DELIVERY)
-    ]
+    pending, others = followed(accepted, (UPLOAD, DELIVERY), NOT_SHOWN)
     deadline = time.monotonic() + grace_s
     own = seeded(fixture)
     with AgenticOSClient(fixture.api_url) as client:
         uploads = Followed(
-            [a for a in accepted if a[1] == UPLOAD],
+            [a for a in pending if a[1] == UPLOAD],
             _signed(client, email, password, lambda kind: _read_uploads(client, own, kind)),
         )
         deliveries = Followed(
-            [a for a in accepted if a[1] == DELIVERY],
+            [a for a in pending if a[1] == DELIVERY],
             _signed(client, email, password, _RunLog(client, own, run_id, start_epoch).read),
             "never read" if own.trigger_id else NO_TRIGGER,
         )
-        followed = [uploads] + ([deliveries] if own.trigger_id else [])
+        kinds = [uploads] + ([deliveries] if own.trigger_id else [])
         try:
             client.sign_in(email, password)
         except (APIUnreachable, APIError) as exc:
@@ -151,10 +148,10 @@ def follow_up(
             return [FollowUp(k, w, ref, NOT_VERIFIABLE, why) for k, w, ref in accepted]
         client.org_id = own.org_id
         while True:
-            for kind in followed:
+            for kind in kinds:
                 if kind.pending():
                     kind.read()
-            if not any(kind.pending() for kind in followed) or time.monotonic() >= deadline:
+            if not any(kind.pending() for kind in kinds) or time.monotonic() >= deadline:
                 break
             time.sleep(POLL_S)
     return [*others, *uploads.results(grace_s), *deliveries.results(grace_s)]

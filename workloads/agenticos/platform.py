@@ -13,6 +13,7 @@ from workloads.agenticos.fixture import AgenticOSSeeded
 from workloads.agenticos.followup import follow_up
 from workloads.agenticos.preflight import run_preflight
 from workloads.agenticos.seed import main as seed
+from workloads.agenticos.tool import AGENT_TOOL
 
 PLATFORM = Platform(
     name="agenticos",
@@ -22,4 +23,5 @@ PLATFORM = Platform(
     run_preflight=run_preflight,
     follow_up=follow_up,
     requests=REQUESTS,
+    tool=AGENT_TOOL,
 )

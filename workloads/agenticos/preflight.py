@@ -17,18 +17,24 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 import uuid
 from collections.abc import Callable
 from typing import TypeVar
 
 from engine.seam import PreflightError, PreflightResult
 from inputs.fixture import Fixture, in_path, webhook_secret
-from inputs.scenario import WORKLOADS
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import seeded
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
-from workloads.preflight import RUN, SEARCHED, api_failures_refused, preflight_main
+from workloads.preflight import (
+    ALWAYS,
+    Probe,
+    Skip,
+    checked,
+    preflight_main,
+    run_probe,
+    search_probe,
+)
 from workloads.setup_client import APIError, APIUnreachable
 
 # Tries of a probe that reaches the model: at a 20% injected fault rate, five
@@ -144,9 +150,8 @@ def _check_search(client: AgenticOSClient, fixture: Fixture) -> int:
     return len(results)
 
 
-def _check_run(client: AgenticOSClient, fixture: Fixture) -> tuple[str, float]:
+def _check_run(client: AgenticOSClient, fixture: Fixture) -> str:
     own = seeded(fixture)
-    began = time.monotonic()
     try:
         run = _retried(lambda: client.run_agent(own.agent_id, RUN_PROMPT))
     except APIUnreachable as exc:
@@ -170,17 +175,18 @@ def _check_run(client: AgenticOSClient, fixture: Fixture) -> tuple[str, float]:
             f"agent run {run.get('run_id')} ended {run.get('status')!r}, not completed: "
             f"check the stub at {fixture.stub_url} (make stub)"
         )
-    return str(run.get("run_id")), time.monotonic() - began
+    return str(run.get("run_id"))
 
 
-def _trigger_state(client: AgenticOSClient, fixture: Fixture, password: str) -> str | None:
-    """None when a signed delivery is accepted, else why trigger_fire will be skipped."""
+def _check_trigger(client: AgenticOSClient, fixture: Fixture, password: str) -> str:
+    """Nothing to add when a signed delivery is accepted; else Skip, with why trigger_fire
+    will be skipped."""
     own = seeded(fixture)
     if not own.trigger_id:
-        return "the fixture has no trigger (seeding could not create one); run make seed"
+        raise Skip("the fixture has no trigger (seeding could not create one); run make seed")
     triggers = {t.get("id") for t in client.list_all(f"/agents/{in_path(own.agent_id)}/triggers")}
     if own.trigger_id not in triggers:
-        return f"trigger {own.trigger_id} no longer exists; run make seed to recreate it"
+        raise Skip(f"trigger {own.trigger_id} no longer exists; run make seed to recreate it")
     body = json.dumps({"event": "agent-loadkit.preflight", "id": str(uuid.uuid4())}).encode()
     resp = client.fire_webhook(
         own.trigger_source,
@@ -190,42 +196,48 @@ def _trigger_state(client: AgenticOSClient, fixture: Fixture, password: str) -> 
         delivery_id=f"preflight-{uuid.uuid4()}",
     )
     if resp.status_code == 403:
-        return (
+        raise Skip(
             "the trigger refused the signature (HTTP 403): the password differs from the one "
             "it was seeded with; run make seed"
         )
     if resp.status_code != 202:
-        return f"a signed delivery answered HTTP {resp.status_code}, not 202"
-    return None
+        raise Skip(f"a signed delivery answered HTTP {resp.status_code}, not 202")
+    return ""
 
 
 def run_preflight(
-    fixture: Fixture, email: str, password: str, offered: frozenset[str] = frozenset(WORKLOADS)
+    fixture: Fixture, email: str, password: str, offered: frozenset[str] = ALWAYS
 ) -> PreflightResult:
     """Check the deployment can do the workloads the run ``offered``; PreflightError (one line)
-    if not. Each probe is made only for a workload that needs it (SEARCHED, RUN)."""
-    found, run_id, run_seconds, skip_reason = None, None, None, None
-    own = seeded(fixture)
-    with AgenticOSClient(fixture.api_url) as client:
+    if not. Each probe is made only for a workload that needs it."""
+
+    def reach(client: AgenticOSClient) -> None:
         _check_api(client, fixture)
         _sign_in(client, email, password)
-        with api_failures_refused("the API", "run make seed against this deployment"):
-            _check_agent(client, fixture)
-            if offered & SEARCHED:
-                found = _check_search(client, fixture)
-            if offered & RUN:
-                run_id, run_seconds = _check_run(client, fixture)
-            if "trigger_fire" in offered:
-                skip_reason = _trigger_state(client, fixture, password)
-    return PreflightResult(
-        api_url=fixture.api_url,
-        agent_id=own.agent_id,
-        agent_state="published",
-        offered=offered,
-        search_results=found,
-        run_id=run_id,
-        run_seconds=run_seconds,
-        trigger_skip_reason=skip_reason,
+
+    def agent(client: AgenticOSClient) -> str:
+        _check_agent(client, fixture)
+        return ""
+
+    probes: list[Probe[AgenticOSClient]] = [
+        Probe(ALWAYS, agent),
+        search_probe(lambda client: _check_search(client, fixture)),
+        run_probe(lambda client: _check_run(client, fixture)),
+        Probe(
+            frozenset({"trigger_fire"}),
+            lambda client: _check_trigger(client, fixture, password),
+            optional=True,
+        ),
+    ]
+    return checked(
+        fixture.api_url,
+        offered,
+        AgenticOSClient(fixture.api_url),
+        reach=reach,
+        subject=f"agent {seeded(fixture).agent_id} published",
+        probes=probes,
+        who="the API",
+        fix="run make seed against this deployment",
     )
 
 

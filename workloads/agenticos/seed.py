@@ -11,7 +11,6 @@ Writes fixture.json: ids and URLs only, no token or password.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections import Counter
@@ -20,18 +19,12 @@ from dataclasses import dataclass
 
 import requests
 
-from inputs.fixture import DEFAULT_EMAIL, Fixture, in_path, webhook_secret
+from inputs.fixture import Fixture, in_path, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import AgenticOSSeeded
+from workloads.agenticos.tool import CODE_EXECUTION
 from workloads.corpus import document_name, document_text
-from workloads.seed import (
-    DEFAULT_WAIT_S,
-    SeedError,
-    seed_main,
-    seed_parser,
-    seeded_fixture,
-    wait_for_api,
-)
+from workloads.seed import SeedError, SeedOptions, seed_command, seeded_fixture, wait_for_api
 from workloads.setup_client import APIError
 
 # Names the fixture is found by on a second run; prefixed so they are obviously the kit's.
@@ -52,18 +45,6 @@ INDEX_WAIT_S = 120.0
 # Seconds the stub may take to say how wide its vectors are (one embedding, no delay).
 STUB_ASK_TIMEOUT_S = 10.0
 POLL_S = 0.5
-
-
-@dataclass(frozen=True)
-class SeedOptions:
-    """What to seed where, as the command line says."""
-
-    api_url: str
-    stub_url: str
-    email: str
-    documents: int
-    fixture_path: str
-    wait_s: float = DEFAULT_WAIT_S
 
 
 def stub_base_url(stub_url: str) -> str:
@@ -112,8 +93,16 @@ def ensure_profile(client: AgenticOSClient, stub_url: str) -> tuple[str, str]:
 
 
 def ensure_agent(client: AgenticOSClient, profile_id: str) -> tuple[str, str]:
-    """A published agent with no tools on the stub's profile: its id and what happened."""
-    agents = [a for a in client.list_all("/agents") if a.get("name") == AGENT_NAME]
+    """A published agent on the stub's profile given the one tool the loop calls (capability
+    code_execution, tool run_python: no network, no files, granted to every organisation):
+    its id and what happened. An agent of the fixture's name without it (seeded before the
+    loop) is left as it is and a new one made, since a run with steps above 1 would stop
+    short on it."""
+    agents = [
+        a
+        for a in client.list_all("/agents")
+        if a.get("name") == AGENT_NAME and CODE_EXECUTION in _capabilities(a)
+    ]
     agents.sort(key=lambda a: a.get("status") != "published")
     if agents:
         agent = agents[0]
@@ -133,6 +122,7 @@ def ensure_agent(client: AgenticOSClient, profile_id: str) -> tuple[str, str]:
                     "name": AGENT_NAME,
                     "instructions": AGENT_INSTRUCTIONS,
                     "model_profile_id": profile_id,
+                    "capabilities": [{"id": CODE_EXECUTION}],
                 }
             },
         )
@@ -141,6 +131,12 @@ def ensure_agent(client: AgenticOSClient, profile_id: str) -> tuple[str, str]:
         client.post(f"/agents/{in_path(agent['id'])}/publish", {"note": "agent-loadkit fixture"})
         action += ", published"
     return agent["id"], action
+
+
+def _capabilities(agent: dict) -> set[str]:
+    """The capability ids an agent's spec binds, as the API lists it."""
+    bound = (agent.get("spec") or {}).get("capabilities") or []
+    return {str(c.get("id")) for c in bound if isinstance(c, dict)}
 
 
 def ensure_collection(client: AgenticOSClient) -> tuple[str, str]:
@@ -353,26 +349,16 @@ def seed(options: SeedOptions, password: str) -> Fixture:
     return seeded_fixture(options.api_url, options.stub_url, "agenticos", own)
 
 
-def build_parser(prog: str = "python -m workloads.agenticos.seed") -> argparse.ArgumentParser:
-    """The command line; the defaults seed `make target` + `make stub` on this machine."""
-    parser = seed_parser(
-        prog,
-        "Create the load run's fixture through the platform's API (password from LOAD_PASSWORD).",
-        api_url=DEFAULT_API_URL,
-        stub_help="the stub as the platform reaches it",
-        platform="agenticos",
-    )
-    parser.add_argument("--email", default=DEFAULT_EMAIL, help=f"default {DEFAULT_EMAIL}")
-    return parser
-
-
-def main(argv: list[str], prog: str = "python -m workloads.agenticos.seed") -> int:
-    """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
-    args = build_parser(prog).parse_args(argv)
-    options = SeedOptions(
-        args.api_url, args.stub_url, args.email, args.documents, args.fixture, args.wait
-    )
-    return seed_main(lambda password: seed(options, password), options.fixture_path)
+# The command line; the defaults seed `make target` + `make stub` on this machine.
+main = seed_command(
+    platform="agenticos",
+    description="Create the load run's fixture through the platform's API (password from "
+    "LOAD_PASSWORD).",
+    api_url=DEFAULT_API_URL,
+    stub_help="the stub as the platform reaches it",
+    seed=seed,
+    users=True,
+)
 
 
 if __name__ == "__main__":

@@ -21,26 +21,24 @@ from urllib.parse import urlencode
 
 from urllib3 import encode_multipart_formdata
 
-from engine.http import (
-    HttpCall,
-    HttpTransport,
-    StreamedAnswer,
-    classify,
-)
-from engine.samples import CANCELLED, FAILED, OK, Result
-from engine.seam import (
+from engine.dialect_kit import (
     BAD_FRAME,
     STOPPED_UNASKED,
     STREAM_ENDED,
-    Attempt,
-    Dialect,
-    DialectError,
-    Turn,
     cancel_asked,
+    detail_result,
     error_frame,
     event_stream_turn,
     words,
 )
+from engine.http import (
+    HttpCall,
+    HttpTransport,
+    StreamedAnswer,
+)
+from engine.samples import CANCELLED, FAILED, OK, Result
+from engine.seam import Attempt, Dialect, DialectError, Turn
+from engine.serve import CHAT
 from inputs.fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
 from workloads.agno.answers import AGENTS, CONTENT, DELIVERY, PAGE, RUN_OUTPUT, SEARCH_PAGE
 from workloads.agno.fixture import seeded
@@ -91,7 +89,7 @@ class Agno(Dialect):
             return self._reads[k % len(self._reads)]
         if workload == "agent_run":
             form = {
-                "message": run_prompt(k),
+                "message": self.agent_plan.prompt(workload, k, run_prompt(k)),
                 "stream": "false",
             }
             return HttpCall("POST", self._runs, urlencode(form).encode(), {**self._auth, **FORM})
@@ -111,7 +109,7 @@ class Agno(Dialect):
         and a webhook delivery (200 "processing") are work agno accepted for later: the sample
         ends with the answer and the work is noted for the follower (followup.py), which finds
         out after the run."""
-        result = status_result(status, body)
+        result = detail_result(status, body)
         if result.outcome != OK:
             return result
         problem = self._problem(workload, k, body)
@@ -188,12 +186,12 @@ class Agno(Dialect):
 
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
         form = {
-            "message": turn_message(attempt.index),
+            "message": self.agent_plan.prompt(CHAT, attempt.index, turn_message(attempt.index)),
             "stream": "true",
         }
         call = HttpCall("POST", self._runs, urlencode(form).encode(), {**self._auth, **FORM})
         return event_stream_turn(
-            self.http, call, attempt, timeout_s, status_result, self._read_turn
+            self.http, call, attempt, timeout_s, detail_result, self._read_turn
         )
 
     def _read_turn(self, answer: StreamedAnswer, turn: Turn) -> Result:
@@ -230,21 +228,6 @@ class Agno(Dialect):
             return Result(200, FAILED, "no run_id to cancel")
         call = HttpCall("POST", f"{self._runs}/{in_path(run_id)}/cancel", b"", self._auth)
         return cancel_asked(self.http, call, (200,))
-
-
-def status_result(status: int, body: bytes) -> Result:
-    """What the status alone says (2xx ok, 429 shed, else failed), a failure in agno's words:
-    FastAPI's ``{"detail": ...}`` as ``HTTP 500: <detail>``."""
-    result = classify(status, len(body))
-    if result.outcome != FAILED:
-        return result
-    try:
-        detail = json.loads(body).get("detail")
-    except (ValueError, AttributeError):
-        detail = None
-    if detail:
-        result = result._replace(detail=f"HTTP {status}: {words(str(detail))}")
-    return result
 
 
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).

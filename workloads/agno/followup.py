@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 import time
 
+from engine.dialect_kit import words
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
-from engine.seam import words
 from inputs.fixture import Fixture
 from workloads.agno.client import AgnoClient
-from workloads.followup import follow_each
+from workloads.followup import follow_each, followed
 from workloads.setup_client import APIError
 
 # Content states (agno.os.schema ContentStatus): done, and ended in failure ("partial":
@@ -54,17 +54,13 @@ def follow_up(
 ) -> list[FollowUp]:
     """One FollowUp per accepted arrival: polled until all settle or ``grace_s`` runs out."""
     del email, run_id, start_epoch  # the key is the credential; refs name each arrival's work
-    unknown = "agno shows nothing for this workload"
-    others = [
-        FollowUp(k, w, ref, NOT_VERIFIABLE, unknown) for k, w, ref in accepted if w not in FOLLOWED
-    ]
-    pending = [(k, w, ref) for k, w, ref in accepted if w in FOLLOWED]
+    pending, others = followed(accepted, FOLLOWED, "agno shows nothing for this workload")
     deadline = time.monotonic() + grace_s
     with AgnoClient(fixture.api_url, password) as client:
-        followed = follow_each(
+        looked = follow_each(
             pending, lambda work: _look(client, work, grace_s), deadline, "agno", _for_good
         )
-    return [*others, *followed]
+    return [*others, *looked]
 
 
 def _for_good(exc: Exception) -> bool:

@@ -11,6 +11,7 @@ from workloads.agno.fixture import AgnoSeeded
 from workloads.agno.followup import follow_up
 from workloads.agno.preflight import run_preflight
 from workloads.agno.seed import main as seed
+from workloads.lookup_tool import LOOKUP_TOOL
 
 PLATFORM = Platform(
     name="agno",
@@ -20,4 +21,5 @@ PLATFORM = Platform(
     run_preflight=run_preflight,
     follow_up=follow_up,
     requests=REQUESTS,
+    tool=LOOKUP_TOOL,
 )

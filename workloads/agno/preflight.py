@@ -17,12 +17,20 @@ import uuid
 
 from engine.seam import PreflightError, PreflightResult
 from inputs.fixture import Fixture, webhook_secret
-from inputs.scenario import WORKLOADS
 from workloads.agno.client import AgnoClient
 from workloads.agno.fixture import seeded
 from workloads.agno.seed import DONE, follow
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
-from workloads.preflight import RUN, SEARCHED, api_failures_refused, preflight_main
+from workloads.preflight import (
+    ALWAYS,
+    Probe,
+    Skip,
+    checked,
+    completed,
+    preflight_main,
+    run_probe,
+    search_probe,
+)
 from workloads.setup_client import APIError, APIUnreachable
 
 # An upload must be processed within this long, or the run's ingest would only measure a queue.
@@ -69,9 +77,8 @@ def _check_search(client: AgnoClient, fixture: Fixture) -> int:
     return len(results)
 
 
-def _check_run(client: AgnoClient, fixture: Fixture) -> tuple[str, float]:
+def _check_run(client: AgnoClient, fixture: Fixture) -> str:
     own = seeded(fixture)
-    began = time.monotonic()
     try:
         run = client.run_agent(own.agent_id, RUN_PROMPT)
     except APIError as exc:
@@ -84,10 +91,10 @@ def _check_run(client: AgnoClient, fixture: Fixture) -> tuple[str, float]:
             f"agent run {run.get('run_id')} ended {run.get('status')!r}, not COMPLETED: check "
             f"the stub at {fixture.stub_url}"
         )
-    return str(run.get("run_id")), time.monotonic() - began
+    return str(run.get("run_id"))
 
 
-def _check_upload(client: AgnoClient) -> float:
+def _check_upload(client: AgnoClient) -> str:
     began = time.monotonic()
     name = f"loadkit-preflight-{uuid.uuid4()}.txt"
     content_id = client.upload_text(name, f"agent-loadkit preflight upload {name}.\n")
@@ -97,60 +104,57 @@ def _check_upload(client: AgnoClient) -> float:
             f"an upload ended {status!r} after {time.monotonic() - began:.0f} s "
             f"({message or 'no message'}): AgentOS cannot embed its content; check the stub"
         )
-    return time.monotonic() - began
+    return completed("an upload", began)
 
 
-def _webhook_state(client: AgnoClient, fixture: Fixture, password: str) -> str | None:
-    """None when a signed delivery is accepted, else why trigger_fire will be skipped."""
+def _check_webhook(client: AgnoClient, fixture: Fixture, password: str) -> str:
+    """Nothing to add when a signed delivery is accepted; else Skip, with why trigger_fire
+    will be skipped."""
     own = seeded(fixture)
     prefix = own.whatsapp_prefix
     body = json.dumps({"object": "whatsapp_business_account", "entry": []}).encode()
     resp = client.fire_whatsapp(prefix, body, webhook_secret(password, own.agent_id))
     if resp.status_code in (401, 404):
         # The interface takes no key, so AgentOS's auth answering 401 means no route there.
-        return (
+        raise Skip(
             f"no WhatsApp interface at {prefix}/webhook (HTTP {resp.status_code}); mount "
             "agno's Whatsapp interface (platforms/agno does)"
         )
     if resp.status_code == 403:
-        return (
+        raise Skip(
             "the WhatsApp interface refused the signature (HTTP 403): its WHATSAPP_APP_SECRET is "
             "not the one derived from LOAD_PASSWORD (CONTRACT.md)"
         )
     if resp.status_code != 200:
-        return f"a signed WhatsApp delivery answered HTTP {resp.status_code}, not 200"
-    return None
+        raise Skip(f"a signed WhatsApp delivery answered HTTP {resp.status_code}, not 200")
+    return ""
 
 
 def run_preflight(
-    fixture: Fixture, email: str, password: str, offered: frozenset[str] = frozenset(WORKLOADS)
+    fixture: Fixture, email: str, password: str, offered: frozenset[str] = ALWAYS
 ) -> PreflightResult:
     """Check the AgentOS can do the workloads the run ``offered``; PreflightError (one line)
     if not. Each probe is made only for a workload that needs it."""
-    own = seeded(fixture)
     del email  # AgentOS has no users to sign in as: the key is the credential.
-    found, run_id, run_seconds, upload_seconds, skip_reason = None, None, None, None, None
-    with AgnoClient(fixture.api_url, password) as client:
-        _check_api(client, fixture)
-        with api_failures_refused("AgentOS", "run the seed against this AgentOS"):
-            if offered & SEARCHED:
-                found = _check_search(client, fixture)
-            if offered & RUN:
-                run_id, run_seconds = _check_run(client, fixture)
-            if "ingest" in offered:
-                upload_seconds = _check_upload(client)
-            if "trigger_fire" in offered:
-                skip_reason = _webhook_state(client, fixture, password)
-    return PreflightResult(
-        api_url=fixture.api_url,
-        agent_id=own.agent_id,
-        agent_state="served",
-        offered=offered,
-        search_results=found,
-        run_id=run_id,
-        run_seconds=run_seconds,
-        trigger_skip_reason=skip_reason,
-        upload_seconds=upload_seconds,
+    probes: list[Probe[AgnoClient]] = [
+        search_probe(lambda client: _check_search(client, fixture)),
+        run_probe(lambda client: _check_run(client, fixture)),
+        Probe(frozenset({"ingest"}), _check_upload),
+        Probe(
+            frozenset({"trigger_fire"}),
+            lambda client: _check_webhook(client, fixture, password),
+            optional=True,
+        ),
+    ]
+    return checked(
+        fixture.api_url,
+        offered,
+        AgnoClient(fixture.api_url, password),
+        reach=lambda client: _check_api(client, fixture),
+        subject=f"agent {seeded(fixture).agent_id} served",
+        probes=probes,
+        who="AgentOS",
+        fix="run the seed against this AgentOS",
     )
 
 

@@ -17,7 +17,7 @@ from inputs.fixture import Fixture
 from workloads.agno.client import AgnoClient
 from workloads.agno.fixture import DEFAULT_WHATSAPP_PREFIX, AgnoSeeded
 from workloads.corpus import document_name, document_text
-from workloads.seed import SeedError, seed_main, seed_parser, seeded_fixture, wait_for_api
+from workloads.seed import SeedError, SeedOptions, seed_command, seeded_fixture, wait_for_api
 from workloads.setup_client import APIError, APIUnreachable
 
 PLATFORM = "agno"
@@ -58,10 +58,11 @@ def fill_knowledge(client: AgnoClient, documents: int) -> int:
     return len(missing)
 
 
-def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -> Fixture:
+def seed(options: SeedOptions, key: str) -> Fixture:
     """Check the agent is served, fill its knowledge, and return the fixture; SeedError if not."""
+    api_url, stub_url, documents = options.api_url, options.stub_url, options.documents
     with AgnoClient(api_url, key) as client:
-        wait_for_api(client.health, api_url, wait_s, "make agno")
+        wait_for_api(client.health, api_url, options.wait_s, "make agno")
         try:
             agents = {a.get("id") for a in client.agents()}
         except APIUnreachable as exc:
@@ -84,18 +85,14 @@ def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -
     return seeded_fixture(api_url, stub_url, PLATFORM, own)
 
 
-def main(argv: list[str], prog: str = "python -m workloads.agno.seed") -> int:
-    """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
-    args = seed_parser(
-        prog,
-        "Fill an agno AgentOS's knowledge and write the fixture (security key from LOAD_PASSWORD).",
-        api_url=DEFAULT_API_URL,
-        stub_help="the stub as AgentOS reaches it, for the record",
-        platform=PLATFORM,
-    ).parse_args(argv)
-    return seed_main(
-        lambda key: seed(args.api_url, args.stub_url, args.documents, key, args.wait), args.fixture
-    )
+main = seed_command(
+    platform=PLATFORM,
+    description="Fill an agno AgentOS's knowledge and write the fixture (security key from "
+    "LOAD_PASSWORD).",
+    api_url=DEFAULT_API_URL,
+    stub_help="the stub as AgentOS reaches it, for the record",
+    seed=seed,
+)
 
 
 if __name__ == "__main__":

@@ -16,27 +16,26 @@ from __future__ import annotations
 
 import json
 import uuid
+from functools import partial
 
-from engine.http import (
-    HttpCall,
-    HttpTransport,
-    StreamedAnswer,
-    classify,
-    failure_detail,
-)
-from engine.samples import CANCELLED, FAILED, OK, Result
-from engine.seam import (
+from engine.dialect_kit import (
     BAD_FRAME,
     STREAM_ENDED,
-    Attempt,
-    Dialect,
-    DialectError,
-    Turn,
     cancel_asked,
+    detail_result,
     error_frame,
     event_stream_turn,
     words,
 )
+from engine.http import (
+    HttpCall,
+    HttpTransport,
+    StreamedAnswer,
+    failure_detail,
+)
+from engine.samples import CANCELLED, FAILED, OK, Result
+from engine.seam import Attempt, Dialect, DialectError, Turn
+from engine.serve import CHAT
 from inputs.fixture import PASSWORD_ENV, Fixture, in_path
 from workloads.answers import held
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
@@ -49,6 +48,8 @@ READ_BODY = json.dumps({"limit": 20}).encode()
 # The stream modes a chat UI asks for: the tokens as they come, and the state when it changes
 # (whose last value carries the whole answer: how a turn's completion is read).
 STREAM_MODE = ["messages-tuple", "values"]
+# The ``messages`` chunks that are the model's own tokens, as LangChain names them.
+MODEL_CHUNKS = ("AIMessageChunk", "ai")
 # A cancel that reaches a run already finished: the turn reads on and ends as it ended.
 CANCEL_TOO_LATE = 404
 # The run's status once a cancel (action "interrupt") has stopped it.
@@ -88,7 +89,8 @@ class LangGraph(Dialect):
         if workload == "api_read":
             return self._reads[k % len(self._reads)]
         if workload == "agent_run":
-            return self._post("/runs/wait", self._run_body(run_prompt(k)))
+            prompt = self.agent_plan.prompt(workload, k, run_prompt(k))
+            return self._post("/runs/wait", self._run_body(prompt))
         if workload == "rag_query":
             query = {"namespace_prefix": self._namespace, "query": question(k), "limit": 4}
             return self._post("/store/items/search", query)
@@ -142,7 +144,9 @@ class LangGraph(Dialect):
             # A users-mode user's conversation is one thread, as a person's is.
             thread_id = attempt.session.setdefault("thread_id", thread_id)
         body = {
-            **self._run_body(turn_message(attempt.index)),
+            **self._run_body(
+                self.agent_plan.prompt(CHAT, attempt.index, turn_message(attempt.index))
+            ),
             "stream_mode": STREAM_MODE,
             "if_not_exists": "create",
         }
@@ -158,7 +162,8 @@ class LangGraph(Dialect):
 
     def _read_turn(self, answer: StreamedAnswer, turn: Turn, thread_id: str) -> Result:
         """Events until the stream ends, named as the other dialects name the same breaks. A
-        token is a ``messages`` chunk with text; the turn completed when a ``values`` event
+        token is a ``messages`` chunk of the model's with text (a tool node's result is a
+        message too, and no token); the turn completed when a ``values`` event
         carries the model's message; after a cancel the stream ends without one."""
         cancel_sent, completed, run_id = False, False, ""
         for event in answer.events():
@@ -171,7 +176,7 @@ class LangGraph(Dialect):
                 chunk = frame[0] if isinstance(frame, list) and frame else None
                 if not isinstance(chunk, dict):
                     return turn.failed(BAD_FRAME)
-                if chunk.get("content"):
+                if chunk.get("content") and chunk.get("type") in MODEL_CHUNKS:
                     turn.token()
                     if turn.attempt.cancel and not cancel_sent:
                         cancel_sent = True
@@ -234,10 +239,11 @@ class LangGraph(Dialect):
 
 
 def answered(values: object) -> bool:
-    """Whether a run's state ends with the model's message (its answer)."""
+    """Whether a run's state ends with the model's message (its answer, not a step asking for
+    a tool)."""
     messages = values.get("messages") if isinstance(values, dict) else None
     last = messages[-1] if isinstance(messages, list) and messages else None
-    return isinstance(last, dict) and last.get("type") == "ai"
+    return isinstance(last, dict) and last.get("type") == "ai" and not last.get("tool_calls")
 
 
 def _misfit(result: Result, held_or_words: object) -> Result:
@@ -247,19 +253,8 @@ def _misfit(result: Result, held_or_words: object) -> Result:
     return result
 
 
-def status_result(status: int, body: bytes) -> Result:
-    """What the status alone says (2xx ok, 429 shed, else failed), a failure in the server's
-    words: Starlette's ``{"detail": ...}``, or a plain-text body, as ``HTTP 500: <words>``."""
-    result = classify(status, len(body))
-    if result.outcome != FAILED:
-        return result
-    try:
-        detail = json.loads(body).get("detail")
-    except (ValueError, AttributeError):
-        detail = body.decode("utf-8", "replace").strip() if body[:1] not in (b"{", b"[") else None
-    if detail:
-        result = result._replace(detail=f"HTTP {status}: {words(str(detail))}")
-    return result
+# A refusal in the server's words: Starlette's ``{"detail": ...}``, or a plain-text body.
+status_result = partial(detail_result, plain_text=True)
 
 
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).

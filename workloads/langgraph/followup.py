@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import time
 
+from engine.dialect_kit import words
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
-from engine.seam import words
 from inputs.fixture import Fixture
-from workloads.followup import follow_each
+from workloads.followup import follow_each, followed, not_answered
 from workloads.langgraph.client import LangGraphClient
 from workloads.setup_client import APIError, APIUnreachable
 
@@ -27,7 +27,7 @@ from workloads.setup_client import APIError, APIUnreachable
 # "running" are still working.
 RUN_DONE, RUN_FAILED = "success", frozenset({"error", "timeout", "interrupted"})
 # The workload whose accepted work the server shows the end of.
-FOLLOWED = "trigger_fire"
+FOLLOWED = ("trigger_fire",)
 # How a follow-up's details name the server.
 WHO = "the Agent Server"
 
@@ -44,23 +44,16 @@ def follow_up(
 ) -> list[FollowUp]:
     """One FollowUp per accepted arrival: polled until all settle or ``grace_s`` runs out."""
     del email, run_id, start_epoch  # the key is the credential; refs name each arrival's run
-    others = [
-        FollowUp(k, w, ref, NOT_VERIFIABLE, f"{WHO} shows nothing for this workload")
-        for k, w, ref in accepted
-        if w != FOLLOWED
-    ]
-    pending = [(k, w, ref) for k, w, ref in accepted if w == FOLLOWED]
+    pending, others = followed(accepted, FOLLOWED, f"{WHO} shows nothing for this workload")
     deadline = time.monotonic() + grace_s
     with LangGraphClient(fixture.api_url, password) as client:
         try:
             client.assistants()
         except (APIUnreachable, APIError) as exc:
-            why = f"{WHO} did not answer the follow-up ({words(str(exc))})"
+            why = not_answered(WHO, exc)
             return [FollowUp(k, w, ref, NOT_VERIFIABLE, why) for k, w, ref in accepted]
-        return [
-            *others,
-            *follow_each(pending, lambda work: _look(client, work, grace_s), deadline, WHO),
-        ]
+        looked = follow_each(pending, lambda work: _look(client, work, grace_s), deadline, WHO)
+    return [*others, *looked]
 
 
 def _look(client: LangGraphClient, work: FollowUp, grace_s: float) -> tuple[bool, FollowUp]:

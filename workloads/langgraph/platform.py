@@ -12,6 +12,7 @@ from workloads.langgraph.fixture import LangGraphSeeded
 from workloads.langgraph.followup import follow_up
 from workloads.langgraph.preflight import run_preflight
 from workloads.langgraph.seed import main as seed
+from workloads.lookup_tool import LOOKUP_TOOL
 
 PLATFORM = Platform(
     name="langgraph",
@@ -21,4 +22,5 @@ PLATFORM = Platform(
     run_preflight=run_preflight,
     follow_up=follow_up,
     requests=REQUESTS,
+    tool=LOOKUP_TOOL,
 )

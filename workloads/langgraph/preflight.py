@@ -15,12 +15,19 @@ import uuid
 
 from engine.seam import PreflightError, PreflightResult
 from inputs.fixture import Fixture
-from inputs.scenario import WORKLOADS
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
 from workloads.langgraph.client import LangGraphClient
 from workloads.langgraph.dialect import answered
 from workloads.langgraph.fixture import seeded
-from workloads.preflight import RUN, SEARCHED, api_failures_refused, preflight_main
+from workloads.preflight import (
+    ALWAYS,
+    Probe,
+    checked,
+    completed,
+    preflight_main,
+    run_probe,
+    search_probe,
+)
 from workloads.setup_client import APIError, APIUnreachable
 
 # A background run must end within this long, or the run's trigger_fire would only measure
@@ -74,8 +81,7 @@ def _check_search(client: LangGraphClient, fixture: Fixture) -> int:
     return len(items)
 
 
-def _check_run(client: LangGraphClient, fixture: Fixture) -> tuple[str, float]:
-    began = time.monotonic()
+def _check_run(client: LangGraphClient, fixture: Fixture) -> str:
     try:
         values, where = client.wait_run(RUN_PROMPT)
     except APIError as exc:
@@ -89,10 +95,10 @@ def _check_run(client: LangGraphClient, fixture: Fixture) -> tuple[str, float]:
             f"a waited run ended without the model's answer ({why or 'no AI message'}): the "
             f"server cannot use the model at {fixture.stub_url}; start the stub where it reaches it"
         )
-    return where.rsplit("/", 1)[-1], time.monotonic() - began
+    return where.rsplit("/", 1)[-1]
 
 
-def _check_background(client: LangGraphClient) -> float:
+def _check_background(client: LangGraphClient) -> str:
     began = time.monotonic()
     thread_id = str(uuid.uuid4())
     run = client.background_run(thread_id, RUN_PROMPT)
@@ -106,37 +112,30 @@ def _check_background(client: LangGraphClient) -> float:
             f"a background run ended {status!r} after {time.monotonic() - began:.0f} s"
             f"{f' ({why})' if why else ''}: check the stub and --n-jobs-per-worker"
         )
-    return time.monotonic() - began
+    return completed("a background run", began)
 
 
 def run_preflight(
-    fixture: Fixture, email: str, password: str, offered: frozenset[str] = frozenset(WORKLOADS)
+    fixture: Fixture, email: str, password: str, offered: frozenset[str] = ALWAYS
 ) -> PreflightResult:
     """Check the server can do the workloads the run ``offered``; PreflightError (one line)
     if not. Each probe is made only for a workload that needs it."""
-    own = seeded(fixture)
     del email  # the server has no users to sign in as: the key is the credential.
-    found, run_id, run_seconds, background_seconds = None, None, None, None
-    with LangGraphClient(fixture.api_url, password) as client:
-        _check_api(client, fixture)
-        with api_failures_refused("the Agent Server", "run the seed against this server"):
-            if offered & SEARCHED:
-                found = _check_search(client, fixture)
-            if offered & RUN:
-                run_id, run_seconds = _check_run(client, fixture)
-            if "trigger_fire" in offered:
-                background_seconds = _check_background(client)
-    return PreflightResult(
-        api_url=fixture.api_url,
-        agent_id=own.graph_id,
-        agent_state="served",
-        offered=offered,
-        search_results=found,
-        run_id=run_id,
-        run_seconds=run_seconds,
-        trigger_skip_reason=None,
-        upload_seconds=background_seconds,
-        upload_kind="a background run",
+    probes: list[Probe[LangGraphClient]] = [
+        search_probe(lambda client: _check_search(client, fixture)),
+        run_probe(lambda client: _check_run(client, fixture)),
+        # trigger_fire is a background run here: one followed to success makes it ready.
+        Probe(frozenset({"trigger_fire"}), _check_background, optional=True),
+    ]
+    return checked(
+        fixture.api_url,
+        offered,
+        LangGraphClient(fixture.api_url, password),
+        reach=lambda client: _check_api(client, fixture),
+        subject=f"agent {seeded(fixture).graph_id} served",
+        probes=probes,
+        who="the Agent Server",
+        fix="run the seed against this server",
     )
 
 

@@ -16,7 +16,7 @@ from inputs.fixture import Fixture
 from workloads.corpus import document_name, document_text
 from workloads.langgraph.client import GRAPH_ID, NAMESPACE, LangGraphClient
 from workloads.langgraph.fixture import LangGraphSeeded
-from workloads.seed import SeedError, seed_main, seed_parser, seeded_fixture, wait_for_api
+from workloads.seed import SeedError, SeedOptions, seed_command, seeded_fixture, wait_for_api
 from workloads.setup_client import APIError, APIUnreachable
 
 PLATFORM = "langgraph"
@@ -39,10 +39,11 @@ def fill_store(client: LangGraphClient, documents: int) -> int:
     return len(missing)
 
 
-def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -> Fixture:
+def seed(options: SeedOptions, key: str) -> Fixture:
     """Check the graph is served, fill the store, and return the fixture; SeedError if not."""
+    api_url, stub_url, documents = options.api_url, options.stub_url, options.documents
     with LangGraphClient(api_url, key) as client:
-        wait_for_api(client.ok, api_url, wait_s, "make langgraph")
+        wait_for_api(client.ok, api_url, options.wait_s, "make langgraph")
         try:
             graphs = {a.get("graph_id") for a in client.assistants()}
         except APIUnreachable as exc:
@@ -67,18 +68,14 @@ def seed(api_url: str, stub_url: str, documents: int, key: str, wait_s: float) -
     )
 
 
-def main(argv: list[str], prog: str = "python -m workloads.langgraph.seed") -> int:
-    """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
-    args = seed_parser(
-        prog,
-        "Fill a LangGraph Agent Server's store and write the fixture (key from LOAD_PASSWORD).",
-        api_url=DEFAULT_API_URL,
-        stub_help="the stub as the server reaches it, for the record",
-        platform=PLATFORM,
-    ).parse_args(argv)
-    return seed_main(
-        lambda key: seed(args.api_url, args.stub_url, args.documents, key, args.wait), args.fixture
-    )
+main = seed_command(
+    platform=PLATFORM,
+    description="Fill a LangGraph Agent Server's store and write the fixture (key from "
+    "LOAD_PASSWORD).",
+    api_url=DEFAULT_API_URL,
+    stub_help="the stub as the server reaches it, for the record",
+    seed=seed,
+)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,17 @@ from urllib.parse import quote
 
 import gevent
 
+from engine.dialect_kit import (
+    BAD_FRAME,
+    CONNECTION_RESET,
+    STOPPED_UNASKED,
+    STREAM_ENDED,
+    broken_stream,
+    cancel_asked,
+    redirected,
+    socket_backstop_s,
+    words,
+)
 from engine.http import (
     Answer,
     Event,
@@ -39,21 +50,7 @@ from engine.http import (
     failure_detail,
 )
 from engine.samples import CANCELLED, FAILED, OK, Result
-from engine.seam import (
-    BAD_FRAME,
-    CONNECTION_RESET,
-    STOPPED_UNASKED,
-    STREAM_ENDED,
-    Attempt,
-    Dialect,
-    DialectError,
-    Turn,
-    broken_stream,
-    cancel_asked,
-    redirected,
-    socket_backstop_s,
-    words,
-)
+from engine.seam import Attempt, Dialect, DialectError, Turn
 from inputs.fixture import PASSWORD_ENV, Fixture, in_path
 from workloads.answers import held
 from workloads.corpus import TOPICS, run_prompt, turn_message
@@ -199,7 +196,8 @@ class OpenCode(Dialect):
         session = self._session_for(attempt)
         ended = False
         try:
-            yield self._message_call(session, "message", run_prompt(attempt.index))
+            prompt = self.agent_plan.prompt(workload, attempt.index, run_prompt(attempt.index))
+            yield self._message_call(session, "message", prompt)
             ended = True
         finally:
             self._settle(attempt, session, ended)
@@ -269,7 +267,8 @@ class OpenCode(Dialect):
 
     def _prompt(self, session: str, k: int) -> Result | None:
         """Send the turn's message (``prompt_async``); None once accepted (204), else why not."""
-        call = self._message_call(session, "prompt_async", turn_message(k))
+        prompt = self.agent_plan.prompt("chat_stream", k, turn_message(k))
+        call = self._message_call(session, "prompt_async", prompt)
         answer = self.http.send(call, timeout_s=None)
         if answer.status == 204:
             return None

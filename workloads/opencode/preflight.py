@@ -11,21 +11,19 @@ a scenario that does not). Every refusal is one line with the fix.
 from __future__ import annotations
 
 import sys
-import time
 
 from engine.seam import PreflightError, PreflightResult
 from inputs.fixture import Fixture
-from inputs.scenario import WORKLOADS
 from workloads.corpus import RUN_PROMPT, TOPICS
 from workloads.opencode.client import OpenCodeClient
 from workloads.opencode.dialect import REQUESTS
 from workloads.opencode.fixture import seeded
-from workloads.preflight import RUN, api_failures_refused, preflight_main
+from workloads.preflight import ALWAYS, checked, preflight_main, run_probe, search_probe
 from workloads.setup_client import APIError, APIUnreachable
 
 
-def _check_api(client: OpenCodeClient, fixture: Fixture) -> str:
-    """The server's version, once it answers and takes the password."""
+def _check_api(client: OpenCodeClient, fixture: Fixture) -> None:
+    """The server answers and takes the password."""
     try:
         client.answers()
     except (APIUnreachable, APIError) as exc:
@@ -34,7 +32,7 @@ def _check_api(client: OpenCodeClient, fixture: Fixture) -> str:
             "(make opencode) or seed against the right --api-url"
         ) from None
     try:
-        return str(client.health().get("version", "?"))
+        client.health()
     except APIError as exc:
         raise PreflightError(
             f"opencode refused the password (HTTP {exc.status}): export LOAD_PASSWORD with the "
@@ -45,19 +43,21 @@ def _check_api(client: OpenCodeClient, fixture: Fixture) -> str:
 def _check_search(client: OpenCodeClient, fixture: Fixture) -> int:
     own = seeded(fixture)
     matches = client.find(TOPICS[0])
-    mine = [m for m in matches if str((m.get("path") or {}).get("text", "")).startswith(own.corpus)]
-    if not mine:
+    found = [
+        m for m in matches if str((m.get("path") or {}).get("text", "")).startswith(own.corpus)
+    ]
+    if not found:
         raise PreflightError(
             f"opencode's text search finds nothing of the corpus in {own.directory}/{own.corpus}: "
             "run the seed (make seed PLATFORM=opencode) on the machine opencode runs on"
         )
-    return len(mine)
+    return len(found)
 
 
-def _check_run(client: OpenCodeClient, fixture: Fixture) -> tuple[str, float]:
+def _check_run(client: OpenCodeClient, fixture: Fixture) -> str:
+    """A turn on a fresh, titled session ended with the model's answer: the session's id."""
     own = seeded(fixture)
     session = client.new_session("loadkit preflight")
-    began = time.monotonic()
     reply = client.message(session, RUN_PROMPT, own.provider_id, own.model_id)
     info = reply.get("info") if isinstance(reply, dict) else None
     error = info.get("error") if isinstance(info, dict) else "no info"
@@ -68,34 +68,28 @@ def _check_run(client: OpenCodeClient, fixture: Fixture) -> tuple[str, float]:
             f"{own.provider_id}/{own.model_id} at {fixture.stub_url}; start the stub where it "
             "reaches it"
         )
-    return session, time.monotonic() - began
+    return session
 
 
 def run_preflight(
-    fixture: Fixture, email: str, password: str, offered: frozenset[str] = frozenset(WORKLOADS)
+    fixture: Fixture, email: str, password: str, offered: frozenset[str] = ALWAYS
 ) -> PreflightResult:
-    """Check the server can do the workloads the run ``offered`` that it serves; PreflightError
-    (one line) if not. Each probe is made only for a workload that needs it."""
-    own = seeded(fixture)
+    """Check the server can do the workloads the run ``offered`` that it serves (uploads and
+    webhooks it does not: they are never checked); PreflightError (one line) if not."""
     del email  # the server has one user, whose password is the credential
-    checked = offered & frozenset(REQUESTS)
-    found, run_id, run_seconds = None, None, None
-    with OpenCodeClient(fixture.api_url, password) as client:
-        version = _check_api(client, fixture)
-        with api_failures_refused("opencode", "run the seed against this server"):
-            if "rag_query" in checked:
-                found = _check_search(client, fixture)
-            if checked & RUN:
-                run_id, run_seconds = _check_run(client, fixture)
-    return PreflightResult(
-        api_url=fixture.api_url,
-        agent_id=f"{own.provider_id}/{own.model_id}",
-        agent_state=f"served by opencode {version}",
-        offered=checked,
-        search_results=found,
-        run_id=run_id,
-        run_seconds=run_seconds,
-        trigger_skip_reason=None,
+    own = seeded(fixture)
+    return checked(
+        fixture.api_url,
+        offered & frozenset(REQUESTS),
+        OpenCodeClient(fixture.api_url, password),
+        reach=lambda client: _check_api(client, fixture),
+        subject=f"model {own.provider_id}/{own.model_id} served by opencode",
+        probes=[
+            search_probe(lambda client: _check_search(client, fixture)),
+            run_probe(lambda client: _check_run(client, fixture)),
+        ],
+        who="opencode",
+        fix="run the seed against this server",
     )
 
 

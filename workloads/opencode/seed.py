@@ -19,7 +19,7 @@ from inputs.fixture import Fixture
 from workloads.corpus import document_name, document_text
 from workloads.opencode.client import OpenCodeClient
 from workloads.opencode.fixture import OpenCodeSeeded
-from workloads.seed import SeedError, seed_main, seed_parser, seeded_fixture, wait_for_api
+from workloads.seed import SeedError, SeedOptions, seed_command, seeded_fixture, wait_for_api
 from workloads.setup_client import APIError
 
 PLATFORM = "opencode"
@@ -40,10 +40,11 @@ def write_corpus(folder: Path, documents: int) -> int:
     return written
 
 
-def seed(api_url: str, stub_url: str, documents: int, password: str, wait_s: float) -> Fixture:
+def seed(options: SeedOptions, password: str) -> Fixture:
     """Find the project folder and model, write the corpus; the fixture, or SeedError."""
+    api_url = options.api_url
     with OpenCodeClient(api_url, password) as client:
-        wait_for_api(client.answers, api_url, wait_s, "make opencode")
+        wait_for_api(client.answers, api_url, options.wait_s, "make opencode")
         try:
             client.health()
             directory = str(client.project().get("directory") or "")
@@ -63,25 +64,20 @@ def seed(api_url: str, stub_url: str, documents: int, password: str, wait_s: flo
             f"the project folder opencode serves ({directory!r}) is not on this machine: seed "
             "where opencode runs (the corpus is written into that folder)"
         )
-    written = write_corpus(Path(directory) / CORPUS, documents)
+    written = write_corpus(Path(directory) / CORPUS, options.documents)
     print(f"seed: opencode model {model}; {CORPUS}/ in {directory} ({written} written)")
-    own = OpenCodeSeeded(directory, CORPUS, documents, provider, model_id)
-    return seeded_fixture(api_url, stub_url, PLATFORM, own)
+    own = OpenCodeSeeded(directory, CORPUS, options.documents, provider, model_id)
+    return seeded_fixture(api_url, options.stub_url, PLATFORM, own)
 
 
-def main(argv: list[str], prog: str = "python -m workloads.opencode.seed") -> int:
-    """Seed and write the fixture; 0 on success, 1 with one line on refusal."""
-    args = seed_parser(
-        prog,
-        "Write the corpus into the project folder opencode serves and write the fixture "
-        "(password from LOAD_PASSWORD).",
-        api_url=DEFAULT_API_URL,
-        stub_help="the stub as opencode reaches it, for the record",
-        platform=PLATFORM,
-    ).parse_args(argv)
-    return seed_main(
-        lambda key: seed(args.api_url, args.stub_url, args.documents, key, args.wait), args.fixture
-    )
+main = seed_command(
+    platform=PLATFORM,
+    description="Write the corpus into the project folder opencode serves and write the "
+    "fixture (password from LOAD_PASSWORD).",
+    api_url=DEFAULT_API_URL,
+    stub_help="the stub as opencode reaches it, for the record",
+    seed=seed,
+)
 
 
 if __name__ == "__main__":

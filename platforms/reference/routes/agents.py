@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Literal
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
@@ -10,17 +11,33 @@ from sqlalchemy import select
 
 from platforms.reference.deps import CallerDep, SessionDep, app_state, run_rate_limit
 from platforms.reference.errors import APIError
-from platforms.reference.models import Agent, Conversation, Message, ModelProfile, Run, utcnow
+from platforms.reference.models import (
+    Agent,
+    AgentCapability,
+    Conversation,
+    Message,
+    ModelProfile,
+    Run,
+    utcnow,
+)
 from platforms.reference.routes.paging import PageDep, iso, page_of
 from platforms.reference.runs import agent_in_org, execute_run
 
 router = APIRouter()
 
 
+class Capability(BaseModel):
+    """A capability bound in the spec (its tools); ``config`` is accepted and not used."""
+
+    id: Literal["code_execution"]
+    config: dict = Field(default_factory=dict)
+
+
 class AgentSpec(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     instructions: str = ""
     model_profile_id: str
+    capabilities: list[Capability] = Field(default_factory=list)
 
 
 class AgentCreate(BaseModel):
@@ -46,6 +63,7 @@ def agent_json(agent: Agent) -> dict:
             "name": agent.name,
             "instructions": agent.instructions,
             "model_profile_id": agent.model_profile_id,
+            "capabilities": [{"id": c.capability, "config": {}} for c in agent.capabilities],
         },
         "model_profile_id": agent.model_profile_id,
         "org_id": agent.org_id,
@@ -89,6 +107,7 @@ async def create_agent(
         name=body.spec.name,
         instructions=body.spec.instructions,
         model_profile_id=profile.id,
+        capabilities=[AgentCapability(capability=c.id) for c in body.spec.capabilities],
     )
     session.add(agent)
     await session.commit()

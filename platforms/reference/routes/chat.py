@@ -1,4 +1,11 @@
-"""The chat WebSocket: one turn streams the model's tokens as ``text_delta`` frames.
+"""The chat WebSocket: one turn runs the agent's loop and streams it as AgenticOS does.
+
+Each model call opens with ``model_request_start``; a tool call is a ``part_start``
+(ToolCallPart) and its arguments' ``tool_call_delta`` pieces, then the step's
+``call_tools_start``, a ``tool_call`` per call and, once they ran, a ``tool_result``
+each; the answer is a ``part_start`` (TextPart) and its ``text_delta`` tokens, so a
+turn's first token comes in its last step. Its tool calls are journalled with its
+answer, at the end (/work/helpers/agenticos-tools.md).
 
 The token arrives as a subprotocol (``["chat", "access_token.<token>"]``) and a
 bad one is refused at the handshake with HTTP 403. A turn holds its database
@@ -27,11 +34,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from platforms.reference.deps import resolve_caller
 from platforms.reference.errors import APIError, error_response
-from platforms.reference.models import Agent, Conversation, Message, Run, utcnow
-from platforms.reference.provider import Completion, ModelTarget, ProviderError
+from platforms.reference.models import Agent, Conversation, Message, Run, ToolCallRow, utcnow
+from platforms.reference.provider import Completion, ModelTarget, ProviderError, ToolCall, ToolDelta
 from platforms.reference.runs import (
+    ToolResult,
     abandon_run,
     agent_in_org,
+    agent_loop,
+    agent_tools,
     finish_run,
     model_target,
     prompt_messages,
@@ -167,8 +177,8 @@ class ChatSocket:
         run_id = run.id
         try:
             target = await model_target(session, agent)
-            await self.send("model_request_start", run_id=run_id)
-            completion, stopped = await self._stream(target, messages)
+            tools = agent_tools(agent)
+            completion, ran, stopped = await self._loop(target, messages, tools, run_id)
         except ProviderError as exc:
             await finish_run(session, run, state.counts, "failed", error=str(exc))
             raise TurnFailed(str(exc)) from None
@@ -181,11 +191,26 @@ class ChatSocket:
             "total_tokens": completion.input_tokens + completion.output_tokens,
         }
         if not stopped:
-            await self.send("final_result_start")
+            await self.send("final_result_start", tool_name=None)
             await self.send("call_tools_start")
             await self.send("final_result", output=completion.text)
         saved = Message(conversation_id=conversation.id, role="assistant", content=completion.text)
         session.add(saved)
+        await session.flush()
+        # The turn's tool calls are journalled with its answer, never per step (AgenticOS).
+        session.add_all(
+            ToolCallRow(
+                message_id=saved.id,
+                run_id=run_id,
+                tool_call_id=r.call.id,
+                tool_name=r.call.name,
+                args=r.call.arguments,
+                result=r.result,
+                status="completed",
+                duration_ms=r.duration_ms,
+            )
+            for r in ran
+        )
         status = "stopped" if stopped else "completed"
         await finish_run(session, run, state.counts, status, completion)
         finish = {"conversation_id": conversation.id, "run_id": run.id, "usage": usage}
@@ -216,39 +241,94 @@ class ChatSocket:
         await session.commit()
         return conversation
 
-    async def _stream(self, target: ModelTarget, messages: list[dict]) -> tuple[Completion, bool]:
-        """Relay the provider's deltas until it finishes or a stop arrives; (answer, stopped)."""
+    async def _loop(
+        self, target: ModelTarget, messages: list[dict], tools: list[dict], run_id: str
+    ) -> tuple[Completion, list[ToolResult], bool]:
+        """The agent's loop, each model call streamed, until its answer or a stop arrives:
+        (the answer, or what of it came before the stop; the tools it ran; stopped)."""
         pieces: list[str] = []
-        usage: dict = {}
+        ran: list[ToolResult] = []
 
-        async def relay() -> None:
-            async for item in self.state.provider.stream(target, messages):
-                if isinstance(item, dict):
-                    usage.update(item)
-                    continue
-                if not pieces:
-                    await self.send("part_start", part_kind="text")
-                pieces.append(item)
-                await self.send("text_delta", content=item)
+        async def step(grown: list[dict]) -> Completion:
+            pieces.clear()
+            return await self._model_call(target, grown, tools, run_id, pieces)
 
-        stream = asyncio.create_task(relay())
+        async def tools_start(calls: list[ToolCall]) -> None:
+            await self.send("call_tools_start")
+            for call in calls:
+                await self.send(
+                    "tool_call",
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    args=_arguments(call.arguments),
+                )
+
+        async def tools_done(results: list[ToolResult]) -> None:
+            ran.extend(results)
+            for result in results:
+                await self.send("tool_result", tool_call_id=result.call.id, content=result.result)
+
+        loop = asyncio.create_task(agent_loop(step, messages, tools_start, tools_done))
         stop = asyncio.create_task(self.stop_requested.wait())
         try:
-            await asyncio.wait({stream, stop}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({loop, stop}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             stop.cancel()
-            if not stream.done():
-                stream.cancel()
-            await asyncio.gather(stream, stop, return_exceptions=True)
-        stopped = stream.cancelled()
-        if not stopped:
-            stream.result()
-        completion = Completion(
+            if not loop.done():
+                loop.cancel()
+            await asyncio.gather(loop, stop, return_exceptions=True)
+        if not loop.cancelled():
+            completion, _ = loop.result()
+            return completion, ran, False
+        return Completion("".join(pieces), 0, len(pieces)), ran, True
+
+    async def _model_call(
+        self,
+        target: ModelTarget,
+        messages: list[dict],
+        tools: list[dict],
+        run_id: str,
+        pieces: list[str],
+    ) -> Completion:
+        """One model call, streamed: a part per tool call and for the text, each piece relayed
+        as it arrives (``tool_call_delta``, ``text_delta``), as AgenticOS frames them."""
+        await self.send("model_request_start", run_id=run_id)
+        calls: dict[int, dict[str, str]] = {}
+        usage: dict = {}
+        async for item in self.state.provider.stream(target, messages, tools):
+            if isinstance(item, dict):
+                usage.update(item)
+            elif isinstance(item, ToolDelta):
+                call = calls.get(item.index)
+                if call is None:
+                    call = calls[item.index] = {"id": "", "name": "", "arguments": ""}
+                    await self.send("part_start", index=item.index, part_type="ToolCallPart")
+                call["id"] = item.id or call["id"]
+                call["name"] = item.name or call["name"]
+                if item.arguments:
+                    call["arguments"] += item.arguments
+                    await self.send("tool_call_delta", index=item.index, args_delta=item.arguments)
+            else:
+                if not pieces:
+                    await self.send("part_start", index=len(calls), part_type="TextPart")
+                pieces.append(item)
+                await self.send("text_delta", index=len(calls), content=item)
+        return Completion(
             text="".join(pieces),
             input_tokens=int(usage.get("prompt_tokens", 0)),
             output_tokens=int(usage.get("completion_tokens", len(pieces))),
+            tool_calls=[
+                ToolCall(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())
+            ],
         )
-        return completion, stopped
+
+
+def _arguments(arguments: str) -> object:
+    """A call's arguments as the ``tool_call`` frame shows them: parsed, or as sent."""
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments
 
 
 def _turn_request(data: dict) -> TurnRequest:

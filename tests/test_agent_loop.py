@@ -1,0 +1,126 @@
+"""Each platform runs the agent's loop for real: a 3-step turn makes 3 model calls, counted at
+the stub (issue 28).
+
+A short headless run whose chat turns and agent runs each plan 3 steps (2 tool calls, then
+the answer); the stub's per-call record, fetched into the run directory after the drain,
+must hold exactly steps 1, 2, 3 for every arrival that succeeded, the first two asking for
+the platform's tool and the last answering. The reference platform journals a chat turn's
+tool calls with its answer, as AgenticOS does.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import sqlite3
+import subprocess
+from collections import defaultdict
+
+import pytest
+
+from engine.agent_plan import STUB_CALLS_FILE
+from stack.local import LOCUST, PlatformUnavailable, StackOptions, child_env
+from stack.processes import ROOT
+from tests.support.generator_env import read_samples, run_local, write_scenario
+
+pytestmark = [pytest.mark.system, pytest.mark.slow, pytest.mark.timeout(2 * 600)]
+
+STEPS = 3
+SHAPE = {"steps": STEPS}
+MIX = {
+    "api_read": 0,
+    "chat_stream": {"share": 1, **SHAPE},
+    "agent_run": {"share": 1, **SHAPE},
+    "rag_query": 0,
+    "ingest": 0,
+    "trigger_fire": 0,
+}
+PHASES = [("ramp", 2.0, 2.0), ("sustain", 3.0, 4.0)]
+LATENESS = {"late_after_ms": 250.0, "max_late_fraction": 0.05}
+# A quick model: the loop's three calls take about 0.2 s.
+QUICK_MODEL = ("--first-token-ms", "20", "--token-ms", "5", "--tokens", "8")
+# Installing from cold, the stack's start and seed, the load and its report.
+RUN_TIMEOUT_S = 600
+
+
+def stub_calls(run_dir) -> dict[int, list[dict]]:
+    """The stub's rows per arrival, in step order."""
+    calls = defaultdict(list)
+    with (run_dir / STUB_CALLS_FILE).open() as rows:
+        for row in csv.DictReader(rows):
+            calls[int(row["arrival"])].append(row)
+    return {k: sorted(v, key=lambda r: int(r["step"])) for k, v in calls.items()}
+
+
+def check_loops(run_dir, workloads=("chat_stream", "agent_run")) -> list:
+    """Every successful arrival of ``workloads`` made steps 1..STEPS at the stub, the last the
+    answer; the samples they were."""
+    planned = [s for s in read_samples(run_dir) if s["workload"] in workloads]
+    assert len(planned) >= 8, planned
+    assert all(s["outcome"] == "ok" for s in planned), planned
+    calls = stub_calls(run_dir)
+    for sample in planned:
+        k = int(sample["index"])
+        rows = calls.get(k, [])
+        assert [(r["step"], r["reply"]) for r in rows] == [
+            ("1", "tool_calls"),
+            ("2", "tool_calls"),
+            ("3", "answer"),
+        ], (k, rows)
+        assert {r["steps"] for r in rows} == {str(STEPS)}
+    return planned
+
+
+def test_the_reference_platform_runs_each_turn_and_run_for_three_steps(plat, tmp_path):
+    scenario = write_scenario(
+        tmp_path, PHASES, workloads=MIX, chat_cancel_share=0.0, lateness=LATENESS
+    )
+    run_dir = tmp_path / "run"
+    result = run_local(plat, scenario, run_dir)
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    planned = check_loops(run_dir)
+    chats = sum(1 for s in planned if s["workload"] == "chat_stream")
+    with sqlite3.connect(plat.tmp / "target.sqlite3") as db:
+        (rows,) = db.execute(
+            "SELECT count(*) FROM tool_calls WHERE tool_name = 'run_python' AND result = "
+            "'result: 2'"
+        ).fetchone()
+    # A chat turn journals its 2 calls with its answer; an API run journals none.
+    assert rows >= 2 * chats
+
+
+@pytest.mark.parametrize("name", ["agno", "langgraph"])
+def test_agno_and_langgraph_run_each_turn_and_run_for_three_steps(name, tmp_path):
+    """agno's function tool and LangGraph's tool node: the same 3 steps at the stub."""
+    stack_module = importlib.import_module(f"stack.{name}")
+    try:
+        getattr(stack_module, f"ensure_{name}_venv")()
+    except PlatformUnavailable as exc:
+        pytest.skip(f"{name}'s environment cannot install here: {exc}")
+    scenario = write_scenario(
+        tmp_path, PHASES, workloads=MIX, chat_cancel_share=0.0, lateness=LATENESS
+    )
+    options = StackOptions(
+        workdir=tmp_path / "stack", documents=3, stub_args=QUICK_MODEL, platform=name
+    )
+    run_dir = tmp_path / "run"
+    with stack_module.start_stack(options) as stack:
+        result = subprocess.run(
+            [
+                *LOCUST,
+                "--headless",
+                *stack.locust_options(),
+                "--scenario",
+                str(scenario),
+                "--run-dir",
+                str(run_dir),
+                "--only-summary",
+            ],
+            cwd=ROOT,
+            env=child_env(),
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+        )
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    check_loops(run_dir)
