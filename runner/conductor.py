@@ -35,6 +35,7 @@ from engine.samples import INTERRUPTED, OPERATOR_STOP, SAMPLES_FILE
 from engine.schedule import Plan
 from engine.seam import PreflightError
 from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
+from inputs.bad_input import SettingsError
 from inputs.fixture import password_from_env
 from inputs.scenario import Scenario
 from probes import ProbeRun, Reading, start_probes
@@ -60,7 +61,6 @@ from runner.settings import (
     BAD_INPUT,
     RUNS_DIR,
     RunSettings,
-    SettingsError,
     bound_connections,
     check_new_run_dir,
     offering,
@@ -69,7 +69,7 @@ from runner.settings import (
     with_host,
 )
 from runner.stub_calls import fetch_stub_calls
-from runner.users import USERS, mode_fields, mode_of
+from shapes.kit_shape import USERS, mode_fields, mode_of
 from workloads.platforms import platform
 
 log = logging.getLogger(__name__)

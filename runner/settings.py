@@ -17,9 +17,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from engine.agent_plan import plan_problem
-from engine.limits import process_connection_limit, raise_open_files_limit
+from engine.limits import process_connection_limit
 from engine.samples import SAMPLES_FILE
-from inputs.bad_input import shown
+from inputs.bad_input import SettingsError, shown
 from inputs.fixture import (
     DEFAULT_EMAIL,
     Fixture,
@@ -70,10 +70,6 @@ MAX_FOLLOW_UP_GRACE_S = 86_400.0
 def run_stamp() -> str:
     """Now, in UTC, as run directories are named: sortable, and the same on every host."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-
-
-class SettingsError(ValueError):
-    """An option is wrong; the message names it and the fix."""
 
 
 # Everything that means "bad input, refuse before load" with a one-line message.
@@ -211,7 +207,7 @@ def _explain_worker_wait(parser) -> None:
     """Give Locust's --expect-workers-max-wait this kit's bounded default and say so in --help.
 
     Locust waits forever by default and exits 1 (a threshold's code) when it gives up;
-    locust_hooks enforces this default itself and exits 2, the code for "no run".
+    runner/hooks.py enforces this default itself and exits 2, the code for "no run".
     """
     parser.set_defaults(expect_workers_max_wait=DEFAULT_WORKER_WAIT_S)
     for action in parser._actions:
@@ -320,14 +316,15 @@ def bound_connections(settings: RunSettings, processes: int) -> RunSettings:
     A cap turns the excess into late arrivals (the dispatcher waits for a slot), never
     into the generator's own OSErrors; ``connections_note`` says so in one line when it binds.
     """
-    most = process_connection_limit() * processes
+    hold = process_connection_limit(-(-settings.connections // processes))
+    most = hold.arrivals * processes
     if settings.connections <= most:
         return settings
     note = (
         f"--connections: {settings.connections} concurrent requests (the schedule needs "
-        f"{settings.connections_needed}) are more than {processes} load process(es) can hold "
-        f"with {raise_open_files_limit()} open files each; capped at {most}, so arrivals "
-        "beyond that wait and show as lateness"
+        f"{settings.connections_needed}) are more than {processes} load process(es) like "
+        f"this one can hold ({hold.short_because}); capped at {most}, so arrivals beyond "
+        "that wait and show as lateness"
     )
     return replace(settings, connections=most, connections_note=note)
 
