@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from engine.agent_plan import plan_problem
+from engine.content_coding import ACCEPTABLE, DEFAULT_ACCEPT, accept_problem
 from engine.limits import process_connection_limit
 from engine.samples import SAMPLES_FILE
 from inputs.bad_input import SettingsError, shown
@@ -101,6 +102,8 @@ class RunSettings:
     connections_given: bool = False
     # The platform's log, when the kit started the platform and can read what it writes.
     platform_log: Path | None = None
+    # The Accept-Encoding every request of the load sends (the codings the kit decodes).
+    accept_encoding: str = DEFAULT_ACCEPT
 
 
 def locust_option(group, *names: str, web: bool = True, **kwargs) -> None:
@@ -142,6 +145,14 @@ def add_options(parser) -> None:
     option("--fixture", default="fixture.json", help="fixture written by the seed")
     option("--email", default=DEFAULT_EMAIL, help="user to sign in as (password: LOAD_PASSWORD)")
     option("--topology", default="", help="free text: where each part ran")
+    option(
+        "--accept-encoding",
+        default=DEFAULT_ACCEPT,
+        web=False,
+        help=f"the Accept-Encoding every request sends, a list of {', '.join(ACCEPTABLE)} "
+        f"(default: {DEFAULT_ACCEPT}, as browsers, the SDKs and k6 ask; identity asks for "
+        "answers as they are, uncompressed)",
+    )
     option(
         "--follow-up-grace",
         default=None,
@@ -272,6 +283,9 @@ def settings_from(
         if grace in (None, "")
         else _number(grace, "--follow-up-grace", float, MAX_FOLLOW_UP_GRACE_S)
     )
+    accept_encoding = getattr(options, "accept_encoding", DEFAULT_ACCEPT)
+    if problem := accept_problem(accept_encoding):
+        raise SettingsError(f"--accept-encoding: {problem}")
     platform_log = Path(options.platform_log) if options.platform_log else None
     if platform_log is not None and not platform_log.is_file():
         raise SettingsError(
@@ -299,6 +313,7 @@ def settings_from(
         unscaled=unscaled,
         connections_given=given,
         platform_log=platform_log,
+        accept_encoding=accept_encoding,
     )
 
 
