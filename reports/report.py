@@ -435,7 +435,9 @@ def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
         description = f"{description}: {request}" if description else request
     lead = f"{description}. " if description else ""
     if name in run.not_offered:
-        return (name, "not offered", f"{lead}{NOT_OFFERED}.")
+        # A platform's own share of 0 says why (per_platform); else the scenario's words.
+        why = next((w.why for w in run.scenario.workloads if w.name == name and w.why), NOT_OFFERED)
+        return (name, "not offered", f"{lead}{why.rstrip('.')}.")
     skipped = {**unserved(run), **(run.meta.get("skipped") or {})}
     if name in skipped:
         return (name, "not offered", f"{lead}Not offered: {skipped[name]}")

@@ -255,7 +255,14 @@ def settings_from(
             f"kit speaks; use one of {', '.join(PLATFORMS)}"
         )
     unscaled = written.for_platform(fixture.platform)
-    if problem := plan_problem(unscaled, fixture.platform, platform(fixture.platform).tool):
+    record = platform(fixture.platform)
+    if unserved := [w for w in unscaled.offered if w not in record.requests]:
+        raise SettingsError(
+            f"workloads.{unserved[0]}: not offered by {fixture.platform} (it serves "
+            f"{', '.join(record.requests)}); give {' and '.join(unserved)} share 0 for it "
+            "under per_platform, with the why"
+        )
+    if problem := plan_problem(unscaled, fixture.platform, record.tool):
         raise SettingsError(problem)
     scenario = unscaled.scaled(scale)
     rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float, MAX_RATE)
