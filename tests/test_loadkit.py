@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from stack.platforms import platform_stack
 from stack.processes import ROOT
 from tests.support.generator_env import PASSWORD, write_scenario
+from workloads.platforms import PLATFORMS
 
 pytestmark = pytest.mark.system
 
@@ -107,8 +109,10 @@ def test_run_help_shows_the_kits_defaults_and_not_what_it_sets_itself():
         assert locusts not in listed, locusts
     assert "my_test.py" not in shown
     demo = " ".join(loadkit("demo", "--help").stdout.split())
-    assert "--platform {agenticos,agno,langgraph}" in demo
-    assert "langgraph (LangGraph's Agent Server)" in demo
+    # Every platform of the registry, each with what the demo starts for it.
+    assert f"--platform {{{','.join(PLATFORMS)}}}" in demo
+    for name in PLATFORMS:
+        assert f"{name} ({platform_stack(name).WHAT})" in demo, name
 
 
 def test_make_load_test_help_shows_the_sweeps_options():
