@@ -181,6 +181,8 @@ class RunRecord(Struct, frozen=True, kw_only=True):
     connections_needed: int | None = None
     connections_note: str = ""
     host: str = ""
+    # What the run's requests asked in Accept-Encoding; absent: a run from before they asked.
+    accept_encoding: str | None = None
     topology: str = ""
     machine: Machine | None = None
     probes: ProbesSummary = field(default_factory=ProbesSummary)

@@ -6,7 +6,7 @@ samples did not happen.
 
 from __future__ import annotations
 
-from engine.run_record import ArrivalsRecord
+from engine.run_record import ArrivalsRecord, Machine
 from inputs.scenario import ArrivalKind
 from inputs.scenario import metric_name as scenario_metric_name
 
@@ -32,6 +32,12 @@ def known_rate(value: float | None, unverified: int) -> str:
 def per_s(value: float | None) -> str:
     """Requests per second with one decimal."""
     return ABSENT if value is None else f"{value:,.1f}/s"
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """A count with its noun: ``1 regression``, ``2 regressions`` (``words`` where the plural
+    is not the word and an s)."""
+    return f"{n:,} {word if n == 1 else words or word + 's'}"
 
 
 def seconds(value: float | None) -> str:
@@ -101,3 +107,19 @@ def probe_value(metric_name: str, value: float | None) -> str:
     if metric_name.endswith("_ms"):
         return f"{ms(value)} ms"
     return f"{value:,.6g}"
+
+
+def machine(record: Machine | None) -> str:
+    """run.json's machine record in one line: host, CPUs, memory, OS, Python."""
+    if record is None:
+        return "an unrecorded machine"
+    parts = [record.hostname]
+    if record.cpus is not None:
+        parts.append(f"{record.cpus} CPUs")
+    if record.memory_gb is not None:
+        parts.append(f"{record.memory_gb} GB")
+    if record.os is not None:
+        parts.append(record.os)
+    if record.python is not None:
+        parts.append(f"Python {record.python}")
+    return ", ".join(parts)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from msgspec import UNSET
 
-from engine.run_record import Machine
 from reports import formatting as fmt
 from reports.charts import Chart
 from reports.document import (
@@ -106,7 +105,7 @@ def report_document(
         title=_title(run),
         subtitle=(
             f"Started {run.record.started_at or 'at an unrecorded time'} on "
-            f"{_machine(run.record.machine)}. The full verdict is the last section, "
+            f"{fmt.machine(run.record.machine)}. The full verdict is the last section, "
             "under the numbers it rests on."
         ),
         glance=_glance(run, stats, verdict, system),
@@ -290,21 +289,6 @@ def _logged_errors(system: SystemStats) -> tuple[str, ...]:
     return (logged.summary_line(),) if logged is not None and logged.errors else ()
 
 
-def _machine(machine: Machine | None) -> str:
-    if machine is None:
-        return "an unrecorded machine"
-    parts = [machine.hostname]
-    if machine.cpus is not None:
-        parts.append(f"{machine.cpus} CPUs")
-    if machine.memory_gb is not None:
-        parts.append(f"{machine.memory_gb} GB")
-    if machine.os is not None:
-        parts.append(machine.os)
-    if machine.python is not None:
-        parts.append(f"Python {machine.python}")
-    return ", ".join(parts)
-
-
 def _mode(run: Run) -> str:
     """How load was offered: a run is in one mode only, and the reader must know which."""
     if run.closed_loop:
@@ -325,8 +309,8 @@ def _lost(run: Run) -> str:
     """Load processes that never sent their last samples, each with the arrival indexes
     (its own, every W-th) the run never got back."""
     return "; ".join(
-        f"process {p.slot} ({p.worker}): {p.missing} arrivals not returned, k = "
-        + ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in p.missing_ranges)
+        f"process {p.slot} ({p.worker}): {fmt.plural(p.missing, 'arrival')} not "
+        "returned, k = " + ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in p.missing_ranges)
         for p in run.record.lost
     )
 
@@ -354,9 +338,11 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
                 ("started", _said(record.started_at)),
                 ("ended", _said(record.ended_at)),
                 ("stopped", _said(record.stopped)),
-                ("machine", _machine(record.machine)),
+                ("machine", fmt.machine(record.machine)),
                 ("topology", _said(record.topology)),
                 ("host", _said(record.host)),
+                # A run recorded before the option sent none.
+                ("Accept-Encoding sent", record.accept_encoding or "none"),
                 ("duration", fmt.seconds(float(record.duration_s))),
                 ("scale", _said(record.scale)),
                 ("workers", _said(record.workers)),
@@ -455,7 +441,9 @@ def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
         description = f"{description}: {request}" if description else request
     lead = f"{description}. " if description else ""
     if name in run.not_offered:
-        return (name, "not offered", f"{lead}{NOT_OFFERED}.")
+        # A platform's own share of 0 says why (per_platform); else the scenario's words.
+        why = next((w.why for w in run.scenario.workloads if w.name == name and w.why), NOT_OFFERED)
+        return (name, "not offered", f"{lead}{why.rstrip('.')}.")
     skipped = {**unserved(run), **run.record.skipped}
     if name in skipped:
         return (name, "not offered", f"{lead}Not offered: {skipped[name]}")

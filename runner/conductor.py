@@ -290,6 +290,7 @@ class Conductor:
             email=settings.email,
             mode=mode_of(shape),
             warm=_warm_counts(plan, _split(settings.connections, len(slots))),
+            accept_encoding=settings.accept_encoding,
         )
         environment.runner.send_message(PREPARE, to_wire(prepare))
         self._all_ready.wait(READY_TIMEOUT_S)
@@ -695,6 +696,7 @@ class Conductor:
             connections_needed=settings.connections_needed,
             connections_note=settings.connections_note,
             host=settings.host,
+            accept_encoding=settings.accept_encoding,
             topology=settings.topology,
             machine=machine(),
             probes=probes,

@@ -102,7 +102,11 @@ class LoadProcess:
             return
         self.stop("superseded by a new run")
         scenario = scenario_from_dict(prepare.scenario)
-        http = HttpTransport(prepare.host, max_body=scenario.max_body_bytes)
+        http = HttpTransport(
+            prepare.host,
+            max_body=scenario.max_body_bytes,
+            accept_encoding=prepare.accept_encoding,
+        )
         fixture = fixture_from_dict(prepare.fixture)
         error = ""
         began = time.monotonic()
@@ -146,6 +150,10 @@ class LoadProcess:
             return
         plan = Plan.from_wire(update.plan)
         run.plan = plan
+        # This process's part of the plan's highest rate, for what a dialect makes ahead.
+        peak = max((segment.rate for segment in plan.segments), default=0.0)
+        mix = Mix.from_scenario(run.scenario)
+        run.dialect.ready(mix.rates(peak / len(run.prepare.slots)))
         if run.dispatcher is None:
             clock = RunClock(update.start_epoch)
             run.start["plan_ahead_ms"] = round(-clock.now() * 1000, 1)
@@ -153,7 +161,7 @@ class LoadProcess:
                 slot=run.slot,
                 workers=len(run.prepare.slots),
                 plan=plan,
-                mix=Mix.from_scenario(run.scenario),
+                mix=mix,
                 timeouts=run.scenario.timeouts,
                 dialect=run.dialect,
                 http=run.http,
