@@ -17,7 +17,8 @@ from enum import Enum
 
 import msgspec
 
-from engine.run_record import Machine
+from engine.run_record import ArrivalsRecord, Machine
+from inputs.scenario import ArrivalKind
 from reports import formatting as fmt
 from reports.rundir import Run
 
@@ -143,7 +144,7 @@ def phase_plan(run: Run) -> list[tuple[str, str]]:
         text = f"{phase.duration_s:g} s"
         step = run.users_step(window.name)
         if run.closed_loop:
-            users = step.get("users") if step else None
+            users = step.users if step is not None else None
             text += f" with {_said(users)} user{'' if users == 1 else 's'}"
         else:
             text += f" at {phase.rate:g}/s"
@@ -161,9 +162,9 @@ def plan_text(run: Run) -> str:
     return f"{phases} (scale {_said(scale)})"
 
 
-def _arrival_kind(record: dict) -> str:
+def _arrival_kind(record: ArrivalsRecord) -> str:
     """A phase's arrival kind as a plan states it: a Poisson seed is not part of it."""
-    if record.get("kind") == "poisson":
+    if record.kind == ArrivalKind.POISSON:
         return "poisson"
     return fmt.arrivals(record)
 
