@@ -160,6 +160,7 @@ class LoadProcess:
                 clock=clock,
                 connections=run.prepare.connections[run.slot],
                 on_sample=lambda sample: self._on_sample(run, sample),
+                conversations=run.scenario.agent(CHAT).conversations,
             )
             run.dispatcher = driver_class(run.prepare.mode)(share)
             run.probe = SelfProbe(run.slot, clock, lambda: run.dispatcher.in_flight, run.http.stats)

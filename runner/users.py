@@ -35,7 +35,7 @@ from engine.deadlines import Deadlines
 from engine.dispatcher import Dispatcher
 from engine.samples import Result, recorded
 from engine.schedule import Plan
-from engine.serve import serve
+from engine.serve import CHAT, serve
 from engine.share import Share
 from inputs.scenario import WORKLOADS, Scenario
 
@@ -74,6 +74,11 @@ def current() -> UsersDriver | None:
     return _active
 
 
+# The session's count of the user's chat turns in its current conversation (the kit's key;
+# a dialect keeps the platform's ids beside it).
+TURNS_KEY = "loadkit_turns"
+
+
 class UsersDriver:
     """Serves the requests this process's users make and records one Sample per request.
 
@@ -94,6 +99,8 @@ class UsersDriver:
         self._dialect = share.dialect
         self._http = share.http
         self._on_sample = share.on_sample
+        # A chat user's conversation has at most this many turns; then it starts the next.
+        self._turns = share.conversations.turns
         bounds = (0.0, *mix.upper_bounds)
         self._served = {n for i, n in enumerate(mix.names) if bounds[i + 1] > bounds[i]}
         self._next = 0
@@ -130,6 +137,12 @@ class UsersDriver:
             return False
         index = self._next * self._workers + self._slot
         self._next += 1
+        if workload == CHAT:
+            turns = session.get(TURNS_KEY, 0)
+            if turns >= self._turns:
+                session.clear()
+                turns = 0
+            session[TURNS_KEY] = turns + 1
         now = self.clock.now()
         segment = self._segment_at(now)
         self.offered[segment, workload] += 1

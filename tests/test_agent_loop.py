@@ -19,9 +19,11 @@ from collections import defaultdict
 import pytest
 
 from engine.agent_plan import STUB_CALLS_FILE
+from engine.conversations import planned_depths
+from inputs.agent import Conversations
 from stack.local import LOCUST, PlatformUnavailable, StackOptions, child_env
 from stack.processes import ROOT
-from tests.support.generator_env import read_samples, run_local, write_scenario
+from tests.support.generator_env import read_samples, run_distributed, run_local, write_scenario
 
 pytestmark = [pytest.mark.system, pytest.mark.slow, pytest.mark.timeout(2 * 600)]
 
@@ -124,3 +126,37 @@ def test_agno_and_langgraph_run_each_turn_and_run_for_three_steps(name, tmp_path
         )
     assert result.returncode in (0, 1), result.stderr[-3000:]
     check_loops(run_dir)
+
+
+CONVERSATIONS = {"continuing": 0.7, "turns": 4, "gap": 3}
+CHAT_ONLY = {**dict.fromkeys(MIX, 0), "chat_stream": {"share": 1, "conversations": CONVERSATIONS}}
+
+
+@pytest.mark.parametrize("workers", [1, 3], ids=["one-process", "three-processes"])
+def test_continued_conversations_reach_the_platform_alike_on_one_and_three_processes(
+    plat, tmp_path, workers
+):
+    """Which turns continue which is planned from the index alone, so 1 and 3 load processes
+    offer the same histories; the reference platform replays each conversation's earlier
+    turns, so the stub sees as many user turns as were planned."""
+    scenario = write_scenario(
+        tmp_path,
+        [("sustain", 6.0, 3.0)],
+        workloads=CHAT_ONLY,
+        chat_cancel_share=0.0,
+        lateness=LATENESS,
+    )
+    run_dir = tmp_path / "run"
+    if workers == 1:
+        result = run_local(plat, scenario, run_dir)
+    else:
+        result = run_distributed(plat, scenario, run_dir, workers)
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    samples = sorted(read_samples(run_dir), key=lambda s: int(s["index"]))
+    assert all(s["outcome"] == "ok" for s in samples), samples
+    chat = [int(s["index"]) for s in samples]
+    planned = planned_depths(chat, Conversations(**CONVERSATIONS))
+    seen = {k: int(rows[0]["turns"]) for k, rows in stub_calls(run_dir).items()}
+    assert [seen[k] for k in chat] == planned
+    assert max(planned) == CONVERSATIONS["turns"]
+    assert 0.4 < sum(d > 1 for d in planned) / len(planned) < 0.9
