@@ -148,6 +148,7 @@ class LoadProcess:
         run.plan = plan
         if run.dispatcher is None:
             clock = RunClock(update.start_epoch)
+            run.dialect.agent_plan = run.dialect.agent_plan.started(update.start_epoch)
             run.start["plan_ahead_ms"] = round(-clock.now() * 1000, 1)
             share = Share(
                 slot=run.slot,
