@@ -62,7 +62,7 @@ IDLE_FRAMES = {"Hub.run", "acquire_with_timeout", "wait", "poll", "select", "sle
 POLL_S = 0.05
 
 
-def _cpu(procs: list[psutil.Process]) -> float:
+def cpu_seconds(procs: list[psutil.Process]) -> float:
     """CPU seconds of these processes and all their children, to the nanosecond.
 
     Read from each thread's /proc schedstat (time on a CPU, in ns): the clock-tick
@@ -85,7 +85,7 @@ def _cpu(procs: list[psutil.Process]) -> float:
     return total_ns / 1e9
 
 
-def _start_epoch(run_dir: Path, deadline: float) -> float:
+def start_epoch_of(run_dir: Path, deadline: float) -> float:
     """The run's t = 0 in epoch seconds, once the master has written it."""
     path = run_dir / "run.json"
     while time.time() < deadline:
@@ -162,7 +162,7 @@ def one_run(plat, tmp: Path, rate: float, workers: int, args, profile: Path | No
     with start_distributed(plat, scenario, run_dir, workers) as run:
         master = psutil.Process(run.master.pid)
         worker_procs = [psutil.Process(w.pid) for w in run.workers]
-        start = _start_epoch(run_dir, time.time() + RUN_TIMEOUT_S)
+        start = start_epoch_of(run_dir, time.time() + RUN_TIMEOUT_S)
         spy = None
         if profile is not None:
             spy = subprocess.Popen(
@@ -176,9 +176,17 @@ def one_run(plat, tmp: Path, rate: float, workers: int, args, profile: Path | No
             )
         _sleep_until(start + args.warm)
         t0 = time.time()
-        before = [_cpu([master]), *(_cpu([w]) for w in worker_procs), _cpu(platform_procs)]
+        before = [
+            cpu_seconds([master]),
+            *(cpu_seconds([w]) for w in worker_procs),
+            cpu_seconds(platform_procs),
+        ]
         _sleep_until(start + args.seconds - TAIL_S)
-        after = [_cpu([master]), *(_cpu([w]) for w in worker_procs), _cpu(platform_procs)]
+        after = [
+            cpu_seconds([master]),
+            *(cpu_seconds([w]) for w in worker_procs),
+            cpu_seconds(platform_procs),
+        ]
         wall = time.time() - t0
         run.master.communicate(timeout=RUN_TIMEOUT_S)
         if spy is not None:

@@ -1,17 +1,22 @@
-"""Benchmark: how many concurrent chat turns one load process holds, and how true its TTFT is.
+"""Benchmark: how many concurrent chat turns one load process holds, how true their TTFT is.
 
-Drives the real load-process path (dispatcher, AgenticOS dialect's WebSocket turn
-over wsproto (engine/websocket.py), samples, Locust's statistics, batches) with
-chat turns only against bench/ws_server.py, whose first token leaves exactly
-``--first-token-ms`` after it received the message. The arrival rate is chosen so
-that C turns are in flight at once (C / turn length); for each C it prints the
-peak turns in flight, the share of arrivals sent more than 10 ms late, failures,
-the TTFT measurement error (observed time to first token minus the server's
-stated delay: connect, handshake, and both sides' scheduling) at p50 / p99 / max,
-the server's own first-token lateness (p99 / max: the part of that error that is
-the server's, not the generator's), and this process's CPU time per turn.
+Drives the real load-process path (dispatcher, a platform's dialect, samples,
+Locust's statistics, batches) with chat turns only against bench/ws_server.py,
+whose first token leaves exactly ``--first-token-ms`` after it received the
+message, over either stream the kit reads: ``ws`` (AgenticOS's WebSocket turn, wsproto
+over the transport's socket, engine/websocket.py) or ``sse`` (agno's run streamed as
+server-sent events, ``HttpTransport.stream``). The arrival rate is chosen so that C
+turns are in flight at once (C / turn length); for each protocol and C it prints the
+peak turns in flight, the share of arrivals sent more than 10 ms late, failures, the
+TTFT measurement error (observed time to first token minus the server's stated
+delay: connect, handshake, and both sides' scheduling) at p50 / p99 / max, the
+server's own first-token lateness (p99 / max: the part of that error that is the
+server's, not the generator's), this process's CPU time per turn, and its memory per
+open stream (the growth of its resident set from before load to the peak in flight,
+over the turns then open; the kernel's socket buffers are not in it).
 
-    python bench/streams.py [--concurrency 1000,3000] [--first-token-ms 10000] [--seconds 20]
+    python bench/streams.py [--protocols ws,sse] [--concurrency 1000,3000]
+                            [--first-token-ms 10000] [--seconds 20]
 
 The machine may be shared: the figures say what this process reached here and now.
 """
@@ -43,13 +48,23 @@ from runner.messages import DRAINED, PlanUpdate, Prepare
 from stack.processes import free_port, wait_ready
 
 LATE_MS = 10.0
-FIXTURE = {
-    "org_id": "00000000-0000-0000-0000-000000000000",
-    "agent_id": "00000000-0000-0000-0000-000000000001",
-    "model_profile_id": "p",
-    "collection_name": "bench",
-    "documents": 0,
-    "trigger_id": None,
+# Each protocol's platform and the seeded part of its fixture (bench/ws_server.py serves both).
+FIXTURES = {
+    "ws": {
+        "platform": "agenticos",
+        "seeded": {
+            "org_id": "00000000-0000-0000-0000-000000000000",
+            "agent_id": "00000000-0000-0000-0000-000000000001",
+            "model_profile_id": "p",
+            "collection_name": "bench",
+            "documents": 0,
+            "trigger_id": None,
+        },
+    },
+    "sse": {
+        "platform": "agno",
+        "seeded": {"agent_id": "bench", "collection_name": "bench", "documents": 0},
+    },
 }
 
 
@@ -58,7 +73,9 @@ def _nearest_rank(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else 0.0
 
 
-def measure(url: str, concurrency: int, first_token_ms: float, seconds: float) -> dict:
+def measure(
+    url: str, protocol: str, concurrency: int, first_token_ms: float, seconds: float
+) -> dict:
     """One run at the rate that keeps ``concurrency`` turns in flight; its figures."""
     turn_s = (first_token_ms + (TOKENS - 1) * TOKEN_MS) / 1000
     rate = concurrency / turn_s
@@ -79,7 +96,7 @@ def measure(url: str, concurrency: int, first_token_ms: float, seconds: float) -
         "thresholds": [],
     }
     scenario = scenario_from_dict(raw)
-    fixture = {**FIXTURE, "api_url": url, "stub_url": url}
+    fixture = {**FIXTURES[protocol], "api_url": url, "stub_url": url}
     connections = concurrency * 2
     process.on_prepare(
         Prepare("bench", {"bench": 0}, [connections], scenario.to_dict(), fixture, url, "b@x")
@@ -89,12 +106,13 @@ def measure(url: str, concurrency: int, first_token_ms: float, seconds: float) -
     process.on_plan(PlanUpdate("bench", start_epoch, Plan.from_scenario(scenario).to_wire()))
     gevent.sleep(max(0.0, start_epoch - time.time()))
     before = cpu.cpu_times()
+    rss_before, rss_at_peak = cpu.memory_info().rss, 0
     samples, peak = [], 0
     while not drained:
         gevent.sleep(0.5)
         run = process._run
-        if run is not None and run.dispatcher is not None:
-            peak = max(peak, run.dispatcher.in_flight)
+        if run is not None and run.dispatcher is not None and run.dispatcher.in_flight > peak:
+            peak, rss_at_peak = run.dispatcher.in_flight, cpu.memory_info().rss
         batch = process.take_batch()
         if batch is not None:
             samples += batch["samples"]
@@ -118,12 +136,14 @@ def measure(url: str, concurrency: int, first_token_ms: float, seconds: float) -
         "err_p99": _nearest_rank(errors, 0.99),
         "err_max": max(errors, default=0.0),
         "cpu_us_per_turn": used / max(1, len(samples)) * 1e6,
+        "kib_per_stream": (rss_at_peak - rss_before) / max(1, peak) / 1024,
     }
 
 
 def main() -> int:
-    """Start the WebSocket server, measure at each concurrency, print a row each."""
+    """Start the chat server, measure each protocol at each concurrency, print a row each."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--protocols", default="ws,sse", help="ws (WebSocket), sse, or both")
     parser.add_argument("--concurrency", default="1000,3000", help="turns in flight at once")
     parser.add_argument("--first-token-ms", type=float, default=10000.0)
     parser.add_argument("--seconds", type=float, default=20.0, help="length of each run")
@@ -143,22 +163,24 @@ def main() -> int:
         wait_ready(url + "/health", server)
         print(f"{psutil.cpu_count()} cpus shared with other work; load {os.getloadavg()[0]:.2f}")
         print(
-            f"{'C':>5} {'rate/s':>7} {'turns':>6} {'peak':>5} {'late>10ms':>9} {'failed':>6} "
-            f"{'ttft err p50/p99/max ms':>24} {'server p99/max':>16} {'cpu us/turn':>11}"
+            f"{'':>3} {'C':>5} {'rate/s':>7} {'turns':>6} {'peak':>5} {'late>10ms':>9} "
+            f"{'failed':>6} {'ttft err p50/p99/max ms':>24} {'server p99/max':>16} "
+            f"{'cpu us/turn':>11} {'KiB/stream':>10}"
         )
-        for c in (int(x) for x in args.concurrency.split(",")):
-            f = measure(url, c, args.first_token_ms, args.seconds)
-            err = f"{f['err_p50']:.1f}/{f['err_p99']:.1f}/{f['err_max']:.1f}"
-            with urllib.request.urlopen(url + "/stats", timeout=10) as answer:
-                own = json.loads(answer.read())
-            own_late = f"{own['p99_ms']:.1f}/{own['max_ms']:.1f}"
-            print(
-                f"{c:5d} {f['rate']:7.0f} {f['turns']:6d} {f['peak_in_flight']:5d} "
-                f"{f['late']:9.2%} {f['failed']:6d} {err:>24} {own_late:>16} "
-                f"{f['cpu_us_per_turn']:11.0f}"
-                + (f"  failed: {f['failed_by']}" if f["failed"] else ""),
-                flush=True,
-            )
+        for protocol in args.protocols.split(","):
+            for c in (int(x) for x in args.concurrency.split(",")):
+                f = measure(url, protocol, c, args.first_token_ms, args.seconds)
+                err = f"{f['err_p50']:.1f}/{f['err_p99']:.1f}/{f['err_max']:.1f}"
+                with urllib.request.urlopen(url + "/stats", timeout=10) as answer:
+                    own = json.loads(answer.read())
+                own_late = f"{own['p99_ms']:.1f}/{own['max_ms']:.1f}"
+                print(
+                    f"{protocol:>3} {c:5d} {f['rate']:7.0f} {f['turns']:6d} "
+                    f"{f['peak_in_flight']:5d} {f['late']:9.2%} {f['failed']:6d} {err:>24} "
+                    f"{own_late:>16} {f['cpu_us_per_turn']:11.0f} {f['kib_per_stream']:10.1f}"
+                    + (f"  failed: {f['failed_by']}" if f["failed"] else ""),
+                    flush=True,
+                )
         print(f"load average {os.getloadavg()[0]:.2f} at end")
         return 0
     finally:

@@ -1,9 +1,12 @@
-"""A trivial AgenticOS chat look-alike for the streams benchmark: sign-in and a WebSocket turn.
+"""Trivial chat look-alikes for the streams benchmark: AgenticOS's WebSocket turn, agno's SSE run.
 
-Each turn's first token leaves exactly FIRST_TOKEN_MS after the server received
-the message (scheduled against that moment, so its own delays do not add up),
-then TOKENS text deltas TOKEN_MS apart and ``complete``. The benchmark compares
-the time to first token the generator observes with this stated delay.
+AgenticOS: sign-in and a WebSocket turn (``text_delta`` frames, then ``complete``).
+agno's AgentOS: the key checked by a list read, and a run streamed as server-sent
+events (``RunStarted``, ``RunContent``, ``RunCompleted``). Each turn's first token
+leaves exactly FIRST_TOKEN_MS after the server received the message (scheduled
+against that moment, so its own delays do not add up), then TOKENS tokens TOKEN_MS
+apart and the end. The benchmark compares the time to first token the generator
+observes with this stated delay.
 
     python bench/ws_server.py PORT [FIRST_TOKEN_MS]
 
@@ -56,6 +59,34 @@ async def chat(request: web.Request) -> web.WebSocketResponse:
     return ws
 
 
+async def agents(request: web.Request) -> web.Response:
+    return web.json_response([{"id": "bench", "name": "bench"}])
+
+
+def _event(name: str, data: dict) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+async def agno_run(request: web.Request) -> web.StreamResponse:
+    """agno's streamed run: the form read whole, then its events on one chunked answer."""
+    await request.read()
+    loop = asyncio.get_running_loop()
+    received = loop.time()
+    answer = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await answer.prepare(request)
+    await answer.write(_event("RunStarted", {"run_id": "bench"}))
+    first = request.app[FIRST]
+    for n in range(TOKENS):
+        due = received + first + n * TOKEN_MS / 1000
+        await asyncio.sleep(max(0.0, due - loop.time()))
+        if n == 0:
+            request.app[LATE].append((loop.time() - due) * 1000)
+        await answer.write(_event("RunContent", {"run_id": "bench", "content": "x"}))
+    await answer.write(_event("RunCompleted", {"run_id": "bench", "content": "x"}))
+    await answer.write_eof()
+    return answer
+
+
 async def stats(request: web.Request) -> web.Response:
     """The server's own first-token lateness since the last call (p99 and worst, in ms)."""
     late = sorted(request.app[LATE])
@@ -65,7 +96,7 @@ async def stats(request: web.Request) -> web.Response:
 
 
 def app(first_token_ms: float) -> web.Application:
-    """Sign-in, the chat WebSocket, health, the server's own lateness."""
+    """Both platforms' sign-in and chat, health, the server's own lateness."""
     application = web.Application()
     application[FIRST] = first_token_ms / 1000
     application[LATE] = []
@@ -73,6 +104,8 @@ def app(first_token_ms: float) -> web.Application:
     application.router.add_post("/api/v1/auth/login", sign_in)
     application.router.add_get("/api/v1/ws/agent", chat)
     application.router.add_get("/health", health)
+    application.router.add_get("/agents", agents)
+    application.router.add_post("/agents/{agent}/runs", agno_run)
     return application
 
 

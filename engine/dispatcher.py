@@ -79,13 +79,15 @@ class Dispatcher:
             else SlotCursor(share.slot, share.workers)
         )
         connections = share.connections
-        self.bound = max(1, min(connections, process_connection_limit()))
-        if self.bound < connections:
+        hold = process_connection_limit(max(1, connections))
+        self.bound = hold.arrivals
+        if hold.short_because:
             log.warning(
-                "this process holds at most %d concurrent arrivals (open files, memory), "
-                "not the %d asked; arrivals beyond that wait and show as lateness",
+                "this process holds at most %d concurrent arrivals, not the %d asked: %s; "
+                "arrivals beyond that wait and show as lateness",
                 self.bound,
                 connections,
+                hold.short_because,
             )
         self._slots = gevent.lock.Semaphore(self.bound)
         self._handoff: gevent.queue.SimpleQueue = gevent.queue.SimpleQueue()

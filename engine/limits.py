@@ -1,4 +1,4 @@
-"""What one load process can hold: the bound on its concurrent arrivals.
+"""What one load process can hold: the bound on its concurrent arrivals, and the files it takes.
 
 The dispatcher caps its connections here and the run's settings cap
 ``--connections`` with the same figure, so the limit lives in the core both use
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import resource
+from typing import NamedTuple
 
 import psutil
 
@@ -18,30 +19,68 @@ import psutil
 FD_RESERVE = 128
 # Memory one concurrent arrival may cost, generously: two sockets' kernel buffers and a greenlet.
 ARRIVAL_BYTES = 256 * 1024
+# How an operator raises the hard limit, in the three places a load process usually runs.
+RAISE_HARD_LIMIT = "ulimit -Hn, systemd's LimitNOFILE=, docker run --ulimit nofile="
 
 
-def raise_open_files_limit() -> int:
-    """Raise this process's open-files limit to its hard maximum; the limit now in force.
+class Hold(NamedTuple):
+    """The most concurrent arrivals this process holds, and, when that is fewer than were
+    asked, why (the limit that binds and how to lift it); empty when it holds them all."""
+
+    arrivals: int
+    short_because: str
+
+
+def files_needed(arrivals: int) -> int:
+    """Descriptors ``arrivals`` concurrent arrivals may take: each one's socket, as many idle
+    keep-alive ones (the pool keeps what a peak opened), and FD_RESERVE for the rest."""
+    return FD_RESERVE + 2 * arrivals
+
+
+def raise_open_files_limit(needed: int) -> int:
+    """Raise this process's open-files limit towards ``needed``; the (soft) limit now in force.
 
     Every concurrent arrival holds a socket, and the soft limit (often 1024) is a
     default, not a decision: running into it turns a lagging server into the
-    generator's own ``OSError: Too many open files``.
+    generator's own ``OSError: Too many open files``. So the soft limit goes to the
+    hard one; where the hard one is below the need, a process allowed to
+    (CAP_SYS_RESOURCE, as root on a host) raises it to the need, as HAProxy and nginx
+    raise theirs; otherwise it stays, and ``process_connection_limit`` says so.
     """
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or soft < hard:
-        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (needed, needed))
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, needed)
+    if soft < target:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-def process_connection_limit() -> int:
-    """The most concurrent arrivals this process can hold without running out of files or memory.
+def process_connection_limit(wanted: int) -> Hold:
+    """How many of ``wanted`` concurrent arrivals this process can hold without running out
+    of files or memory, once its open-files limit is raised for them.
 
-    An arrival in flight holds at most one socket and the transport keeps at most as
-    many idle keep-alive ones, so half the descriptors left after FD_RESERVE; and no
-    more than the available memory pays for at ARRIVAL_BYTES each.
+    Files: ``files_needed`` counts two descriptors an arrival, so half of those left after
+    FD_RESERVE. Memory: what is available pays for ARRIVAL_BYTES each.
     """
-    by_files = (raise_open_files_limit() - FD_RESERVE) // 2
-    by_memory = psutil.virtual_memory().available // ARRIVAL_BYTES
-    return max(1, min(by_files, by_memory))
+    open_files = raise_open_files_limit(files_needed(wanted))
+    by_files = max(1, (open_files - FD_RESERVE) // 2)
+    available = psutil.virtual_memory().available
+    by_memory = max(1, available // ARRIVAL_BYTES)
+    most = min(wanted, by_files, by_memory)
+    if most == wanted:
+        return Hold(most, "")
+    if by_files <= by_memory:
+        return Hold(
+            most,
+            f"its open-files limit is {open_files}, below the {files_needed(wanted)} that "
+            f"{wanted} arrivals need, and it may not raise its hard limit ({RAISE_HARD_LIMIT})",
+        )
+    return Hold(
+        most,
+        f"{available >> 20} MiB of memory available pays for {by_memory} at "
+        f"{ARRIVAL_BYTES >> 10} KiB each",
+    )

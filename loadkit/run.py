@@ -17,9 +17,9 @@ from pathlib import Path
 import locust.main  # before the kit's modules: importing Locust monkey-patches gevent
 from locust.argument_parser import get_parser
 
+from runner.hooks import add_kit_options
 from runner.run_end import NO_VERDICT, verdict_exit_code
-from runner.settings import RUNS_DIR, add_options, run_stamp
-from shapes.sweep import add_sweep_options
+from runner.settings import RUNS_DIR, run_stamp
 
 LOCUSTFILE = Path(__file__).resolve().parent.parent / "locustfile.py"
 # What ``loadkit run`` always passes Locust: this kit's locustfile, no web UI, one summary table.
@@ -36,8 +36,7 @@ DESCRIPTION = (
 def help_parser(prog: str):
     """Locust's parser with the kit's and the sweeps' options: the whole ``--help``."""
     parser = get_parser()
-    add_options(parser)
-    add_sweep_options(parser)
+    add_kit_options(parser)
     parser.prog, parser.description = prog, DESCRIPTION
     parser.usage = f"{prog} [OPTIONS] [UserClass ...]"
     return parser

@@ -356,6 +356,8 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
                 ("machine", _machine(run.meta.get("machine"))),
                 ("topology", _meta(run, "topology")),
                 ("host", _meta(run, "host")),
+                # A run recorded before the option sent none.
+                ("Accept-Encoding sent", run.meta.get("accept_encoding") or "none"),
                 ("duration", fmt.seconds(float(run.meta["duration_s"]))),
                 ("scale", _meta(run, "scale")),
                 ("workers", _meta(run, "workers")),

@@ -36,6 +36,7 @@ from engine.samples import INTERRUPTED, OPERATOR_STOP, SAMPLES_FILE
 from engine.schedule import Plan
 from engine.seam import PreflightError
 from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
+from inputs.bad_input import SettingsError
 from inputs.fixture import password_from_env
 from inputs.scenario import Scenario
 from probes import ProbeRun, Reading, start_probes
@@ -61,7 +62,6 @@ from runner.settings import (
     BAD_INPUT,
     RUNS_DIR,
     RunSettings,
-    SettingsError,
     bound_connections,
     check_new_run_dir,
     offering,
@@ -70,7 +70,7 @@ from runner.settings import (
     with_host,
 )
 from runner.stub_calls import fetch_stub_calls
-from runner.users import USERS, mode_fields, mode_of
+from shapes.kit_shape import USERS, mode_fields, mode_of
 from workloads.platforms import platform
 
 log = logging.getLogger(__name__)
@@ -276,6 +276,7 @@ class Conductor:
             email=settings.email,
             mode=mode_of(shape),
             warm=_warm_counts(plan, _split(settings.connections, len(slots))),
+            accept_encoding=settings.accept_encoding,
         )
         environment.runner.send_message(PREPARE, to_wire(prepare))
         self._all_ready.wait(READY_TIMEOUT_S)
@@ -681,6 +682,7 @@ class Conductor:
             "connections_needed": settings.connections_needed,
             "connections_note": settings.connections_note,
             "host": settings.host,
+            "accept_encoding": settings.accept_encoding,
             "topology": settings.topology,
             "machine": machine(),
             "probes": probes or NOT_SUMMARISED,

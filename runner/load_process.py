@@ -102,7 +102,11 @@ class LoadProcess:
             return
         self.stop("superseded by a new run")
         scenario = scenario_from_dict(prepare.scenario)
-        http = HttpTransport(prepare.host, max_body=scenario.max_body_bytes)
+        http = HttpTransport(
+            prepare.host,
+            max_body=scenario.max_body_bytes,
+            accept_encoding=prepare.accept_encoding,
+        )
         fixture = fixture_from_dict(prepare.fixture)
         error = ""
         began = time.monotonic()

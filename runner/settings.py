@@ -17,9 +17,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from engine.agent_plan import plan_problem
-from engine.limits import process_connection_limit, raise_open_files_limit
+from engine.content_coding import ACCEPTABLE, DEFAULT_ACCEPT, accept_problem
+from engine.limits import process_connection_limit
 from engine.samples import SAMPLES_FILE
-from inputs.bad_input import shown
+from inputs.bad_input import SettingsError, shown
 from inputs.fixture import (
     DEFAULT_EMAIL,
     Fixture,
@@ -72,10 +73,6 @@ def run_stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
-class SettingsError(ValueError):
-    """An option is wrong; the message names it and the fix."""
-
-
 # Everything that means "bad input, refuse before load" with a one-line message.
 BAD_INPUT = (SettingsError, ScenarioError, FixtureError)
 
@@ -105,6 +102,8 @@ class RunSettings:
     connections_given: bool = False
     # The platform's log, when the kit started the platform and can read what it writes.
     platform_log: Path | None = None
+    # The Accept-Encoding every request of the load sends (the codings the kit decodes).
+    accept_encoding: str = DEFAULT_ACCEPT
 
 
 def locust_option(group, *names: str, web: bool = True, **kwargs) -> None:
@@ -146,6 +145,14 @@ def add_options(parser) -> None:
     option("--fixture", default="fixture.json", help="fixture written by the seed")
     option("--email", default=DEFAULT_EMAIL, help="user to sign in as (password: LOAD_PASSWORD)")
     option("--topology", default="", help="free text: where each part ran")
+    option(
+        "--accept-encoding",
+        default=DEFAULT_ACCEPT,
+        web=False,
+        help=f"the Accept-Encoding every request sends, a list of {', '.join(ACCEPTABLE)} "
+        f"(default: {DEFAULT_ACCEPT}, as browsers, the SDKs and k6 ask; identity asks for "
+        "answers as they are, uncompressed)",
+    )
     option(
         "--follow-up-grace",
         default=None,
@@ -211,7 +218,7 @@ def _explain_worker_wait(parser) -> None:
     """Give Locust's --expect-workers-max-wait this kit's bounded default and say so in --help.
 
     Locust waits forever by default and exits 1 (a threshold's code) when it gives up;
-    locust_hooks enforces this default itself and exits 2, the code for "no run".
+    runner/hooks.py enforces this default itself and exits 2, the code for "no run".
     """
     parser.set_defaults(expect_workers_max_wait=DEFAULT_WORKER_WAIT_S)
     for action in parser._actions:
@@ -269,6 +276,9 @@ def settings_from(
         if grace in (None, "")
         else _number(grace, "--follow-up-grace", float, MAX_FOLLOW_UP_GRACE_S)
     )
+    accept_encoding = getattr(options, "accept_encoding", DEFAULT_ACCEPT)
+    if problem := accept_problem(accept_encoding):
+        raise SettingsError(f"--accept-encoding: {problem}")
     platform_log = Path(options.platform_log) if options.platform_log else None
     if platform_log is not None and not platform_log.is_file():
         raise SettingsError(
@@ -296,6 +306,7 @@ def settings_from(
         unscaled=unscaled,
         connections_given=given,
         platform_log=platform_log,
+        accept_encoding=accept_encoding,
     )
 
 
@@ -313,14 +324,15 @@ def bound_connections(settings: RunSettings, processes: int) -> RunSettings:
     A cap turns the excess into late arrivals (the dispatcher waits for a slot), never
     into the generator's own OSErrors; ``connections_note`` says so in one line when it binds.
     """
-    most = process_connection_limit() * processes
+    hold = process_connection_limit(-(-settings.connections // processes))
+    most = hold.arrivals * processes
     if settings.connections <= most:
         return settings
     note = (
         f"--connections: {settings.connections} concurrent requests (the schedule needs "
-        f"{settings.connections_needed}) are more than {processes} load process(es) can hold "
-        f"with {raise_open_files_limit()} open files each; capped at {most}, so arrivals "
-        "beyond that wait and show as lateness"
+        f"{settings.connections_needed}) are more than {processes} load process(es) like "
+        f"this one can hold ({hold.short_because}); capped at {most}, so arrivals beyond "
+        "that wait and show as lateness"
     )
     return replace(settings, connections=most, connections_note=note)
 

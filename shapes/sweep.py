@@ -12,14 +12,13 @@ see whether the platform gives memory back.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
 
 from engine.schedule import Plan, Segment
-from inputs.bad_input import shown
+from inputs.bad_input import SettingsError, shown
 from inputs.scenario import MAX_PHASE_S, MAX_RATE
-from runner.settings import RunSettings, SettingsError, locust_option
-from shapes.kit_shape import KitShape
+from shapes.kit_shape import KitShape, Settings
 from shapes.users import SteppedUsersShape, UsersShape
 
 # Seconds each step is held unless --step-s says otherwise: enough for a few turns at 2 s each.
@@ -39,10 +38,10 @@ SWEEP_TITLE = "agent-loadkit sweeps (docs/capacity.md)"
 log = logging.getLogger(__name__)
 
 
-def add_sweep_options(parser) -> None:
-    """The sweeps' options on Locust's parser, under their own heading (Locust's --help prints
-    a custom option only under a group), and in the web UI's start form."""
-    option = partial(locust_option, parser.add_argument_group(SWEEP_TITLE))
+def add_sweep_options(option: Callable[..., None]) -> None:
+    """The sweeps' options, each added by ``option`` (the runner's: to Locust's parser under
+    SWEEP_TITLE, Locust's --help printing a custom option only under a group, and to the web
+    UI's start form)."""
     option(
         "--sweep-users",
         default=None,
@@ -179,7 +178,7 @@ def cut(plan: Plan, at_s: float) -> Plan:
 class ConcurrencySweepShape(SteppedUsersShape):
     """Users 1, 2, 4, ... N (``--sweep-users``), each held ``--step-s``; then ``--rest-s`` idle."""
 
-    def initial_plan(self, settings: RunSettings) -> Plan:
+    def initial_plan(self, settings: Settings) -> Plan:
         """One zero-rate segment per user count, named ``c=<users>``."""
         options = self.runner.environment.parsed_options
         if options.sweep_users in (None, ""):
@@ -211,7 +210,7 @@ class ConcurrencySweepShape(SteppedUsersShape):
 class RateSweepShape(KitShape):
     """Arrival rates from ``--sweep-rates``, each held ``--step-s``; then ``--rest-s`` idle."""
 
-    def initial_plan(self, settings: RunSettings) -> Plan:
+    def initial_plan(self, settings: Settings) -> Plan:
         """One open-arrival segment per rate, named ``rate=<r>/s``."""
         options = self.runner.environment.parsed_options
         if options.sweep_rates in (None, ""):

@@ -146,6 +146,10 @@ def test_a_run_that_meets_its_thresholds_exits_as_its_summary_says(plat, tmp_pat
         (("--rate", "1e12"), "agent-loadkit: --rate: '1e12' is outside its bound"),
         (("--connections", "1" + "0" * 400), "characters) is not a finite number"),
         (("--not-an-option",), "unrecognized arguments: --not-an-option"),
+        (
+            ("--accept-encoding", "gzip, zstd"),
+            "agent-loadkit: --accept-encoding: 'zstd' is not a coding the kit decodes",
+        ),
     ],
 )
 def test_bad_input_and_locusts_own_refusals_exit_2_in_one_line(plat, tmp_path, args, line):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import ctypes
 import json
 import os
 import resource
@@ -40,6 +41,11 @@ QUICK_STUB = ("--first-token-ms", "30", "--token-ms", "5", "--tokens", "6")
 PREFLIGHT_MODEL_REQUESTS = 2
 # Locust, a whole short run, its drain and its report, on a busy 2-core machine.
 RUN_TIMEOUT_S = 120
+# prctl(2)'s option to drop a capability from the bounding set, and the capability that lets a
+# process raise its own hard limits (linux/capability.h).
+PR_CAPBSET_DROP = 24
+CAP_SYS_RESOURCE = 24
+_LIBC = ctypes.CDLL(None, use_errno=True)
 
 # Uploads and webhook deliveries judged by what the platform did with them: none of the
 # work it accepted may be lost (failed after 202, or not finished in grace). Judged however
@@ -182,15 +188,24 @@ def load_env(**extra: str) -> dict[str, str]:
     return {**os.environ, "LOAD_PASSWORD": PASSWORD, "PYTHONUNBUFFERED": "1", **extra}
 
 
+def open_files_limited(soft: int, hard: int) -> Callable[[], None]:
+    """A ``preexec_fn``: these open-files limits (RLIMIT_NOFILE), as an unprivileged
+    operator's, which the process may not raise: CAP_SYS_RESOURCE is dropped from its bounding
+    set, which a root process's exec takes its capabilities from."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        _LIBC.prctl(PR_CAPBSET_DROP, CAP_SYS_RESOURCE)
+
+    return limit
+
+
 def run_local(
     plat: Platform, scenario: Path, run_dir: Path, *extra: str, open_files: int | None = None
 ) -> subprocess.CompletedProcess:
     """A headless single-process run to its end; its exit code and output. ``open_files``
-    limits the process's open files (RLIMIT_NOFILE), for the tests of the connection bound."""
-
-    def limit_files() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
-
+    limits the process's open files (``open_files_limited``), for the tests of the connection
+    bound."""
     return subprocess.run(
         [sys.executable, *locust_args(plat, scenario, run_dir, "--headless", *extra)],
         cwd=ROOT,
@@ -198,7 +213,7 @@ def run_local(
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT_S,
-        preexec_fn=limit_files if open_files else None,
+        preexec_fn=open_files_limited(open_files, open_files) if open_files else None,
     )
 
 
