@@ -25,7 +25,7 @@ import yaml
 from reports.loop import HISTORY, MODEL_CALLS, STEP_OVERHEAD_MS, off_plan
 from reports.rundir import load_run
 from reports.stats import percentile_table, percentiles_of
-from stack.local import LOCUST, StackOptions, child_env
+from stack.local import StackOptions, child_env, headless_command
 from stack.platforms import local_stack
 from stack.processes import ROOT
 
@@ -70,18 +70,7 @@ def run_point(stack, out: Path, name: str, raw: dict) -> Path:
     path = out / f"{name}.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
     run_dir = out / name
-    command = [
-        *LOCUST,
-        "--headless",
-        *stack.locust_options(),
-        "--scenario",
-        str(path),
-        "--run-dir",
-        str(run_dir),
-        "--topology",
-        stack.topology,
-        "--only-summary",
-    ]
+    command = [*headless_command(stack, path, run_dir), "--topology", stack.topology]
     done = subprocess.run(command, cwd=ROOT, env=child_env(), timeout=RUN_TIMEOUT_S, check=False)
     if not (run_dir / "summary.json").exists():
         raise SystemExit(f"{name}: no report (exit {done.returncode})")

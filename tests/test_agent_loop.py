@@ -21,7 +21,7 @@ import pytest
 from engine.agent_plan import STUB_CALLS_FILE
 from engine.conversations import planned_depths
 from inputs.agent import Conversations
-from stack.local import LOCUST, PlatformUnavailable, StackOptions, child_env
+from stack.local import PlatformUnavailable, StackOptions, child_env, headless_command
 from stack.processes import ROOT
 from tests.support.generator_env import read_samples, run_distributed, run_local, write_scenario
 
@@ -108,16 +108,7 @@ def test_agno_and_langgraph_run_each_turn_and_run_for_three_steps(name, tmp_path
     run_dir = tmp_path / "run"
     with stack_module.start_stack(options) as stack:
         result = subprocess.run(
-            [
-                *LOCUST,
-                "--headless",
-                *stack.locust_options(),
-                "--scenario",
-                str(scenario),
-                "--run-dir",
-                str(run_dir),
-                "--only-summary",
-            ],
+            headless_command(stack, scenario, run_dir),
             cwd=ROOT,
             env=child_env(),
             capture_output=True,
