@@ -103,7 +103,7 @@ def report_document(
         title=_title(run),
         subtitle=(
             f"Started {run.meta.get('started_at') or 'at an unrecorded time'} on "
-            f"{_machine(run.meta.get('machine'))}. The full verdict is the last section, "
+            f"{fmt.machine(run.meta.get('machine'))}. The full verdict is the last section, "
             "under the numbers it rests on."
         ),
         glance=_glance(run, stats, verdict, system),
@@ -287,21 +287,6 @@ def _logged_errors(system: SystemStats) -> tuple[str, ...]:
     return (logged.summary_line(),) if logged is not None and logged.errors else ()
 
 
-def _machine(machine: object) -> str:
-    if not isinstance(machine, dict) or not machine:
-        return "an unrecorded machine"
-    parts = [str(machine.get("hostname", "unnamed host"))]
-    if "cpus" in machine:
-        parts.append(f"{machine['cpus']} CPUs")
-    if "memory_gb" in machine:
-        parts.append(f"{machine['memory_gb']} GB")
-    if "os" in machine:
-        parts.append(str(machine["os"]))
-    if "python" in machine:
-        parts.append(f"Python {machine['python']}")
-    return ", ".join(parts)
-
-
 def _mode(run: Run) -> str:
     """How load was offered: a run is in one mode only, and the reader must know which."""
     if run.meta.get("mode") == "users":
@@ -323,7 +308,8 @@ def _lost(run: Run) -> str:
     (its own, every W-th) the run never got back."""
     lost = run.meta.get("lost") or []
     return "; ".join(
-        f"process {p['slot']} ({p['worker']}): {p['missing']} arrivals not returned, k = "
+        f"process {p['slot']} ({p['worker']}): {fmt.plural(p['missing'], 'arrival')} not "
+        "returned, k = "
         + ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in p["missing_ranges"])
         for p in lost
     )
@@ -351,7 +337,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
                 ("started", _meta(run, "started_at")),
                 ("ended", _meta(run, "ended_at")),
                 ("stopped", _meta(run, "stopped")),
-                ("machine", _machine(run.meta.get("machine"))),
+                ("machine", fmt.machine(run.meta.get("machine"))),
                 ("topology", _meta(run, "topology")),
                 ("host", _meta(run, "host")),
                 # A run recorded before the option sent none.
@@ -450,7 +436,9 @@ def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
         description = f"{description}: {request}" if description else request
     lead = f"{description}. " if description else ""
     if name in run.not_offered:
-        return (name, "not offered", f"{lead}{NOT_OFFERED}.")
+        # A platform's own share of 0 says why (per_platform); else the scenario's words.
+        why = next((w.why for w in run.scenario.workloads if w.name == name and w.why), NOT_OFFERED)
+        return (name, "not offered", f"{lead}{why.rstrip('.')}.")
     skipped = {**unserved(run), **(run.meta.get("skipped") or {})}
     if name in skipped:
         return (name, "not offered", f"{lead}Not offered: {skipped[name]}")

@@ -301,9 +301,11 @@ def invalid_reasons(run: Run, stats: RunStats) -> tuple[str, ...]:
     recorded = stats.lateness.recorded
     if recorded != run.offered:
         offered = "requests its users sent" if run.closed_loop else "arrivals were offered"
-        reasons.append(f"recorded {recorded} samples but run.json says {run.offered} {offered}")
+        reasons.append(
+            f"recorded {fmt.plural(recorded, 'sample')} but run.json says {run.offered} {offered}"
+        )
     reasons += [
-        f"phase {p.name}: recorded {p.recorded} samples of {p.offered} offered"
+        f"phase {p.name}: recorded {fmt.plural(p.recorded, 'sample')} of {p.offered} offered"
         for p in stats.phases
         if p.recorded != p.offered
     ]
@@ -440,7 +442,7 @@ def _judge_rate(threshold: Threshold, counts: Counts, where: str) -> ThresholdRe
             )
         return _result(threshold, where, measured, calls, FAIL, said, unverified)
     if calls < need:
-        said = f"{fmt.count(calls)} arrivals offered; the check needs {need:,}"
+        said = f"{fmt.plural(calls, 'arrival')} offered; the check needs {need:,}"
         return _result(threshold, where, measured, calls, INCONCLUSIVE, said, unverified)
     worst = (errors + unverified) / calls
     if worst <= threshold.limit:
@@ -565,7 +567,7 @@ def recovery(
             continue
         if min(before.counts.calls, after.counts.calls) < need:
             why = (
-                f"{before.counts.calls:,} arrivals in {BASELINE_PHASE} and "
+                f"{fmt.plural(before.counts.calls, 'arrival')} in {BASELINE_PHASE} and "
                 f"{after.counts.calls:,} in {RECOVERY_PHASE}; recovery needs {need:,} in each"
             )
             checks.append(RecoveryCheck(name, before, after, INCONCLUSIVE, why=why))

@@ -152,6 +152,10 @@ class LoadProcess:
             return
         plan = Plan.from_wire(update.plan)
         run.plan = plan
+        # This process's part of the plan's highest rate, for what a dialect makes ahead.
+        peak = max((segment.rate for segment in plan.segments), default=0.0)
+        mix = Mix.from_scenario(run.scenario)
+        run.dialect.ready(mix.rates(peak / len(run.prepare.slots)))
         if run.dispatcher is None:
             clock = RunClock(update.start_epoch)
             run.start["plan_ahead_ms"] = round(-clock.now() * 1000, 1)
@@ -159,7 +163,7 @@ class LoadProcess:
                 slot=run.slot,
                 workers=len(run.prepare.slots),
                 plan=plan,
-                mix=Mix.from_scenario(run.scenario),
+                mix=mix,
                 timeouts=run.scenario.timeouts,
                 dialect=run.dialect,
                 http=run.http,

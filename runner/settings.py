@@ -112,7 +112,12 @@ class RunSettings:
 def locust_option(group, *names: str, web: bool = True, **kwargs) -> None:
     """Add one of the kit's options to ``group`` of Locust's parser: argparse's add_argument,
     and the attributes Locust's web UI reads (in its start form unless ``web`` is False;
-    never a secret, required or repeated)."""
+    never a secret, required or repeated). A default that is a value is said in its help
+    (``--help`` and the form's label show the help as written, so not as %(default)s)."""
+    default = kwargs.get("default")
+    if not (default is None or default is False or default == "") and "help" in kwargs:
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        kwargs["help"] = f"{kwargs['help']} (default {shown})"
     action = group.add_argument(*names, **kwargs)
     action.include_in_web_ui, action.is_secret = web, False
     action.is_required, action.is_multiple = False, False
@@ -122,21 +127,21 @@ def add_options(parser) -> None:
     """Register the generator's options on Locust's parser, shown in ``locust --help``.
 
     Locust lists its own options by group and prints a custom option only under a
-    group, so ours get one (``OPTIONS_TITLE``). ``--rate`` comes first: the web UI's
-    start form lists custom options in this order, and the rate is what an operator
-    sets there; the probes' options stay out of the form (they are the machine's, not the
-    test's). Numbers are checked by ``settings_from``, not argparse, so a bad one is our
-    one line.
+    group, so ours get one (``OPTIONS_TITLE``). ``--rate`` stays out of the web UI's
+    custom parameters: the start form asks for it on top (webui/start_form.py); so do the
+    probes' options (they are the machine's, not the test's). Numbers are checked by
+    ``settings_from``, not argparse, so a bad one is our one line.
     """
     option = partial(locust_option, parser.add_argument_group(OPTIONS_TITLE))
     option(
         "--rate",
         default=None,
+        web=False,
         help="arrivals per second at a constant rate instead of the scenario's phases "
         "(the web UI's shape; change it while running at /arrival-rate); "
         "--run-time ends it, drained",
     )
-    option("--scenario", default="scenario.yaml", help="scenario file (YAML)")
+    option("--scenario", default="scenario.yaml", help="the scenario's YAML file")
     option("--scale", default=1.0, help="multiply phase durations (never rates) by this")
     option(
         "--connections",
@@ -146,7 +151,7 @@ def add_options(parser) -> None:
     )
     option("--run-dir", default=None, help="run directory (default: runs/<UTC timestamp>)")
     option("--fixture", default="fixture.json", help="fixture written by the seed")
-    option("--email", default=DEFAULT_EMAIL, help="user to sign in as (password: LOAD_PASSWORD)")
+    option("--email", default=DEFAULT_EMAIL, help="user to sign in as, LOAD_PASSWORD its password")
     option("--topology", default="", help="free text: where each part ran")
     option(
         "--ca-file",
@@ -225,7 +230,7 @@ def add_options(parser) -> None:
         default=DEFAULT_PROMETHEUS_LINGER_S,
         web=False,
         help="seconds the master keeps serving the final metrics after the last run, so the "
-        "next scrape sees every sample (default: 15, Prometheus's default scrape interval)",
+        "next scrape sees every sample (Prometheus scrapes every 15 s by default)",
     )
     _explain_worker_wait(parser)
 
@@ -266,7 +271,14 @@ def settings_from(
             f"kit speaks; use one of {', '.join(PLATFORMS)}"
         )
     unscaled = written.for_platform(fixture.platform)
-    if problem := plan_problem(unscaled, fixture.platform, platform(fixture.platform).tool):
+    record = platform(fixture.platform)
+    if unserved := [w for w in unscaled.offered if w not in record.requests]:
+        raise SettingsError(
+            f"workloads.{unserved[0]}: not offered by {fixture.platform} (it serves "
+            f"{', '.join(record.requests)}); give {' and '.join(unserved)} share 0 for it "
+            "under per_platform, with the why"
+        )
+    if problem := plan_problem(unscaled, fixture.platform, record.tool):
         raise SettingsError(problem)
     scenario = unscaled.scaled(scale)
     rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float, MAX_RATE)

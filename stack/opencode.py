@@ -16,7 +16,18 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from stack.local import INSTALL_TIMEOUT_S, PlatformUnavailable, password
+from inputs.fixture import DEFAULT_EMAIL
+from stack.local import (
+    INSTALL_TIMEOUT_S,
+    LocalStack,
+    PlatformUnavailable,
+    StackOptions,
+    child_env,
+    password,
+    running_stub,
+    seed,
+    topology,
+)
 from stack.processes import ROOT, Server, free_port, run_captured, running
 
 # How ``make demo`` names this platform in its first line.
@@ -27,6 +38,11 @@ BINARY = ROOT / "platforms" / "opencode" / "node_modules" / ".bin" / "opencode"
 READY_TIMEOUT_S = 60.0
 # opencode's basic-auth user when OPENCODE_SERVER_USERNAME is not set (its default).
 USER = "opencode"
+# How the topology line names the platform.
+DESCRIBED = (
+    "opencode serve 1.18.33 (npm opencode-ai, platforms/opencode/, one Bun process, SQLite, "
+    "edit/bash/webfetch denied)"
+)
 
 
 def ensure_opencode() -> None:
@@ -73,3 +89,28 @@ def running_opencode(data_dir: Path, stub_url: str, env: dict[str, str]) -> Iter
         ready_headers=basic_auth(password()),
     ) as server:
         yield server
+
+
+@contextlib.contextmanager
+def start_stack(options: StackOptions) -> Iterator[LocalStack]:
+    """Start stub and opencode, write the corpus into its project folder, yield; stop both
+    when the block ends."""
+    ensure_opencode()
+    env = child_env()
+    with (
+        running_stub(options, env) as stub,
+        running_opencode(
+            options.workdir / "opencode-data", stub.url, {**env, **options.target_env}
+        ) as server,
+    ):
+        fixture = options.workdir / "fixture.json"
+        seed(server.url, stub.url, options.documents, fixture, env, platform="opencode")
+        yield LocalStack(
+            stub,
+            server,
+            fixture,
+            DEFAULT_EMAIL,
+            topology(options, DESCRIBED, stub),
+            None,
+            metrics=False,
+        )
