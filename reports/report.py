@@ -342,6 +342,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
                 ("host", _meta(run, "host")),
                 # A run recorded before the option sent none.
                 ("Accept-Encoding sent", run.meta.get("accept_encoding") or "none"),
+                ("TLS certificates trusted", _meta(run, "tls_trust")),
                 ("duration", fmt.seconds(float(run.meta["duration_s"]))),
                 ("scale", _meta(run, "scale")),
                 ("workers", _meta(run, "workers")),

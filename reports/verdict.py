@@ -33,6 +33,7 @@ import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
 from engine.followups import LOST, NOT_VERIFIABLE
+from engine.trust import INSECURE_WARNING
 from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE, Threshold
 from reports import formatting as fmt
 from reports.followups import AFTER
@@ -335,9 +336,12 @@ def invalid_reasons(run: Run, stats: RunStats) -> tuple[str, ...]:
 
 def warnings(run: Run, system: SystemStats) -> tuple[str, ...]:
     """Things a reader must know that do not by themselves invalidate the run."""
-    return tuple(
+    busy = tuple(
         f"{g.probe} may have been the bottleneck: {g.why}" for g in system.generators if g.busy
     )
+    # False only where the run was told --insecure (older runs did not record it).
+    unverified = (INSECURE_WARNING,) if run.meta.get("tls_verified") is False else ()
+    return unverified + busy
 
 
 def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:

@@ -28,6 +28,7 @@ from engine.schedule import Plan
 from engine.seam import Dialect, DialectError
 from engine.serve import CHAT
 from engine.share import Share
+from engine.trust import trust_from_wire
 from inputs.fixture import FixtureError, fixture_from_dict, password_from_env
 from inputs.scenario import Scenario, scenario_from_dict
 from runner.messages import (
@@ -106,6 +107,7 @@ class LoadProcess:
             prepare.host,
             max_body=scenario.max_body_bytes,
             accept_encoding=prepare.accept_encoding,
+            trust=trust_from_wire(prepare.tls),
         )
         fixture = fixture_from_dict(prepare.fixture)
         error = ""

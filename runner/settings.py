@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -22,6 +22,7 @@ from engine.agent_plan import plan_problem
 from engine.content_coding import ACCEPTABLE, DEFAULT_ACCEPT, accept_problem
 from engine.limits import process_connection_limit
 from engine.samples import SAMPLES_FILE
+from engine.trust import CA_FILE_HELP, INSECURE_HELP, Trust, TrustError, trust_from
 from inputs.bad_input import BadInput, SettingsError, shown
 from inputs.fixture import (
     DEFAULT_EMAIL,
@@ -108,6 +109,8 @@ class RunSettings:
     platform_log: Path | None = None
     # The Accept-Encoding every request of the load sends (the codings the kit decodes).
     accept_encoding: str = DEFAULT_ACCEPT
+    # The TLS certificates every connection of the run trusts (--ca-file, --insecure).
+    trust: Trust = field(default_factory=Trust)
 
 
 def locust_option(group, *names: str, web: bool = True, **kwargs) -> None:
@@ -154,6 +157,19 @@ def add_options(parser) -> None:
     option("--fixture", default="fixture.json", help="fixture written by the seed")
     option("--email", default=DEFAULT_EMAIL, help="user to sign in as, LOAD_PASSWORD its password")
     option("--topology", default="", help="free text: where each part ran")
+    option(
+        "--ca-file",
+        default=None,
+        web=False,
+        help=CA_FILE_HELP,
+    )
+    option(
+        "--insecure",
+        action="store_true",
+        default=False,
+        web=False,
+        help=INSECURE_HELP,
+    )
     option(
         "--accept-encoding",
         default=DEFAULT_ACCEPT,
@@ -300,6 +316,10 @@ def settings_from(
     accept_encoding = getattr(options, "accept_encoding", DEFAULT_ACCEPT)
     if problem := accept_problem(accept_encoding):
         raise SettingsError(f"--accept-encoding: {problem}")
+    try:
+        trust = trust_from(getattr(options, "ca_file", None), getattr(options, "insecure", False))
+    except TrustError as exc:
+        raise SettingsError(str(exc)) from None
     platform_log = Path(options.platform_log) if options.platform_log else None
     if platform_log is not None and not platform_log.is_file():
         raise SettingsError(
@@ -328,6 +348,7 @@ def settings_from(
         connections_given=given,
         platform_log=platform_log,
         accept_encoding=accept_encoding,
+        trust=trust,
     )
 
 

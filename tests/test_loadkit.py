@@ -27,8 +27,11 @@ TIMEOUT_S = 300
 HELP = {
     "demo": ["--scale", "--run-dir", "--platform", "--database-url"],
     "ui": ["--web-port"],
-    "seed": ["--platform", "--api-url", "--stub-url", "--documents", "--fixture", "--wait"],
-    "preflight": ["--fixture", "--email"],
+    "seed": [
+        *("--platform", "--api-url", "--stub-url", "--documents", "--fixture", "--wait"),
+        *("--ca-file", "--insecure"),
+    ],
+    "preflight": ["--fixture", "--email", "--ca-file", "--insecure"],
     "run": [
         # Locust's own, passed on
         "--host",
@@ -44,6 +47,9 @@ HELP = {
         "--run-dir",
         "--fixture",
         "--database-url-file",
+        "--ca-file",
+        "--insecure",
+        "--accept-encoding",
         # the sweeps'
         "--sweep-users",
         "--sweep-rates",
@@ -174,6 +180,10 @@ def test_a_run_that_meets_its_thresholds_exits_as_its_summary_says(plat, tmp_pat
         (("--rate", "1e12"), "agent-loadkit: --rate: '1e12' is outside its bound"),
         (("--connections", "1" + "0" * 400), "characters) is not a finite number"),
         (("--not-an-option",), "unrecognized arguments: --not-an-option"),
+        (
+            ("--ca-file", "/nonexistent/ca.pem"),
+            "agent-loadkit: --ca-file: cannot read /nonexistent/ca.pem (No such file or directory)",
+        ),
         (
             ("--accept-encoding", "gzip, zstd"),
             "agent-loadkit: --accept-encoding: 'zstd' is not a coding the kit decodes",
