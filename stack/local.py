@@ -93,6 +93,21 @@ class LocalStack:
         }
 
 
+def headless_command(stack: LocalStack, scenario: Path, run_dir: Path) -> list[str]:
+    """A headless run of ``scenario`` against the stack into ``run_dir``, with every probe
+    the stack offers and only the summary on the console."""
+    return [
+        *LOCUST,
+        "--headless",
+        *stack.locust_options(),
+        "--scenario",
+        str(scenario),
+        "--run-dir",
+        str(run_dir),
+        "--only-summary",
+    ]
+
+
 def password() -> str:
     """The admin password the target is started with and the run signs in with."""
     return os.environ.get(PASSWORD_ENV) or DEFAULT_PASSWORD
