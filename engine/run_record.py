@@ -183,6 +183,10 @@ class RunRecord(Struct, frozen=True, kw_only=True):
     host: str = ""
     # What the run's requests asked in Accept-Encoding; absent: a run from before they asked.
     accept_encoding: str | None = None
+    # Which certificates the run trusted (--ca-file, or the default store), and whether it
+    # checked them at all (False: --insecure); absent in runs from before TLS was stated.
+    tls_trust: str | None = None
+    tls_verified: bool | None = None
     topology: str = ""
     machine: Machine | None = None
     probes: ProbesSummary = field(default_factory=ProbesSummary)

@@ -32,6 +32,7 @@ from reports.document import (
 from reports.followups import unverified_reasons
 from reports.headline import Finding, findings, recovery_summary, verdict_line
 from reports.limits import Headline, headlines, measured_text, phase_grid
+from reports.loop_report import loop_section
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, SliceStats
 from reports.system import SystemStats
@@ -116,6 +117,7 @@ def report_document(
             *phase_sections,
             _whole_run(run, stats),
             *_accepted_section(run, stats),
+            *loop_section(run),
             _system_section(run, system, system_charts),
             _verdict_section(verdict),
         ),
@@ -343,6 +345,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
                 ("host", _said(record.host)),
                 # A run recorded before the option sent none.
                 ("Accept-Encoding sent", record.accept_encoding or "none"),
+                ("TLS certificates trusted", _said(record.tls_trust)),
                 ("duration", fmt.seconds(float(record.duration_s))),
                 ("scale", _said(record.scale)),
                 ("workers", _said(record.workers)),

@@ -21,6 +21,7 @@ from engine.samples import OPERATOR_STOP, OUTCOMES, SAMPLES_FILE
 from engine.samples import SUCCESSFUL as OK_OUTCOMES
 from inputs.scenario import Scenario, ScenarioError, scenario_from_dict
 from reports.followups import FollowUpsError, attach
+from reports.loop import StubCallsError, attach_calls
 
 PROBES_FILE = "probes.csv"
 
@@ -116,7 +117,8 @@ def load_run(path: str | Path) -> Run:
     samples = _read_samples(path / SAMPLES_FILE, record, scenario, phases)
     try:
         samples = attach(path, samples)
-    except FollowUpsError as exc:
+        samples = attach_calls(path, samples, scenario)
+    except (FollowUpsError, StubCallsError) as exc:
         raise RunDirError(str(exc)) from None
     probes = _read_probes(path / PROBES_FILE)
     return Run(path, record, scenario, phases, samples, probes)

@@ -27,8 +27,11 @@ TIMEOUT_S = 300
 HELP = {
     "demo": ["--scale", "--run-dir", "--platform", "--database-url"],
     "ui": ["--web-port"],
-    "seed": ["--platform", "--api-url", "--stub-url", "--documents", "--fixture", "--wait"],
-    "preflight": ["--fixture", "--email"],
+    "seed": [
+        *("--platform", "--api-url", "--stub-url", "--documents", "--fixture", "--wait"),
+        *("--ca-file", "--insecure"),
+    ],
+    "preflight": ["--fixture", "--email", "--ca-file", "--insecure"],
     "run": [
         # Locust's own, passed on
         "--host",
@@ -44,6 +47,9 @@ HELP = {
         "--run-dir",
         "--fixture",
         "--database-url-file",
+        "--ca-file",
+        "--insecure",
+        "--accept-encoding",
         # the sweeps'
         "--sweep-users",
         "--sweep-rates",
@@ -175,6 +181,10 @@ def test_a_run_that_meets_its_thresholds_exits_as_its_summary_says(plat, tmp_pat
         (("--connections", "1" + "0" * 400), "characters) is not a finite number"),
         (("--not-an-option",), "unrecognized arguments: --not-an-option"),
         (
+            ("--ca-file", "/nonexistent/ca.pem"),
+            "agent-loadkit: --ca-file: cannot read /nonexistent/ca.pem (No such file or directory)",
+        ),
+        (
             ("--accept-encoding", "gzip, zstd"),
             "agent-loadkit: --accept-encoding: 'zstd' is not a coding the kit decodes",
         ),
@@ -185,6 +195,18 @@ def test_bad_input_and_locusts_own_refusals_exit_2_in_one_line(plat, tmp_path, a
     result, run_dir = _run(plat, tmp_path, *args)
     assert result.returncode == 2, result.stderr[-2000:]
     assert line in result.stderr and "Traceback" not in result.stderr
+    assert not (run_dir / "summary.json").exists()
+
+
+def test_the_options_numbers_the_fixture_and_the_scenario_are_refused_at_once(plat, tmp_path):
+    """An operator who fixes one input should not meet the next on the following try."""
+    missing = tmp_path / "none.json"
+    result, run_dir = _run(
+        plat, tmp_path, "--rate", "inf", "--scale", "-1", "--fixture", str(missing)
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    ours = [line for line in result.stderr.splitlines() if line.startswith("agent-loadkit: ")]
+    assert [line.split(":")[1].strip() for line in ours] == ["--scale", "--rate", "fixture"], ours
     assert not (run_dir / "summary.json").exists()
 
 
