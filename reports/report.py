@@ -30,6 +30,7 @@ from reports.document import (
 from reports.followups import unverified_reasons
 from reports.headline import Finding, findings, recovery_summary, verdict_line
 from reports.limits import Headline, headlines, measured_text, phase_grid
+from reports.loop_report import loop_section
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, SliceStats
 from reports.system import SystemStats
@@ -114,6 +115,7 @@ def report_document(
             *phase_sections,
             _whole_run(run, stats),
             *_accepted_section(run, stats),
+            *loop_section(run),
             _system_section(run, system, system_charts),
             _verdict_section(verdict),
         ),

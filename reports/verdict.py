@@ -37,6 +37,7 @@ from engine.trust import INSECURE_WARNING
 from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE, Threshold
 from reports import formatting as fmt
 from reports.followups import AFTER
+from reports.loop import STEP_OVERHEAD_MS
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, WorkloadStats, timed_successes
 from reports.system import SystemStats
@@ -461,9 +462,10 @@ def _judge_latency(
     (the plan offered too few) or not measured (the platform answered too few)."""
     name, _, rest = threshold.metric.partition("_")
     first_token = rest == "ttft_ms"
+    per_step = rest == "step_overhead_ms"
     source, timeable = None, 0
     if stats is not None:
-        source = stats.ttft if first_token else stats.latency
+        source = stats.ttft if first_token else stats.step_overhead if per_step else stats.latency
         timeable = stats.counts.calls if first_token else stats.timeable
     measured = getattr(source, name) if source is not None else None
     count, need = (source.count if source is not None else 0), threshold.min_count
@@ -471,7 +473,7 @@ def _judge_latency(
     if count >= need:
         status = PASS if measured <= threshold.limit else FAIL
         return _result(threshold, where, measured, count, status, said)
-    observed = _observed(samples, threshold.workload, first_token)
+    observed = _observed(samples, threshold.workload, rest)
     floor = _padded_percentile(observed, _PERCENT[name], need)
     if floor is not None and floor > threshold.limit:
         said += (
@@ -490,12 +492,14 @@ def _judge_latency(
 _PERCENT = {"p50": 50, "p95": 95, "p99": 99, "max": 100}
 
 
-def _observed(samples: pd.DataFrame, workload: str, first_token: bool) -> np.ndarray:
-    """The latencies a latency threshold is taken over: first tokens of ok == 1, or timed
-    successes' whole latency."""
+def _observed(samples: pd.DataFrame, workload: str, measure: str) -> np.ndarray:
+    """The latencies a latency threshold is taken over: first tokens of ok == 1, the
+    platform's time per step of turns on plan, or timed successes' whole latency."""
     mine = samples[samples["workload"] == workload]
-    if first_token:
+    if measure == "ttft_ms":
         values = mine.loc[mine["ok"] == 1, "ttft_ms"]
+    elif measure == STEP_OVERHEAD_MS:
+        values = mine[STEP_OVERHEAD_MS]
     else:
         values = mine.loc[timed_successes(mine), "latency_ms"]
     return values.dropna().to_numpy(dtype="float64")

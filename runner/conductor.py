@@ -28,6 +28,7 @@ import gevent
 import gevent.event
 from locust.runners import STATE_MISSING, WORKER_REPORT_INTERVAL, MasterRunner
 
+from engine.agent_plan import calls_key
 from engine.clock import RunClock
 from engine.followups import NOT_VERIFIABLE, FollowUp, write_followups
 from engine.mix import Mix
@@ -569,7 +570,11 @@ class Conductor:
             run.flusher.kill(block=True)
         probes = run.probes.stop() if run.probes is not None else NOT_SUMMARISED
         self._follow_up(run)
-        fetch_stub_calls(run.settings.probes.stub_url, run.run_id, run.files.dir)
+        fetch_stub_calls(
+            run.settings.probes.stub_url,
+            calls_key(run.run_id, run.clock.start_epoch),
+            run.files.dir,
+        )
         run.files.write_locust_tables(self.environment)
         run.files.close()
         run.lost = _lost_processes(run)

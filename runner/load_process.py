@@ -158,6 +158,7 @@ class LoadProcess:
         run.dialect.ready(mix.rates(peak / len(run.prepare.slots)))
         if run.dispatcher is None:
             clock = RunClock(update.start_epoch)
+            run.dialect.agent_plan = run.dialect.agent_plan.started(update.start_epoch)
             run.start["plan_ahead_ms"] = round(-clock.now() * 1000, 1)
             share = Share(
                 slot=run.slot,
@@ -170,6 +171,7 @@ class LoadProcess:
                 clock=clock,
                 connections=run.prepare.connections[run.slot],
                 on_sample=lambda sample: self._on_sample(run, sample),
+                conversations=run.scenario.agent(CHAT).conversations,
             )
             run.dispatcher = driver_class(run.prepare.mode)(share)
             run.probe = SelfProbe(run.slot, clock, lambda: run.dispatcher.in_flight, run.http.stats)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from engine.agent_plan import plan_problem
@@ -21,7 +23,7 @@ from engine.content_coding import ACCEPTABLE, DEFAULT_ACCEPT, accept_problem
 from engine.limits import process_connection_limit
 from engine.samples import SAMPLES_FILE
 from engine.trust import CA_FILE_HELP, INSECURE_HELP, Trust, TrustError, trust_from
-from inputs.bad_input import SettingsError, shown
+from inputs.bad_input import BadInput, SettingsError, shown
 from inputs.fixture import (
     DEFAULT_EMAIL,
     Fixture,
@@ -35,6 +37,8 @@ from probes import ProbeOptions
 from workloads.platforms import PLATFORMS, platform
 
 RUNS_DIR = Path("runs")
+# What an input read on its own returns (settings_from's _read).
+T = TypeVar("T")
 # The files a run creates in its directory (samples.csv is checked on its own: a finished run).
 RUN_FILE_NAMES = (
     "run.json",
@@ -256,15 +260,33 @@ def settings_from(
     """Validated settings from parsed options (and the host Locust or the web UI holds).
 
     A ``--run-dir`` in ``used_run_dirs`` (an earlier test of this web-UI session wrote it) is
-    not checked: the next test gets a directory of its own beside it (Conductor._run_dir)."""
-    scale = _number(options.scale, "--scale", float, MAX_SCALE)
-    fixture = load_fixture(options.fixture)
+    not checked: the next test gets a directory of its own beside it (Conductor._run_dir).
+
+    The options' numbers, the fixture and the scenario are read first, each on its own, and
+    every problem any of them has is raised at once; what depends on them comes after."""
+    found: list[BadInput] = []
+    scale = _read(found, lambda: _number(options.scale, "--scale", float, MAX_SCALE))
+    rate = _read(found, lambda: _optional(options.rate, "--rate", float, MAX_RATE))
+    connections_given = _read(
+        found, lambda: _optional(options.connections, "--connections", int, MAX_CONNECTIONS)
+    )
+    api_pid = _read(found, lambda: _optional(options.api_pid, "--api-pid", int, PID_MAX_LIMIT))
+    grace_given = _read(
+        found,
+        lambda: _optional(
+            options.follow_up_grace, "--follow-up-grace", float, MAX_FOLLOW_UP_GRACE_S
+        ),
+    )
+    fixture = _read(found, lambda: load_fixture(options.fixture))
+    written = _read(found, lambda: load_scenario(options.scenario))
+    if found:
+        raise found[0] if len(found) == 1 else SettingsError([p for e in found for p in e.problems])
+    assert scale is not None and fixture is not None and written is not None
     if fixture.platform not in PLATFORMS:
         raise SettingsError(
             f"fixture.platform: {shown(fixture.platform)} is not one this kit speaks; use one of "
             f"{', '.join(PLATFORMS)} (seed again)"
         )
-    written = load_scenario(options.scenario)
     if unknown := sorted(written.platforms_named - set(PLATFORMS)):
         raise SettingsError(
             f"scenario: per_platform names {', '.join(map(shown, unknown))}, not a platform this "
@@ -281,29 +303,16 @@ def settings_from(
     if problem := plan_problem(unscaled, fixture.platform, record.tool):
         raise SettingsError(problem)
     scenario = unscaled.scaled(scale)
-    rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float, MAX_RATE)
     needed = scenario.connections_needed(rate)
-    given = options.connections not in (None, "")
-    connections = (
-        int(_number(options.connections, "--connections", int, MAX_CONNECTIONS))
-        if given
-        else needed
-    )
+    given = connections_given is not None
+    connections = int(connections_given) if connections_given is not None else needed
     if host and (problem := url_problem(host)):
         raise SettingsError(f"--host: {problem}")
     password_from_env()
     run_dir = Path(options.run_dir) if options.run_dir else None
     if run_dir not in used_run_dirs:
         check_new_run_dir(run_dir or RUNS_DIR)
-    api_pid = options.api_pid
-    if api_pid not in (None, ""):
-        api_pid = int(_number(api_pid, "--api-pid", int, PID_MAX_LIMIT))
-    grace = options.follow_up_grace
-    grace_s = (
-        scenario.timeouts.slowest_s
-        if grace in (None, "")
-        else _number(grace, "--follow-up-grace", float, MAX_FOLLOW_UP_GRACE_S)
-    )
+    grace_s = scenario.timeouts.slowest_s if grace_given is None else grace_given
     accept_encoding = getattr(options, "accept_encoding", DEFAULT_ACCEPT)
     if problem := accept_problem(accept_encoding):
         raise SettingsError(f"--accept-encoding: {problem}")
@@ -330,7 +339,7 @@ def settings_from(
         rate=rate,
         follow_up_grace_s=grace_s,
         probes=ProbeOptions(
-            api_pid=api_pid or None,
+            api_pid=int(api_pid) if api_pid else None,
             database_url=probe_database_url(options),
             metrics_url=options.metrics_url or None,
             stub_url=options.stub_url or fixture.stub_url or None,
@@ -481,6 +490,20 @@ def refuse_users_options(options) -> None:
 def with_host(fixture: Fixture, host: str) -> Fixture:
     """The fixture as the run sees it: the deployment at ``host``."""
     return replace(fixture, api_url=host)
+
+
+def _read(found: list[BadInput], read: Callable[[], T]) -> T | None:
+    """``read()``, or None with its bad input added to ``found``."""
+    try:
+        return read()
+    except BadInput as exc:
+        found.append(exc)
+        return None
+
+
+def _optional(value: object, option: str, cast: type, most: float) -> float | None:
+    """``_number`` of an option that may be left out (None or empty: None)."""
+    return None if value in (None, "") else _number(value, option, cast, most)
 
 
 def _number(value: object, option: str, cast: type, most: float) -> float:

@@ -198,6 +198,18 @@ def test_bad_input_and_locusts_own_refusals_exit_2_in_one_line(plat, tmp_path, a
     assert not (run_dir / "summary.json").exists()
 
 
+def test_the_options_numbers_the_fixture_and_the_scenario_are_refused_at_once(plat, tmp_path):
+    """An operator who fixes one input should not meet the next on the following try."""
+    missing = tmp_path / "none.json"
+    result, run_dir = _run(
+        plat, tmp_path, "--rate", "inf", "--scale", "-1", "--fixture", str(missing)
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    ours = [line for line in result.stderr.splitlines() if line.startswith("agent-loadkit: ")]
+    assert [line.split(":")[1].strip() for line in ours] == ["--scale", "--rate", "fixture"], ours
+    assert not (run_dir / "summary.json").exists()
+
+
 def test_a_web_port_in_use_is_one_line_and_exit_2_before_anything_starts(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -165,38 +165,35 @@ def test_a_rise_on_a_busy_machine_is_left_untold_but_errors_still_count(base, tm
     assert comparison.exit_code == 1
 
 
-def test_a_busy_machine_with_only_latency_rises_is_no_answer_not_a_pass(base, tmp_path, capsys):
-    busy = run_dir(
-        tmp_path / "latency",
-        probes=synthetic_probes(SCENARIO, cpu_wait=80.0),
+def reads_slower(tmp_path, name, cpu_wait):
+    """The base run's stack with api_read 3x slower in sustain, its API waiting ``cpu_wait``
+    percent of a core for a CPU."""
+    return run_dir(
+        tmp_path / name,
+        probes=synthetic_probes(SCENARIO, cpu_wait=cpu_wait),
         samples=synthetic_samples(
-            SCENARIO, "latency", seed=7, latency_factor={("sustain", "api_read"): 3.0}
+            SCENARIO, name, seed=7, latency_factor={("sustain", "api_read"): 3.0}
         ),
         topology=TOPOLOGY.format(port=47437),
         platform={"name": "agenticos"},
         scale=0.4,
     )
+
+
+def test_a_busy_machine_with_only_latency_rises_is_no_answer_not_a_pass(base, tmp_path, capsys):
+    busy = reads_slower(tmp_path, "busy", cpu_wait=80.0)
     assert compare_runs(base, busy) == 2
     out = capsys.readouterr().out
     assert out.startswith("0 regressions (exit 2), 0 improvements, ")
     assert "the machine leaves untold" in out.splitlines()[0]
     assert "not a pass" in (busy / "compare-base.md").read_text()
     # The same slower run on a machine that left the platform alone is a regression.
-    quiet = run_dir(
-        tmp_path / "quiet",
-        samples=synthetic_samples(
-            SCENARIO, "quiet", seed=7, latency_factor={("sustain", "api_read"): 3.0}
-        ),
-        topology=TOPOLOGY.format(port=47437),
-        platform={"name": "agenticos"},
-        scale=0.4,
-    )
-    assert compare_runs(base, quiet) == 1
+    assert compare_runs(base, reads_slower(tmp_path, "quiet", cpu_wait=2.0)) == 1
 
 
 def test_the_kits_own_lag_alone_excuses_no_rise(base, tmp_path):
     """A slower platform on one host keeps the generator waiting too: its lag is said on top,
-    but only the rest of the machine's CPU can set a rise aside."""
+    but only the platform's own wait for a CPU can leave a rise untold."""
     lagging = synthetic_probes(SCENARIO)
     lag = (lagging.probe == "generator.0") & (lagging.metric == "loop_lag_ms")
     lagging.loc[lag, "value"] = 40.0

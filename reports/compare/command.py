@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from engine import nofollow
@@ -41,24 +42,26 @@ DESCRIPTION = (
 )
 
 
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give e.g. 0.2") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative; give e.g. 0.2 for 20%")
-    return value
+def _at_least(least: int, cast: type, example: str) -> Callable[[str], float]:
+    """An argparse type: a number (``cast``) no smaller than ``least``, refused in words."""
+    kind = "a whole number" if cast is int else "a number"
+
+    def parse(text: str) -> float:
+        try:
+            value = cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {kind}; give e.g. {example}"
+            ) from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{text} is below {least}; give e.g. {example}")
+        return value
+
+    return parse
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give e.g. 30") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is below 1; give e.g. 30")
-    return value
+_fraction = _at_least(0, float, "0.2 for 20%")
+_count = _at_least(1, int, "30")
 
 
 def add_arguments(comp: argparse.ArgumentParser) -> None:
@@ -90,7 +93,7 @@ def add_arguments(comp: argparse.ArgumentParser) -> None:
     )
     comp.add_argument(
         "--p95-floor-ms",
-        type=_fraction,
+        type=_at_least(0, float, "25"),
         default=DEFAULT_P95_FLOOR_MS,
         help="smallest p95 rise in ms that can be a regression (default %(default)s)",
     )

@@ -12,6 +12,7 @@ from workloads.opencode.dialect import REQUESTS, OpenCode
 from workloads.opencode.fixture import OpenCodeSeeded
 from workloads.opencode.preflight import run_preflight
 from workloads.opencode.seed import main as seed
+from workloads.opencode.tool import AGENT_TOOL
 
 PLATFORM = Platform(
     name="opencode",
@@ -21,4 +22,5 @@ PLATFORM = Platform(
     run_preflight=run_preflight,
     follow_up=None,
     requests=REQUESTS,
+    tool=AGENT_TOOL,
 )
