@@ -118,7 +118,8 @@ def measure(
             samples += batch["samples"]
     after = cpu.cpu_times()
     samples += drained[0]["batch"]["samples"]
-    environment.runner.quit()
+    if environment.runner is not None:
+        environment.runner.quit()
     errors = [s.ttft_ms - first_token_ms for s in samples if s.ttft_ms is not None]
     sent = [(s.sent_s - s.due_s) * 1000 for s in samples if s.sent_s is not None]
     late = sum(1 for ms in sent if ms > LATE_MS) + len(samples) - len(sent)

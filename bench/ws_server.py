@@ -27,7 +27,7 @@ TOKENS = 4
 TOKEN_MS = 50.0
 FIRST = web.AppKey("first_token_s", float)
 # How late each first token left against its stated time, in ms, until /stats takes them.
-LATE = web.AppKey("first_token_late_ms", list)
+LATE = web.AppKey("first_token_late_ms", list[float])
 
 
 async def sign_in(request: web.Request) -> web.Response:
@@ -89,7 +89,8 @@ async def agno_run(request: web.Request) -> web.StreamResponse:
 
 async def stats(request: web.Request) -> web.Response:
     """The server's own first-token lateness since the last call (p99 and worst, in ms)."""
-    late = sorted(request.app[LATE])
+    recorded: list[float] = request.app[LATE]
+    late = sorted(recorded)
     request.app[LATE].clear()
     p99 = late[max(0, -(-len(late) * 99 // 100) - 1)] if late else 0.0
     return web.json_response({"turns": len(late), "p99_ms": p99, "max_ms": max(late, default=0)})
