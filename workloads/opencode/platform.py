@@ -2,15 +2,19 @@
 
 A module of its own, as for every platform (workloads/agenticos/platform.py says why).
 opencode shows nothing of accepted work to follow (it accepts none for later), so it
-has no follower.
+has no follower. Its agent's tool for the loop is its own built-in ``read`` (a file of the
+corpus in the project folder, relative to it): cheap, no network, and it cannot wait.
 """
 
 from __future__ import annotations
 
+from engine.agent_plan import AgentTool
 from engine.seam import Platform
+from workloads.corpus import document_name
 from workloads.opencode.dialect import REQUESTS, OpenCode
 from workloads.opencode.fixture import OpenCodeSeeded
 from workloads.opencode.preflight import run_preflight
+from workloads.opencode.seed import CORPUS
 from workloads.opencode.seed import main as seed
 
 PLATFORM = Platform(
@@ -21,4 +25,5 @@ PLATFORM = Platform(
     run_preflight=run_preflight,
     follow_up=None,
     requests=REQUESTS,
+    tool=AgentTool("read", lambda tool_ms: {"filePath": f"{CORPUS}/{document_name(0)}"}, False),
 )
