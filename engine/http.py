@@ -43,6 +43,7 @@ from engine.content_coding import (
     decoded,
 )
 from engine.samples import FAILED, OK, SHED, Result
+from engine.trust import Trust, current
 
 # Idle connections older than this are closed instead of reused: below the 5 s keep-alive
 # timeout uvicorn, aiohttp and many proxies default to, so the server is never the one closing.
@@ -146,6 +147,9 @@ class TransportStats:
     reconnects: int = 0
     retired_idle: int = 0
     open_now: int = 0
+    # TLS connections opened with a full handshake, and those that resumed a session.
+    tls_handshakes: int = 0
+    tls_resumed: int = 0
 
 
 class _Connection:
@@ -174,12 +178,17 @@ class HttpTransport:
         *,
         max_body: int,
         accept_encoding: str = DEFAULT_ACCEPT,
+        trust: Trust | None = None,
         idle_s: float = IDLE_S,
     ):
         url = urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(f"{base_url!r} is not an http(s) URL")
-        self._tls = ssl.create_default_context() if url.scheme == "https" else None
+        # https: verified against the kit's one trust (engine/trust.py; None: the process's).
+        self._tls = (trust or current()).context() if url.scheme == "https" else None
+        # The last TLS session a connection here was given, for the next one to resume: a
+        # chat turn's own connection then costs an abbreviated handshake, as a browser's would.
+        self._session: ssl.SSLSession | None = None
         self._server_name = url.hostname
         port = url.port or (443 if self._tls else 80)
         family, _, _, _, address = socket.getaddrinfo(
@@ -248,6 +257,8 @@ class HttpTransport:
             answer, reusable = _read_response(
                 connection.sock, call.method == "HEAD", self._max_body
             )
+            if connection.last_status == 0 and self._tls is not None:
+                self.keep_session(connection.sock)
             connection.last_status = answer.status
             return answer
         except OSError as exc:
@@ -291,11 +302,25 @@ class HttpTransport:
             sock.setsockopt(_stdlib_socket.IPPROTO_TCP, _stdlib_socket.TCP_NODELAY, 1)
             sock.connect(self._address)
             if self._tls is not None:
-                sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
+                sock = self._tls.wrap_socket(
+                    sock, server_hostname=self._server_name, session=self._session
+                )
+                if sock.session_reused:
+                    self.stats.tls_resumed += 1
+                else:
+                    self.stats.tls_handshakes += 1
         except BaseException:
             sock.close()
             raise
         return sock
+
+    def keep_session(self, sock: socket.socket) -> None:
+        """Keep a TLS connection's session for the next connection to resume; called once its
+        first answer is read (TLS 1.3 sends its tickets after the handshake, before that
+        answer). Nothing for a plain connection."""
+        session = getattr(sock, "session", None)
+        if session is not None:
+            self._session = session
 
     @contextmanager
     def stream(self, call: HttpCall, socket_timeout_s: float) -> Iterator[StreamedAnswer]:
@@ -307,7 +332,9 @@ class HttpTransport:
         try:
             sock.settimeout(socket_timeout_s)
             sock.sendall(self._wire(call))
-            yield StreamedAnswer(sock, self._max_body)
+            answer = StreamedAnswer(sock, self._max_body)
+            self.keep_session(sock)
+            yield answer
         finally:
             sock.close()
 

@@ -38,7 +38,8 @@ def serve(
     """How arrival ``index`` ended; ``on_sent`` gets the run time at which its request left,
     and ``deadlines`` holds it to ``timeout_s`` from that moment.
 
-    ``session`` is a users-mode user's own state (its conversation), None in open arrival.
+    ``session`` is a users-mode user's own state (its conversation), or in open arrival the
+    conversation a chat turn continues (engine/conversations.py); None for a stranger.
     """
     armed: list | None = None
     sent_at: float | None = None

@@ -33,6 +33,11 @@ METRICS = (
     "p50_ttft_ms",
     "p95_ttft_ms",
     "p99_ttft_ms",
+    # The platform's own time per step of an agent's loop (reports/loop.py): chat_stream and
+    # agent_run, where the kit plans the loop.
+    "p50_step_overhead_ms",
+    "p95_step_overhead_ms",
+    "p99_step_overhead_ms",
     "error_rate",
 )
 
@@ -89,7 +94,11 @@ def metric_name(metric: str) -> str:
     if metric == "error_rate":
         return "error rate"
     percentile, _, rest = metric.partition("_")
-    return f"{percentile} first token" if rest == "ttft_ms" else percentile
+    if rest == "ttft_ms":
+        return f"{percentile} first token"
+    if rest == "step_overhead_ms":
+        return f"{percentile} step overhead"
+    return percentile
 
 
 class ScenarioError(BadInput):

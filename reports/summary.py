@@ -115,6 +115,7 @@ def _slice(part: SliceStats) -> dict:
                 "latency_ms": asdict(w.latency),
                 "latency_due_ms": asdict(w.latency_due),
                 "ttft_ms": asdict(w.ttft),
+                "step_overhead_ms": asdict(w.step_overhead),
             }
             for w in part.workloads
         },

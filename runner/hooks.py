@@ -38,7 +38,7 @@ from runner.messages import (
     Prepare,
     drained_from_wire,
 )
-from runner.progress import quiet_locust_tables
+from runner.progress import quiet_locust_tables, quiet_user_ramp
 from runner.settings import (
     BAD_INPUT,
     add_options,
@@ -50,9 +50,11 @@ from runner.settings import (
 )
 from runner.users import USER_CLASSES
 from shapes.choose import choose_shape
+from shapes.kit_shape import OPEN_ARRIVAL, mode_of
 from shapes.sweep import SWEEP_TITLE, add_sweep_options
 from webui.locust_charts import chart_offered_rate
 from webui.rate_page import add_rate_page
+from webui.start_form import add_start_form
 from webui.stop_button import on_stop_button
 from webui.verdict_tab import add_verdict_tab
 
@@ -119,6 +121,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         runner.register_message(STOP, lambda msg, **_: _process.stop("interrupted"))
     if not isinstance(runner, WorkerRunner):
         quiet_locust_tables(options)
+        quiet_user_ramp(lambda: mode_of(environment.shape_class) == OPEN_ARRIVAL)
         _handle_signals_before_load(runner)
         if isinstance(runner, MasterRunner) and options.headless:
             _bound_the_wait_for_workers(runner, options)
@@ -131,6 +134,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         environment.shape_class = choose_shape(environment, _conductor, USER_CLASSES)
         if web_ui is not None:
             add_rate_page(web_ui, lambda: environment.shape_class)
+            add_start_form(web_ui, lambda: environment.shape_class)
             add_verdict_tab(web_ui, _conductor.progress)
             chart_offered_rate(web_ui, _conductor.offered_rate)
             on_stop_button(web_ui, _conductor.stop_pressed)

@@ -28,6 +28,7 @@ from engine.schedule import Plan
 from engine.seam import Dialect, DialectError
 from engine.serve import CHAT
 from engine.share import Share
+from engine.trust import trust_from_wire
 from inputs.fixture import FixtureError, fixture_from_dict, password_from_env
 from inputs.scenario import Scenario, scenario_from_dict
 from runner.messages import (
@@ -106,6 +107,7 @@ class LoadProcess:
             prepare.host,
             max_body=scenario.max_body_bytes,
             accept_encoding=prepare.accept_encoding,
+            trust=trust_from_wire(prepare.tls),
         )
         fixture = fixture_from_dict(prepare.fixture)
         error = ""
@@ -156,6 +158,7 @@ class LoadProcess:
         run.dialect.ready(mix.rates(peak / len(run.prepare.slots)))
         if run.dispatcher is None:
             clock = RunClock(update.start_epoch)
+            run.dialect.agent_plan = run.dialect.agent_plan.started(update.start_epoch)
             run.start["plan_ahead_ms"] = round(-clock.now() * 1000, 1)
             share = Share(
                 slot=run.slot,
@@ -168,6 +171,7 @@ class LoadProcess:
                 clock=clock,
                 connections=run.prepare.connections[run.slot],
                 on_sample=lambda sample: self._on_sample(run, sample),
+                conversations=run.scenario.agent(CHAT).conversations,
             )
             run.dispatcher = driver_class(run.prepare.mode)(share)
             run.probe = SelfProbe(run.slot, clock, lambda: run.dispatcher.in_flight, run.http.stats)

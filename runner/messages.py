@@ -44,6 +44,9 @@ class Prepare:
     warm: list[int] = field(default_factory=list)
     # The Accept-Encoding the load's requests send (--accept-encoding).
     accept_encoding: str = DEFAULT_ACCEPT
+    # The certificates its TLS connections trust (engine.trust.Trust.to_wire: the master's CA,
+    # sent, so a worker on another machine needs no file): empty, the default store.
+    tls: dict = field(default_factory=dict)
 
 
 @dataclass

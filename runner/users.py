@@ -31,7 +31,7 @@ from engine.deadlines import Deadlines
 from engine.dispatcher import Dispatcher
 from engine.samples import Result, recorded
 from engine.schedule import Plan
-from engine.serve import serve
+from engine.serve import CHAT, serve
 from engine.share import Share
 from inputs.scenario import WORKLOADS
 from shapes.kit_shape import USERS
@@ -50,6 +50,11 @@ def driver_class(mode: str) -> type:
 def current() -> UsersDriver | None:
     """The users driver of the run this process is in, None outside a users-mode run."""
     return _active
+
+
+# The session's count of the user's chat turns in its current conversation (the kit's key;
+# a dialect keeps the platform's ids beside it).
+TURNS_KEY = "loadkit_turns"
 
 
 class UsersDriver:
@@ -72,6 +77,8 @@ class UsersDriver:
         self._dialect = share.dialect
         self._http = share.http
         self._on_sample = share.on_sample
+        # A chat user's conversation has at most this many turns; then it starts the next.
+        self._turns = share.conversations.turns
         bounds = (0.0, *mix.upper_bounds)
         self._served = {n for i, n in enumerate(mix.names) if bounds[i + 1] > bounds[i]}
         self._next = 0
@@ -108,6 +115,12 @@ class UsersDriver:
             return False
         index = self._next * self._workers + self._slot
         self._next += 1
+        if workload == CHAT:
+            turns = session.get(TURNS_KEY, 0)
+            if turns >= self._turns:
+                session.clear()
+                turns = 0
+            session[TURNS_KEY] = turns + 1
         now = self.clock.now()
         segment = self._segment_at(now)
         self.offered[segment, workload] += 1

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from engine.schedule import Plan, Segment
+from engine.sweep_steps import REST, rate_step, users_step
 from inputs.bad_input import SettingsError, shown
 from inputs.scenario import MAX_PHASE_S, MAX_RATE
 from shapes.kit_shape import KitShape, Settings
@@ -23,8 +24,6 @@ from shapes.users import SteppedUsersShape, UsersShape
 
 # Seconds each step is held unless --step-s says otherwise: enough for a few turns at 2 s each.
 DEFAULT_STEP_S = 15.0
-# The name of the no-load step that ends a sweep with --rest-s (reports/sweep.py reads it).
-REST = "rest"
 # Users mode: a step is judged this long after it ended (its last requests are in, and one
 # worker report interval has brought them to the master).
 JUDGE_AFTER_S = 4.0
@@ -184,7 +183,7 @@ class ConcurrencySweepShape(SteppedUsersShape):
         if options.sweep_users in (None, ""):
             raise SettingsError("--sweep-users: not set; give the top user count, e.g. 64")
         step, rest = step_seconds(options)
-        steps = [(f"c={users}", users, step) for users in user_steps(options.sweep_users)]
+        steps = [(users_step(users), users, step) for users in user_steps(options.sweep_users)]
         if rest:
             steps.append((REST, 0, rest))
         plan = self._plan(settings, steps)
@@ -218,7 +217,7 @@ class RateSweepShape(KitShape):
         step, rest = step_seconds(options)
         segments, start, first = [], 0.0, 0
         for rate in rate_steps(options.sweep_rates):
-            segment = Segment(f"rate={rate:g}/s", rate, start, start + step, first, "sweep step")
+            segment = Segment(rate_step(rate), rate, start, start + step, first, "sweep step")
             segments.append(segment)
             first += segment.count()
             start += step

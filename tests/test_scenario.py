@@ -5,6 +5,7 @@ import copy
 import pytest
 import yaml
 
+from inputs.agent import Agent
 from inputs.scenario import DEFAULT_PATH, ScenarioError, load_scenario, scenario_from_dict
 
 RAW = yaml.safe_load(DEFAULT_PATH.read_text())
@@ -260,11 +261,14 @@ def test_the_agents_shape_is_refused_field_by_field(workload, key, value, names)
 
 
 def test_the_agents_shape_defaults_to_the_seeds_one_call_and_round_trips():
+    assert Agent() == Agent(steps=1, parallel_tools=1, tool_ms=0.0, prompt_bytes=0)
     sc = load_scenario()
-    for workload in ("chat_stream", "agent_run", "api_read"):
+    for workload in ("chat_stream", "api_read"):
         assert sc.agent(workload).steps == 1
         assert sc.agent(workload).conversations.continuing == 0
     assert set(sc.to_dict()["workloads"]["chat_stream"]) == {"share", "description"}
+    # The shipped scenario's agent runs act: two tool calls, then the answer.
+    assert sc.agent("agent_run").steps == 3
     raw = copy.deepcopy(RAW)
     raw["workloads"]["chat_stream"].update(
         steps=3, parallel_tools=2, tool_ms=5, conversations={"continuing": 0.5, "turns": 4}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import requests
 
+from engine import trust
 from inputs.fixture import Fixture, in_path, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import AgenticOSSeeded
@@ -219,7 +220,7 @@ def _document_states(
 def stub_width(stub_url: str, model: str) -> int:
     """How wide the stub's vectors for ``model`` are, asked of the stub itself (one embedding
     request): it answers each model at its real width unless started with --embedding-dim."""
-    resp = requests.post(
+    resp = trust.session().post(
         f"{stub_base_url(stub_url)}/embeddings",
         json={"model": model, "input": "width probe"},
         timeout=STUB_ASK_TIMEOUT_S,

@@ -8,14 +8,12 @@ corpus in the project folder, relative to it): cheap, no network, and it cannot 
 
 from __future__ import annotations
 
-from engine.agent_plan import AgentTool
 from engine.seam import Platform
-from workloads.corpus import document_name
 from workloads.opencode.dialect import REQUESTS, OpenCode
 from workloads.opencode.fixture import OpenCodeSeeded
 from workloads.opencode.preflight import run_preflight
-from workloads.opencode.seed import CORPUS
 from workloads.opencode.seed import main as seed
+from workloads.opencode.tool import AGENT_TOOL
 
 PLATFORM = Platform(
     name="opencode",
@@ -25,5 +23,5 @@ PLATFORM = Platform(
     run_preflight=run_preflight,
     follow_up=None,
     requests=REQUESTS,
-    tool=AgentTool("read", lambda tool_ms: {"filePath": f"{CORPUS}/{document_name(0)}"}, False),
+    tool=AGENT_TOOL,
 )
