@@ -27,7 +27,7 @@ import pytest
 
 from engine.followups import PROCESSED
 from engine.trust import CA_FILE_ENV, INSECURE_WARNING
-from stack.processes import ROOT
+from stack.processes import ROOT, free_port, stop
 from tests.support.certificates import make_certificates
 from tests.support.counting_server import CountingServer, started
 from tests.support.generator_env import (
@@ -189,3 +189,51 @@ def test_insecure_runs_without_verifying_and_the_report_says_so(deployment):
     report = (run_dir / "report.md").read_text()
     assert INSECURE_WARNING in report
     assert {s["outcome"] for s in read_samples(run_dir)} <= {"ok", "cancelled"}
+
+
+def test_a_worker_told_nothing_trusts_the_ca_the_master_sends(deployment):
+    """A worker on another machine has no CA file: the master sends the certificates."""
+    name = "distributed"
+    (deployment.tmp / name).mkdir()
+    lateness = {"late_after_ms": 100, "max_late_fraction": 1.0}
+    scenario = write_scenario(
+        deployment.tmp / name,
+        [("sustain", 3.0, 6.0)],
+        workloads={"api_read": 1, "chat_stream": 1},
+        lateness=lateness,
+    )
+    run_dir = deployment.tmp / name / "run"
+    port = str(free_port())
+    locust = (sys.executable, "-m", "locust", "-f", "locustfile.py")
+    master = subprocess.Popen(
+        [
+            *locust,
+            *("--headless", "--only-summary", "--master", "--expect-workers", "1"),
+            *("--master-bind-host", "127.0.0.1", "--master-bind-port", port),
+            *("--scenario", str(scenario), "--fixture", str(deployment.fixture)),
+            *("--run-dir", str(run_dir)),
+        ],
+        cwd=ROOT,
+        env=_env(SSL_CERT_FILE=str(deployment.ca)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    worker = subprocess.Popen(
+        [*locust, "--worker", "--master-host", "127.0.0.1", "--master-port", port],
+        cwd=ROOT,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _, err = master.communicate(timeout=RUN_TIMEOUT_S)
+        worker.wait(timeout=30)
+    finally:
+        stop(worker)
+        stop(master)
+    result = subprocess.CompletedProcess(master.args, master.returncode, "", err)
+    assert result.returncode in (0, 1), invalid_reasons(run_dir, result)
+    samples = read_samples(run_dir)
+    assert samples and {s["outcome"] for s in samples} <= {"ok", "cancelled"}
+    assert _last_reading(run_dir, "tls_handshakes") == 1
