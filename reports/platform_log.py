@@ -1,7 +1,7 @@
 """What the platform logged while the run ran: its ERROR and CRITICAL lines, counted.
 
 A run can pass every threshold while the platform writes a traceback per request
-(issue 25: 1,431 during a PASS), and latency and error rates never show it. When the
+(docs/internals.md, "Figures behind the code"), and latency and error rates never show it. When the
 kit started the platform it knows where its log is, and run.json's ``platform_log``
 names the file and the stretch of it the run wrote (bytes ``from_byte`` to
 ``to_byte``), so startup, seeding and shutdown are left out. The run counts that

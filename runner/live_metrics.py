@@ -10,9 +10,8 @@ nothing more per request.
 The counts are plain dicts updated once per sample, turned into metric families
 only when Prometheus scrapes: prometheus_client's custom collector, its way of
 exposing numbers kept elsewhere. Its own Counter and Histogram take a lock and a
-label lookup per sample on the master's one intake path: 2.6 us a sample measured
-here, where these counts add about 1.1 us to the 3.2 us of writing samples.csv
-(bench/master_cost.py).
+label lookup per sample on the master's one intake path, about twice what these
+counts cost (docs/internals.md, "Figures behind the code").
 
 Every series carries the run's id, so the runs of one web-UI session stay apart
 and a dashboard picks one. Counters never go down within a run; when a run ends

@@ -19,7 +19,7 @@ AGNO = OwnVenv(
         "agno AgentOS 3.1.10 (platforms/agno/, 1 uvicorn process, SQLite sessions, LanceDB "
         "knowledge)"
     ),
-    # make agno-venv took 46 s here (docs/internals.md).
+    # Said while it builds (docs/internals.md, "Figures behind the code").
     build="about a minute",
     key_env="OS_SECURITY_KEY",
     env_prefix="AGNO_",

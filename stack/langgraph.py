@@ -24,7 +24,7 @@ LANGGRAPH = OwnVenv(
         "LangGraph Agent Server (langgraph-api 0.16.7, in-memory runtime 0.36.7, "
         f"platforms/langgraph/, 1 uvicorn process, --n-jobs-per-worker {N_JOBS_PER_WORKER})"
     ),
-    # make langgraph-venv took 35 s here (docs/internals.md).
+    # Said while it builds (docs/internals.md, "Figures behind the code").
     build="about a minute",
     key_env="LOADKIT_API_KEY",
     env_prefix="LANGGRAPH_",
