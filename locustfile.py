@@ -5,7 +5,7 @@ mode by the six workload User classes (runner/users.py); the shapes (shapes/)
 say when a test starts and ends. See docs/operator-guide.md "Generator" and docs/capacity.md.
 """
 
-from locust_hooks import install
+from runner.hooks import install
 from runner.open_arrival_user import OpenArrival
 from runner.users import USER_CLASSES
 from shapes.constant_rate import ConstantRateShape

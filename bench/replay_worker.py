@@ -30,7 +30,7 @@ from collections.abc import Iterator
 
 import gevent
 
-import locust_hooks
+import runner.hooks
 import runner.load_process
 from bench.master_rate import RECORDING_ENV
 from engine.samples import Sample
@@ -151,4 +151,4 @@ class ReplayProcess(LoadProcess):
 
 
 runner.load_process.driver_class = lambda mode: Replay
-locust_hooks.LoadProcess = ReplayProcess  # type: ignore[misc]
+runner.hooks.LoadProcess = ReplayProcess  # type: ignore[misc]

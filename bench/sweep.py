@@ -1,6 +1,7 @@
-"""One command for a capacity sweep against the reference platform: start, seed, sweep, report.
+"""One command for a capacity sweep against a platform: start, seed, sweep, report.
 
-Starts the stub and the reference target on loopback (stack/agenticos.py), runs a
+Starts the stub and the platform on loopback (stack/<platform>.py; the reference
+target unless ``--platform`` says), runs a
 concurrency sweep (users mode) or a rate sweep (open arrival) with every probe
 (API RSS and Private_Dirty, /metrics, the stub's /stats and knobs, Postgres when
 given), then writes the sweep report (reports/sweep.py) beside the run's own.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +27,7 @@ from reports.rundir import load_run
 from stack.local import LOCUST, StackOptions, child_env
 from stack.platforms import local_stack
 from stack.processes import ROOT
+from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 # The model the sweeps run against unless told: a short, realistic-shaped answer.
 DEFAULT_STUB = ("--first-token-ms", "500", "--token-ms", "10", "--tokens", "8")
@@ -56,12 +59,30 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--zero-delay", action="store_true", help="stub answers at once")
     parser.add_argument(
+        "--platform",
+        choices=PLATFORMS,
+        default=DEFAULT_PLATFORM,
+        help=f"the platform whose local stack is swept (default {DEFAULT_PLATFORM})",
+    )
+    parser.add_argument(
+        "--stub-args",
+        default=None,
+        help=f"the stub's delays, as its options (default {' '.join(DEFAULT_STUB)!r})",
+    )
+    parser.add_argument(
         "--target-env", action="append", default=[], help="KEY=VALUE for the target, repeatable"
     )
     args = parser.parse_args(argv)
     if bool(args.sweep_users) == bool(args.sweep_rates):
         parser.error("give exactly one of --sweep-users and --sweep-rates")
     return args
+
+
+def stub_args(args: argparse.Namespace) -> tuple[str, ...]:
+    """The stub's options: --stub-args as given, else zero delay or the default model."""
+    if args.stub_args is not None:
+        return tuple(shlex.split(args.stub_args))
+    return ZERO_DELAY_STUB if args.zero_delay else DEFAULT_STUB
 
 
 def main(argv: list[str]) -> int:
@@ -76,8 +97,9 @@ def main(argv: list[str]) -> int:
     options = StackOptions(
         workdir=work,
         database_url=args.database_url,
-        stub_args=ZERO_DELAY_STUB if args.zero_delay else DEFAULT_STUB,
+        stub_args=stub_args(args),
         target_env=target_env,
+        platform=args.platform,
     )
     sweep = (
         ["--sweep-users", args.sweep_users]

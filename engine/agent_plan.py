@@ -11,6 +11,7 @@ its Platform record): the kit only names it and gives its arguments.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -24,6 +25,13 @@ STUB_CALLS_FILE = "stub_calls.csv"
 # What pads a prompt to its stated size: plain words, so every platform's tokenizer and
 # the stub's word count see text, not one long token.
 _FILLER = " context"
+
+
+def calls_key(run_id: str, start_epoch: float) -> str:
+    """What a run's marker names it by, and the master fetches its calls by: the run id and
+    the moment its load started, since a run id is only its directory's name and two runs
+    of one name against one long-lived stub must not share a record."""
+    return f"{run_id}@{start_epoch:.3f}"
 
 
 @dataclass(frozen=True)
@@ -42,14 +50,23 @@ class AgentPlan:
     """Each chat turn's and agent run's prompt: the kit's words, padding, the marker."""
 
     def __init__(
-        self, run_id: str, scenario: Scenario | None = None, tool: AgentTool | None = None
+        self, run_key: str, scenario: Scenario | None = None, tool: AgentTool | None = None
     ) -> None:
-        self.run_id = run_id
+        # The run id until ``started``, then calls_key(run id, start): how the stub's record
+        # and the master's fetch know the run.
+        self.run_key = run_key
         self.tool = tool
         self._agents = {
             name: scenario.agent(name) if scenario is not None else Agent()
             for name in AGENT_WORKLOADS
         }
+
+    def started(self, start_epoch: float) -> AgentPlan:
+        """The same plan for the run whose load started at ``start_epoch`` (run_key is then
+        the run id; the load process knows the start only once the master sends it)."""
+        plan = copy.copy(self)
+        plan.run_key = calls_key(self.run_key, start_epoch)
+        return plan
 
     def agent(self, workload: str) -> Agent:
         """The loop this run's ``workload`` turns make."""
@@ -61,7 +78,7 @@ class AgentPlan:
         tool = self.tool
         marker = write_marker(
             Marker(
-                run=self.run_id,
+                run=self.run_key,
                 arrival=k,
                 steps=agent.steps,
                 parallel=agent.parallel_tools,

@@ -22,6 +22,7 @@ import gevent.event
 import gevent.lock
 import gevent.queue
 
+from engine.conversations import ConversationCursor
 from engine.deadlines import Deadlines
 from engine.limits import process_connection_limit
 from engine.samples import Result, recorded
@@ -43,14 +44,16 @@ PLAN_WATCH_S = 0.1
 class _Arrival:
     """An arrival taken off the schedule and not yet recorded."""
 
-    __slots__ = ("due_s", "index", "segment", "sent_s", "workload")
+    __slots__ = ("due_s", "index", "segment", "sent_s", "session", "workload")
 
-    def __init__(self, index: int, workload: str, segment: int, due_s: float):
+    def __init__(self, index: int, workload: str, segment: int, due_s: float, session: dict | None):
         self.index = index
         self.workload = workload
         self.segment = segment
         self.due_s = due_s
         self.sent_s: float | None = None
+        # The conversation a continuing chat turn belongs to (engine/conversations.py).
+        self.session = session
 
     def mark_sent(self, now: float) -> None:
         """Note the run time at which the request left."""
@@ -69,7 +72,12 @@ class Dispatcher:
         self._dialect = share.dialect
         self._http = share.http
         self._on_sample = share.on_sample
-        self._cursor = SlotCursor(share.slot, share.workers)
+        # Conversations put a chat turn on its conversation's process; else index mod W.
+        self._cursor: SlotCursor | ConversationCursor = (
+            ConversationCursor(share.slot, share.workers, share.mix, share.conversations)
+            if share.conversations.continuing > 0
+            else SlotCursor(share.slot, share.workers)
+        )
         connections = share.connections
         hold = process_connection_limit(max(1, connections))
         self.bound = hold.arrivals
@@ -132,10 +140,11 @@ class Dispatcher:
             if wait > 0:
                 # Shorter than any plan change's lead: this arrival is due under either plan.
                 gevent.sleep(wait)
+            session = cursor.session if isinstance(cursor, ConversationCursor) else None
             cursor.advance()
             workload = self._mix.pick_in(self._plan.segments[segment], index)
             self.offered[segment, workload] += 1
-            arrival = _Arrival(index, workload, segment, due_s)
+            arrival = _Arrival(index, workload, segment, due_s, session)
             self._in_flight[index] = arrival
             # A full bound waits here, and the wait shows as the arrival's lateness.
             self._slots.acquire()
@@ -174,6 +183,7 @@ class Dispatcher:
             self._mix.cancels(arrival.index),
             self._timeouts.for_workload(workload),
             arrival.mark_sent,
+            arrival.session,
         )
         self._record(arrival, result)
 
@@ -220,7 +230,7 @@ class Dispatcher:
             self._cursor.advance()
             workload = self._mix.pick_in(self._plan.segments[segment], index)
             self.offered[segment, workload] += 1
-            self._in_flight[index] = _Arrival(index, workload, segment, due_s)
+            self._in_flight[index] = _Arrival(index, workload, segment, due_s, None)
         abandoned = sorted(self._in_flight.values(), key=lambda a: a.index)
         gevent.killall(self._runners, block=True)
         self._deadlines.close()

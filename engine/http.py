@@ -13,6 +13,9 @@ closed; docs/internals.md, "One attempt per request"). The rules it keeps:
   named), the body read in bounded pieces (``_Body``) and bounded by the caller's
   ``max_body`` (the scenario's ``max_body_mib``), on the pooled path, the streamed
   path and a refused WebSocket upgrade alike;
+- requests ask for the codings the kit decodes (``accept_encoding``, gzip unless told
+  otherwise, as real clients ask) and a coded answer is decoded as it arrives
+  (engine/content_coding.py), the bound held on the decoded bytes;
 - a redirect is an answer, never followed: its ``Location`` comes back with it.
 """
 
@@ -31,7 +34,16 @@ from urllib.parse import urlsplit
 import gevent
 from gevent import socket, ssl
 
+from engine.content_coding import (
+    DEFAULT_ACCEPT,
+    CodingError,
+    PastBound,
+    accept_problem,
+    codings,
+    decoded,
+)
 from engine.samples import FAILED, OK, SHED, Result
+from engine.trust import Trust, current
 
 # Idle connections older than this are closed instead of reused: below the 5 s keep-alive
 # timeout uvicorn, aiohttp and many proxies default to, so the server is never the one closing.
@@ -92,8 +104,11 @@ CLOSED_AFTER_5XX = (
 def over_bound(what: str, max_body: int, how: str) -> str:
     """``body over 8 MiB (Content-Length 52428800)``: a body (or a WebSocket frame) past the
     bound, and how that was known: announced, or counted as read."""
-    bound = f"{max_body >> 20} MiB" if max_body % (1 << 20) == 0 else f"{max_body} bytes"
-    return f"{what} over {bound} ({how})"
+    return f"{what} over {_bound_words(max_body)} ({how})"
+
+
+def _bound_words(max_body: int) -> str:
+    return f"{max_body >> 20} MiB" if max_body % (1 << 20) == 0 else f"{max_body} bytes"
 
 
 def failure_detail(exc: BaseException) -> str:
@@ -132,6 +147,9 @@ class TransportStats:
     reconnects: int = 0
     retired_idle: int = 0
     open_now: int = 0
+    # TLS connections opened with a full handshake, and those that resumed a session.
+    tls_handshakes: int = 0
+    tls_resumed: int = 0
 
 
 class _Connection:
@@ -154,11 +172,23 @@ class HttpTransport:
     the pool did) and ``close``.
     """
 
-    def __init__(self, base_url: str, *, max_body: int, idle_s: float = IDLE_S):
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        max_body: int,
+        accept_encoding: str = DEFAULT_ACCEPT,
+        trust: Trust | None = None,
+        idle_s: float = IDLE_S,
+    ):
         url = urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(f"{base_url!r} is not an http(s) URL")
-        self._tls = ssl.create_default_context() if url.scheme == "https" else None
+        # https: verified against the kit's one trust (engine/trust.py; None: the process's).
+        self._tls = (trust or current()).context() if url.scheme == "https" else None
+        # The last TLS session a connection here was given, for the next one to resume: a
+        # chat turn's own connection then costs an abbreviated handshake, as a browser's would.
+        self._session: ssl.SSLSession | None = None
         self._server_name = url.hostname
         port = url.port or (443 if self._tls else 80)
         family, _, _, _, address = socket.getaddrinfo(
@@ -166,7 +196,12 @@ class HttpTransport:
         )[0]
         self._family, self._address = family, address
         self._prefix = url.path.rstrip("/")
-        self._host_header = f"Host: {url.netloc}\r\n".encode()
+        # Sent with every request: the host, and the codings this client decodes, as a real
+        # client states them (the platform's cost of compressing is part of what it serves).
+        if problem := accept_problem(accept_encoding):
+            raise ValueError(f"Accept-Encoding: {problem}")
+        fixed = f"Host: {url.netloc}\r\nAccept-Encoding: {accept_encoding}\r\n"
+        self._fixed_headers = fixed.encode()
         self._idle_s = idle_s
         self._max_body = max_body
         self._idle: list[_Connection] = []
@@ -222,6 +257,8 @@ class HttpTransport:
             answer, reusable = _read_response(
                 connection.sock, call.method == "HEAD", self._max_body
             )
+            if connection.last_status == 0 and self._tls is not None:
+                self.keep_session(connection.sock)
             connection.last_status = answer.status
             return answer
         except OSError as exc:
@@ -265,11 +302,25 @@ class HttpTransport:
             sock.setsockopt(_stdlib_socket.IPPROTO_TCP, _stdlib_socket.TCP_NODELAY, 1)
             sock.connect(self._address)
             if self._tls is not None:
-                sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
+                sock = self._tls.wrap_socket(
+                    sock, server_hostname=self._server_name, session=self._session
+                )
+                if sock.session_reused:
+                    self.stats.tls_resumed += 1
+                else:
+                    self.stats.tls_handshakes += 1
         except BaseException:
             sock.close()
             raise
         return sock
+
+    def keep_session(self, sock: socket.socket) -> None:
+        """Keep a TLS connection's session for the next connection to resume; called once its
+        first answer is read (TLS 1.3 sends its tickets after the handshake, before that
+        answer). Nothing for a plain connection."""
+        session = getattr(sock, "session", None)
+        if session is not None:
+            self._session = session
 
     @contextmanager
     def stream(self, call: HttpCall, socket_timeout_s: float) -> Iterator[StreamedAnswer]:
@@ -281,7 +332,9 @@ class HttpTransport:
         try:
             sock.settimeout(socket_timeout_s)
             sock.sendall(self._wire(call))
-            yield StreamedAnswer(sock, self._max_body)
+            answer = StreamedAnswer(sock, self._max_body)
+            self.keep_session(sock)
+            yield answer
         finally:
             sock.close()
 
@@ -306,7 +359,7 @@ class HttpTransport:
         head += [f"{name}: {value}" for name, value in call.headers.items()]
         if any(_LINE_BREAK.search(line) for line in head):
             raise ValueError(f"refused before sending: a CR, LF or NUL in {_first_line(head)}")
-        lines = [(head[0] + "\r\n").encode(), self._host_header]
+        lines = [(head[0] + "\r\n").encode(), self._fixed_headers]
         lines += [(line + "\r\n").encode() for line in head[1:]]
         if call.body or call.method not in ("GET", "HEAD", "DELETE", "OPTIONS"):
             lines.append(f"Content-Length: {len(call.body)}\r\n".encode())
@@ -356,9 +409,9 @@ def _alive(sock: socket.socket, tls: bool) -> bool:
 def _read_response(sock: socket.socket, head_only: bool, max_body: int) -> tuple[Answer, bool]:
     """The final answer, read to its end, and whether the connection may be reused.
 
-    Only what the workloads need: the status line, the framing (``_framing``),
-    ``Connection: close`` and HTTP/1.0, and a redirect's Location. A body past
-    ``max_body`` raises.
+    Only what the workloads need: the status line, the framing (``_framing``), the
+    Content-Encoding, ``Connection: close`` and HTTP/1.0, and a redirect's Location. A
+    body past ``max_body``, as sent or decoded, raises.
     """
     head, rest, status, version_10 = _final_head(sock, upgrade=False)
     lowered = head.lower()
@@ -368,12 +421,16 @@ def _read_response(sock: socket.socket, head_only: bool, max_body: int) -> tuple
     if head_only or status in _NO_BODY:
         return Answer(status, b"", location), reusable
     framing = _framing(lowered)
-    if 0 <= framing <= len(rest) and framing <= max_body:
-        # The whole body came with the head (a list page): nothing more to read. Bytes past
-        # it are an answer to nothing, so the connection is not reused.
+    if (
+        0 <= framing <= len(rest)
+        and framing <= max_body
+        and lowered.find(b"\r\ncontent-encoding:") < 0
+    ):
+        # The whole body came with the head, as is (a list page): nothing more to read. Bytes
+        # past it are an answer to nothing, so the connection is not reused.
         return Answer(status, rest[:framing], location), reusable and len(rest) == framing
     body = _Body(sock, rest, framing, max_body)
-    data = b"".join(body.pieces())
+    data = b"".join(_decoded(body, lowered, max_body))
     return Answer(status, data, location), reusable and body.clean
 
 
@@ -389,7 +446,7 @@ def read_upgrade(sock: socket.socket, max_body: int) -> tuple[bytes, Answer | No
     if status in _NO_BODY:
         return b"", Answer(status, b"", location)
     body = _Body(sock, rest, _framing(lowered), max_body)
-    return b"", Answer(status, b"".join(body.pieces()), location)
+    return b"", Answer(status, b"".join(_decoded(body, lowered, max_body)), location)
 
 
 def _final_head(sock: socket.socket, upgrade: bool) -> tuple[bytes, bytes, int, bool]:
@@ -620,6 +677,36 @@ class _Body:
         return _counted_past(bound)
 
 
+def _decoded(body: _Body, lowered_head: bytes, bound: int | None) -> Iterator[bytes]:
+    """The body's bytes with its Content-Encoding undone (engine/content_coding.py), the
+    bound held on each layer's decoded bytes as on the bytes as sent."""
+    value = _header_values(lowered_head, b"content-encoding")
+    try:
+        undo = codings(value) if value else ()
+        if not undo:
+            yield from body.pieces()
+            return
+        yield from decoded(body.pieces(), undo, bound)
+    except CodingError as exc:
+        raise ExchangeError(str(exc)) from None
+    except PastBound as exc:
+        # Only a body read with a bound gets here.
+        assert bound is not None
+        raise ExchangeError(f"{exc.coding} body over {_bound_words(bound)} decoded") from None
+
+
+def _header_values(lowered_head: bytes, name: bytes) -> bytes | None:
+    """Every value of a header that may be given on several lines, joined as one list
+    (``gzip`` and ``gzip`` on two lines are ``gzip, gzip``), None if absent."""
+    first = _header(lowered_head, name)
+    if first is None:
+        return None
+    values, start = [first], lowered_head.find(b"\r\n" + name + b":")
+    while (start := lowered_head.find(b"\r\n" + name + b":", start + 2)) >= 0:
+        values.append(_header(lowered_head[start:], name) or b"")
+    return b", ".join(values)
+
+
 def _chunk_size(line: bytes) -> int:
     """A chunk's size from its line: hex digits, before any extension (``;name=value``)."""
     digits = line.split(b";", 1)[0].strip(b" \t")
@@ -718,7 +805,8 @@ class StreamedAnswer:
         """The body in the pieces it arrives in, bounded whole by ``bound`` where given."""
         if self.status in _NO_BODY:
             return
-        for piece in _Body(self._sock, self._rest, _framing(self._head), bound).pieces():
+        body = _Body(self._sock, self._rest, _framing(self._head), bound)
+        for piece in _decoded(body, self._head, bound):
             self.received += len(piece)
             yield piece
 

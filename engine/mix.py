@@ -70,6 +70,11 @@ class Mix:
                 return workload
         return self.pick(k)
 
+    def rates(self, rate: float) -> dict[str, float]:
+        """Arrivals a second of each workload when the whole mix arrives at ``rate``."""
+        bounds = (0.0, *self.upper_bounds)
+        return {name: rate * (bounds[i + 1] - bounds[i]) for i, name in enumerate(self.names)}
+
     def cancels(self, k: int) -> bool:
         """Whether arrival k, if it is a chat turn, stops after its first token."""
         return (k * CANCEL_STEP) % 1.0 < self.cancel_share

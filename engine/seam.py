@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -105,6 +106,21 @@ class Dialect(ABC):
     @abstractmethod
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
         """One streamed chat turn; with ``attempt.cancel`` it stops after the first token."""
+
+    def exchange(self, workload: str, attempt: Attempt) -> AbstractContextManager[HttpCall]:
+        """The request of a plain-HTTP workload's arrival, held for as long as it is answered:
+        by default ``call``'s, holding nothing. A platform whose request needs something of
+        its own for the exchange (opencode: a session, which must run one turn at a time)
+        takes it on entry and settles it on exit, however the exchange ended (answered,
+        timed out, broken), so the next arrival never finds it busy."""
+        return nullcontext(self.call(workload, attempt.index))
+
+    def ready(self, rates: Mapping[str, float]) -> None:
+        """The plan as this process will offer it: per workload, its share of the plan's highest
+        rate (arrivals a second; 0 in users mode). A platform that makes something ahead of
+        its arrivals (opencode: a fresh session for each) sizes that here; the default makes
+        nothing. Called when the plan arrives or changes, and must not block."""
+        del rates
 
     def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
         """What the answer to arrival k means. This default trusts the status alone; a

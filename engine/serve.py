@@ -38,26 +38,33 @@ def serve(
     """How arrival ``index`` ended; ``on_sent`` gets the run time at which its request left,
     and ``deadlines`` holds it to ``timeout_s`` from that moment.
 
-    ``session`` is a users-mode user's own state (its conversation), None in open arrival.
+    ``session`` is a users-mode user's own state (its conversation), or in open arrival the
+    conversation a chat turn continues (engine/conversations.py); None for a stranger.
     """
     armed: list | None = None
+    sent_at: float | None = None
 
     def sent() -> float:
-        nonlocal armed
-        now = clock.now()
-        on_sent(now)
-        armed = deadlines.arm(timeout_s)
-        return now
+        """The run time the arrival's first request left; its deadline runs from then. A
+        dialect whose arrival sends something of its own first (opencode making the session a
+        turn runs in) calls it then; later calls answer the same time."""
+        nonlocal armed, sent_at
+        if sent_at is None:
+            sent_at = clock.now()
+            on_sent(sent_at)
+            armed = deadlines.arm(timeout_s)
+        return sent_at
 
     try:
+        attempt = Attempt(index, cancel, clock.now, sent, session)
         if workload == CHAT:
-            return dialect.chat_turn(Attempt(index, cancel, clock.now, sent, session), timeout_s)
-        call = dialect.call(workload, index)
-        sent()
-        answer = http.send(call, timeout_s=None)
-        if 300 <= answer.status < 400:
-            return redirected(answer)
-        return dialect.answer(workload, index, answer.status, answer.body)
+            return dialect.chat_turn(attempt, timeout_s)
+        with dialect.exchange(workload, attempt) as call:
+            sent()
+            answer = http.send(call, timeout_s=None)
+            if 300 <= answer.status < 400:
+                return redirected(answer)
+            return dialect.answer(workload, index, answer.status, answer.body)
     except DeadlinePassed:
         return Result(0, TIMEOUT, TIMED_OUT)
     except Exception as exc:

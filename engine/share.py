@@ -8,7 +8,7 @@ so a load process builds one of these and runs either driver the same way.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.clock import RunClock
 from engine.http import HttpTransport
@@ -16,6 +16,7 @@ from engine.mix import Mix
 from engine.samples import Sample
 from engine.schedule import Plan
 from engine.seam import Dialect
+from inputs.agent import Conversations
 from inputs.scenario import Timeouts
 
 
@@ -35,3 +36,5 @@ class Share:
     clock: RunClock
     connections: int
     on_sample: Callable[[Sample], None]
+    # Chat turns that continue earlier conversations (engine/conversations.py); none by default.
+    conversations: Conversations = field(default_factory=Conversations)

@@ -123,6 +123,7 @@ class WebSocket:
             request = Request(host=parts.netloc, target=target, subprotocols=subprotocols)
             sock.sendall(connection.send(request))
             head, refusal = read_upgrade(sock, http.max_body)
+            http.keep_session(sock)
             if refusal is not None:
                 raise Refused(refusal)
             websocket = cls(sock, connection, http.max_body)

@@ -17,8 +17,9 @@ from inputs.bad_input import Problems, label, shown
 AGENT_WORKLOADS = ("chat_stream", "agent_run")
 # Conversations grow only where a turn continues one: the chat turn.
 CONVERSATION_WORKLOADS = ("chat_stream",)
-# Every key a workload's mapping may hold besides its agent's shape.
-WORKLOAD_KEYS = ("share", "description")
+# Every key a workload's mapping may hold besides its agent's shape (per_platform: a
+# platform's own share with its why; why: the reason for the share, as a run records it).
+WORKLOAD_KEYS = ("share", "description", "per_platform", "why")
 
 
 @dataclass(frozen=True)

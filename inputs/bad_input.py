@@ -38,6 +38,10 @@ class BadInput(ValueError):
         super().__init__("\n".join(self.problems))
 
 
+class SettingsError(BadInput):
+    """An option is wrong; the message names it and the fix."""
+
+
 class Problems:
     """The problems found so far while checking one input, in the order they were found."""
 

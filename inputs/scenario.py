@@ -33,6 +33,11 @@ METRICS = (
     "p50_ttft_ms",
     "p95_ttft_ms",
     "p99_ttft_ms",
+    # The platform's own time per step of an agent's loop (reports/loop.py): chat_stream and
+    # agent_run, where the kit plans the loop.
+    "p50_step_overhead_ms",
+    "p95_step_overhead_ms",
+    "p99_step_overhead_ms",
     "error_rate",
 )
 
@@ -89,11 +94,25 @@ def metric_name(metric: str) -> str:
     if metric == "error_rate":
         return "error rate"
     percentile, _, rest = metric.partition("_")
-    return f"{percentile} first token" if rest == "ttft_ms" else percentile
+    if rest == "ttft_ms":
+        return f"{percentile} first token"
+    if rest == "step_overhead_ms":
+        return f"{percentile} step overhead"
+    return percentile
 
 
 class ScenarioError(BadInput):
     """Scenario fields are wrong; one line each, naming the field and the fix."""
+
+
+@dataclass(frozen=True)
+class PlatformShare:
+    """One platform's own share of a workload, with the reason it differs (0: the platform
+    does not offer it, as opencode has no uploads)."""
+
+    platform: str
+    share: float
+    why: str
 
 
 @dataclass(frozen=True)
@@ -103,6 +122,16 @@ class Workload:
     description: str
     # The loop a chat turn or an agent run makes (inputs/agent.py); the seed's one call.
     agent: Agent = field(default_factory=Agent)
+    # Shares that differ by platform (Scenario.for_platform applies one; a run records none).
+    per_platform: tuple[PlatformShare, ...] = ()
+    # Why the share is what it is on the platform the run is on (the report shows it).
+    why: str = ""
+
+    def for_platform(self, platform: str) -> Workload:
+        """This workload as offered on ``platform``: its own share and reason, if it has one."""
+        own = next((p for p in self.per_platform if p.platform == platform), None)
+        share, why = (own.share, own.why) if own else (self.share, self.why)
+        return replace(self, share=share, why=why, per_platform=())
 
 
 @dataclass(frozen=True)
@@ -325,21 +354,30 @@ class Scenario:
 
     @property
     def platforms_named(self) -> set[str]:
-        """Every platform a threshold gives a limit of its own (settings checks each exists)."""
-        return {p.platform for t in self.thresholds for p in t.per_platform}
+        """Every platform a threshold or a workload gives a value of its own (settings checks
+        each exists)."""
+        limits = {p.platform for t in self.thresholds for p in t.per_platform}
+        return limits | {p.platform for w in self.workloads for p in w.per_platform}
 
     def agent(self, workload: str) -> Agent:
         """The loop ``workload``'s turns make (one call for a workload not in the mix)."""
         return next((w.agent for w in self.workloads if w.name == workload), Agent())
 
     def for_platform(self, platform: str) -> Scenario:
-        """The scenario as ``platform`` is judged: each threshold at that platform's limit.
+        """The scenario as ``platform`` is offered and judged: each workload at that platform's
+        share, each threshold at its limit.
 
         A limit is a statement about what a platform should do; where one platform's design
         sets a floor the others lack (LangGraph's in-memory queue), the scenario says so
-        beside the limit, and the run records the limit it was judged on.
+        beside the limit, and the run records the limit it was judged on. A share of 0 for
+        one platform is a workload it does not offer (opencode's uploads): never offered,
+        sized for or judged there, and the report says why.
         """
-        return replace(self, thresholds=tuple(t.for_platform(platform) for t in self.thresholds))
+        return replace(
+            self,
+            workloads=tuple(w.for_platform(platform) for w in self.workloads),
+            thresholds=tuple(t.for_platform(platform) for t in self.thresholds),
+        )
 
     def to_dict(self) -> dict:
         """The scenario as run, with shares already normalised (and each threshold at the
@@ -359,7 +397,12 @@ class Scenario:
             "min_counts": asdict(self.judging.min_counts),
         }
         data["workloads"] = {
-            w.name: {"share": self.mix[w.name], "description": w.description, **agent_dict(w.agent)}
+            w.name: {
+                "share": self.mix[w.name],
+                "description": w.description,
+                **agent_dict(w.agent),
+                **({"why": w.why} if w.why else {}),
+            }
             for w in self.workloads
         }
         return data
@@ -500,11 +543,34 @@ def _workloads(raw: object, problems: Problems) -> tuple[Workload, ...]:
             most=MAX_SHARE,
         )
         agent = read_agent(spec, name, problems)
+        where = f"workloads.{name}.per_platform"
+        own = _platform_shares(spec.get("per_platform", {}), where, problems)
         if share is not None:
-            workloads.append(Workload(name, share, str(spec.get("description", "")), agent))
+            description, why = str(spec.get("description", "")), str(spec.get("why", ""))
+            workloads.append(Workload(name, share, description, agent, own, why))
     if len(workloads) == len(raw) and sum(w.share for w in workloads) <= 0:
         problems.add("workloads: shares sum to 0; give at least one workload a share > 0")
     return tuple(workloads)
+
+
+def _platform_shares(raw: object, where: str, problems: Problems) -> tuple[PlatformShare, ...]:
+    """A workload's own shares by platform: {name: {share, why}}, the why required (a share
+    that differs without a reason is a workload quietly left out)."""
+    if not isinstance(raw, dict):
+        problems.add(f"{where}: expected a mapping {{platform: {{share, why}}}}")
+        return ()
+    shares = []
+    for name, spec in raw.items():
+        at = f"{where}.{label(name)}"
+        if not isinstance(spec, dict) or not str(spec.get("why") or "").strip():
+            problems.add(f"{at}: expected {{share, why}}, the why saying what sets it apart")
+            continue
+        share = _number(
+            spec.get("share"), f"{at}.share", "give a share of 0 or more", problems, most=MAX_SHARE
+        )
+        if share is not None:
+            shares.append(PlatformShare(str(name), share, str(spec["why"])))
+    return tuple(shares)
 
 
 def _seed(value: object, problems: Problems) -> int:

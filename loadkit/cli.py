@@ -23,17 +23,26 @@ COMMANDS = {
     "preflight": ("workloads.preflight", "check that the fixture's deployment can do the work"),
     "run": ("loadkit.run", "the generator, headless, against a seeded deployment (make load-test)"),
     "report": ("reports.__main__", "build report.md, report.html and summary.json of a run"),
-    "compare": ("reports.__main__", "compare two runs; exit 1 on a regression"),
+    "compare": (
+        "reports.compare.command",
+        "compare two runs; exit 1 on a regression between runs of one plan on one platform",
+    ),
     "sweep": ("reports.sweep", "the sweep report (knee, overhead, memory) of a sweep's run"),
 }
 # The function each module runs for a subcommand, where it is not ``main``.
-ENTRY = {"report": "build_main", "compare": "compare_main"}
+ENTRY = {"report": "build_main"}
 
 # Exit code for a command line this dispatcher cannot read.
 USAGE = 2
 
-EXIT_CODES = """exit codes of run and demo: 0 pass, 1 a threshold failed, 2 the run is invalid or
-could not judge its checks (or never ran); `loadkit COMMAND --help` lists a command's options"""
+EXIT_CODES = """exit codes:
+  run, demo, report  0 pass; 1 fail: a check failed or could not be measured, or a workload
+                     did not recover; 2 invalid, inconclusive (a plan too small to judge a
+                     check), or never ran (bad input, a refused preflight, a signal)
+  compare            0 no regression; 1 a regression; 2 no answer: a run invalid or
+                     unreadable, different plans, or two platforms (a side-by-side)
+  sweep              0 written; 2 unreadable or not a sweep (nothing written)
+`loadkit COMMAND --help` lists a command's options and what its exit codes mean"""
 
 
 def usage() -> str:

@@ -10,6 +10,7 @@ killed before its report) exits 2.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -17,29 +18,43 @@ from pathlib import Path
 import locust.main  # before the kit's modules: importing Locust monkey-patches gevent
 from locust.argument_parser import get_parser
 
+from runner.hooks import add_kit_options
 from runner.run_end import NO_VERDICT, verdict_exit_code
-from runner.settings import RUNS_DIR, add_options, run_stamp
-from shapes.sweep import add_sweep_options
+from runner.settings import RUNS_DIR, run_stamp
 
 LOCUSTFILE = Path(__file__).resolve().parent.parent / "locustfile.py"
 # What ``loadkit run`` always passes Locust: this kit's locustfile, no web UI, one summary table.
 FIXED = ("-f", str(LOCUSTFILE), "--headless", "--only-summary")
 DESCRIPTION = (
-    "Locust with agent-loadkit's locustfile, headless (the options -f, --headless and "
-    "--only-summary are given for you). Exit 0 pass, 1 a threshold failed, 2 the run is "
-    "invalid, could not judge its checks, or never ran (bad input: one line). Every option "
-    "below is passed on to Locust; the kit's own and the sweeps' are listed under their "
-    "headings. The password comes from LOAD_PASSWORD, never an option."
+    "Locust with agent-loadkit's locustfile, headless: the four phases of the scenario "
+    "(or --rate, users mode with -u, a sweep). Exit 0 pass; 1 fail: a check failed or "
+    "could not be measured, or a workload did not recover; 2 the run is invalid, could not "
+    "judge a check (a plan too small), or never ran (bad input: one line). Every option "
+    "below is passed on to Locust; the kit's own and the sweeps' are under their headings. "
+    "The password comes from LOAD_PASSWORD, never an option."
 )
+# Locust's options this command sets itself (FIXED), and its web UI's and task tags', which
+# a headless run of this locustfile never reads: left out of --help, still accepted.
+NOT_SHOWN = {"--locustfile", "--headless", "--only-summary", "--autostart", "--autoquit"}
+GROUPS_NOT_SHOWN = ("Web UI options", "Tag options")
 
 
 def help_parser(prog: str):
-    """Locust's parser with the kit's and the sweeps' options: the whole ``--help``."""
+    """Locust's parser with the kit's and the sweeps' options, less what this command sets
+    or never reads: the ``--help`` of this command."""
     parser = get_parser()
-    add_options(parser)
-    add_sweep_options(parser)
+    add_kit_options(parser)
     parser.prog, parser.description = prog, DESCRIPTION
     parser.usage = f"{prog} [OPTIONS] [UserClass ...]"
+    # Locust's epilog shows "locust -f my_test.py": not how this command is called.
+    parser.epilog = None
+    for group in parser._action_groups:
+        hidden = group.title in GROUPS_NOT_SHOWN
+        if hidden:
+            group.description = None
+        for action in group._group_actions:
+            if hidden or NOT_SHOWN & set(action.option_strings):
+                action.help = argparse.SUPPRESS
     return parser
 
 

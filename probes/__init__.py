@@ -1,8 +1,9 @@
-"""What the system under test was doing while the load ran: CPU, memory, DB, /metrics, stub.
+"""What the system under test was doing while the load ran: CPU, memory, DB, /metrics, stub,
+and the machine as a whole.
 
 Probes run on the master only, every couple of seconds, and write the long-format
-``probes.csv`` described in reports/README.md. Each probe is optional: one that
-was not given or that fails is named with its reason, never printed as zero.
+``probes.csv`` described in reports/README.md. Each probe but the machine's is optional:
+one that was not given or that fails is named with its reason, never printed as zero.
 """
 
 from probes.readings import ProbeCsv, Reading

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import requests
 from prometheus_client.parser import text_string_to_metric_families
+
+from engine.trust import session
 
 # Histograms and summaries are left out: their buckets are not a reading of "now".
 KINDS = {"gauge", "counter", "untyped", "unknown"}
@@ -17,7 +18,7 @@ class PrometheusProbe:
     def __init__(self, url: str, timeout_s: float):
         self._url = url
         self._timeout_s = timeout_s
-        self._session = requests.Session()
+        self._session = session()
 
     def read(self) -> dict[str, float]:
         """Each series as ``name{label="value",...}`` to its current value."""

@@ -15,6 +15,7 @@ from pathlib import Path
 import gevent
 import gevent.event
 
+from probes.machine import MachineProbe
 from probes.postgres import PostgresProbe
 from probes.process import ProcessProbe
 from probes.prometheus import PrometheusProbe
@@ -112,7 +113,8 @@ def _describe(exc: BaseException) -> str:
 
 
 def _open_probes(options: ProbeOptions, timeout_s: float) -> tuple[list, dict[str, str]]:
-    """The probes that could start, and the reason for each that did not.
+    """The probes that could start, and the reason for each that did not: the machine's always,
+    the others where their option was given.
 
     Reasons never repeat the option's value: a database URL may carry a password.
     """
@@ -126,7 +128,8 @@ def _open_probes(options: ProbeOptions, timeout_s: float) -> tuple[list, dict[st
         ),
         "stub": ("--stub-url", options.stub_url, lambda: StubProbe(options.stub_url, timeout_s)),
     }
-    probes, missing = [], {}
+    probes: list = [MachineProbe()]
+    missing = {}
     for name, (flag, given, make) in wanted.items():
         if not given:
             missing[name] = f"{flag} not given"

@@ -10,7 +10,7 @@ is tried again at the next reading; nothing is recorded until one succeeds.
 
 from __future__ import annotations
 
-import requests
+from engine.trust import session
 
 
 def flatten(data: dict, prefix: str = "") -> dict[str, float]:
@@ -33,7 +33,7 @@ class StubProbe:
     def __init__(self, url: str, timeout_s: float):
         self._url = url.rstrip("/") + "/stats"
         self._timeout_s = timeout_s
-        self._session = requests.Session()
+        self._session = session()
         self._reset = False
 
     def read(self) -> dict[str, float]:

@@ -32,6 +32,12 @@ def per_s(value: float | None) -> str:
     return ABSENT if value is None else f"{value:,.1f}/s"
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """A count with its noun: ``1 regression``, ``2 regressions`` (``words`` where the plural
+    is not the word and an s)."""
+    return f"{n:,} {word if n == 1 else words or word + 's'}"
+
+
 def seconds(value: float | None) -> str:
     return ABSENT if value is None else f"{value:,.1f} s"
 
@@ -100,3 +106,19 @@ def probe_value(metric_name: str, value: float | None) -> str:
     if metric_name.endswith("_ms"):
         return f"{ms(value)} ms"
     return f"{value:,.6g}"
+
+
+def machine(record: object) -> str:
+    """run.json's machine record in one line: host, CPUs, memory, OS, Python."""
+    if not isinstance(record, dict) or not record:
+        return "an unrecorded machine"
+    parts = [str(record.get("hostname", "unnamed host"))]
+    if "cpus" in record:
+        parts.append(f"{record['cpus']} CPUs")
+    if "memory_gb" in record:
+        parts.append(f"{record['memory_gb']} GB")
+    if "os" in record:
+        parts.append(str(record["os"]))
+    if "python" in record:
+        parts.append(f"Python {record['python']}")
+    return ", ".join(parts)

@@ -256,8 +256,11 @@ def console_text(summary: dict) -> str:
         )
     for name, why in summary.get("unserved", {}).items():
         lines.append(f"  not offered: {name}: {why}")
-    if summary.get("not_offered"):
-        lines.append(f"  not offered by the scenario: {', '.join(summary['not_offered'])}")
+    platform_left = summary.get("why_not_offered", {})
+    for name, why in platform_left.items():
+        lines.append(f"  {name}: {why}")
+    if scenario_left := [n for n in summary.get("not_offered", []) if n not in platform_left]:
+        lines.append(f"  not offered by the scenario: {', '.join(scenario_left)}")
     if (summary.get("platform_log") or {}).get("errors"):
         lines.append("  " + summary["platform_log"]["line"])
     return "\n".join(lines)

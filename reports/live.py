@@ -6,9 +6,8 @@ chose, before the run ends. This reads the run directory as the final report doe
 measured) and judges each threshold over every sample recorded so far, since an
 exploratory run has no sustain phase to judge in. It also says whether the run is
 still valid (the driver's lateness so far against the scenario's tolerance), and
-once the run has ended, the report's own verdict line instead of a guess: a tab
-that showed "10 of 10 thresholds pass" for a run the terminal called INVALID was
-worse than no tab.
+once the run has ended, the report's own verdict line instead of a guess; a run the
+operator stopped judges no threshold at all, as its report judges none.
 """
 
 from __future__ import annotations
@@ -44,6 +43,8 @@ class LiveRow:
     timed: int
     p95_ttft_ms: float | None
     thresholds: tuple[ThresholdResult, ...]
+    # Accepted work nobody could verify: its error rate is a floor, never a plain 0.00%.
+    unverified: int = 0
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,9 @@ class LiveVerdict:
     thresholds: tuple[ThresholdResult, ...]
     validity: Validity
     final: str | None
+    # The operator stopped the run: what it cut off says nothing of the platform, so no
+    # threshold is judged (the report judges none either).
+    stopped: bool = False
 
 
 def final_verdict(run_dir: Path, meta: dict) -> str | None:
@@ -100,11 +104,13 @@ def live_verdict(run_dir: str | Path, offered: int | None) -> LiveVerdict:
     run = load_run(run_dir)
     stats = run_stats(run)
     whole = stats.whole
+    ended = offered is None
+    stopped = ended and run.stopped_by_operator
     unique = {(t.workload, t.metric, t.limit): t for t in run.scenario.thresholds}.values()
     results = tuple(
         judge_threshold(t, whole.workload(t.workload), SO_FAR, run.samples)
         for t in unique
-        if t.workload in run.workloads
+        if t.workload in run.workloads and not stopped
     )
     rows = []
     for workload in whole.workloads:
@@ -122,6 +128,7 @@ def live_verdict(run_dir: str | Path, offered: int | None) -> LiveVerdict:
                 timed=workload.latency.count,
                 p95_ttft_ms=workload.ttft.p95,
                 thresholds=tuple(r for r in results if r.workload == workload.workload),
+                unverified=counts.after.unverified,
             )
         )
     lateness = run.scenario.lateness
@@ -133,7 +140,6 @@ def live_verdict(run_dir: str | Path, offered: int | None) -> LiveVerdict:
         late_after_ms=lateness.late_after_ms,
         closed_loop=run.closed_loop,
     )
-    ended = offered is None
     return LiveVerdict(
         offered=run.offered if ended else offered,
         recorded=whole.total.calls,
@@ -141,4 +147,5 @@ def live_verdict(run_dir: str | Path, offered: int | None) -> LiveVerdict:
         thresholds=results,
         validity=validity,
         final=final_verdict(run.path, run.meta) if ended else None,
+        stopped=stopped,
     )

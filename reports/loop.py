@@ -140,5 +140,8 @@ def _read(file: Path, samples: pd.DataFrame) -> pd.DataFrame | None:
             raise StubCallsError(f"{file}: {column} must be whole numbers")
     if len(rows) and not pd.api.types.is_numeric_dtype(rows["total_ms"]):
         raise StubCallsError(f"{file}: total_ms must be numbers")
+    # The master fetched this run's rows by its key, calls_key(run id, start); a file put
+    # together otherwise keeps only rows of the samples' run.
     run_ids = set(samples["run_id"].astype(str)) if len(samples) else set()
-    return rows[rows["run"].isin(run_ids)] if run_ids else rows
+    names = rows["run"].str.partition("@")[0]
+    return rows[names.isin(run_ids)] if run_ids else rows

@@ -30,6 +30,7 @@ from reports.document import (
 from reports.followups import unverified_reasons
 from reports.headline import Finding, findings, recovery_summary, verdict_line
 from reports.limits import Headline, headlines, measured_text, phase_grid
+from reports.loop_report import loop_section
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, SliceStats
 from reports.system import SystemStats
@@ -103,7 +104,7 @@ def report_document(
         title=_title(run),
         subtitle=(
             f"Started {run.meta.get('started_at') or 'at an unrecorded time'} on "
-            f"{_machine(run.meta.get('machine'))}. The full verdict is the last section, "
+            f"{fmt.machine(run.meta.get('machine'))}. The full verdict is the last section, "
             "under the numbers it rests on."
         ),
         glance=_glance(run, stats, verdict, system),
@@ -114,6 +115,7 @@ def report_document(
             *phase_sections,
             _whole_run(run, stats),
             *_accepted_section(run, stats),
+            *loop_section(run),
             _system_section(run, system, system_charts),
             _verdict_section(verdict),
         ),
@@ -287,21 +289,6 @@ def _logged_errors(system: SystemStats) -> tuple[str, ...]:
     return (logged.summary_line(),) if logged is not None and logged.errors else ()
 
 
-def _machine(machine: object) -> str:
-    if not isinstance(machine, dict) or not machine:
-        return "an unrecorded machine"
-    parts = [str(machine.get("hostname", "unnamed host"))]
-    if "cpus" in machine:
-        parts.append(f"{machine['cpus']} CPUs")
-    if "memory_gb" in machine:
-        parts.append(f"{machine['memory_gb']} GB")
-    if "os" in machine:
-        parts.append(str(machine["os"]))
-    if "python" in machine:
-        parts.append(f"Python {machine['python']}")
-    return ", ".join(parts)
-
-
 def _mode(run: Run) -> str:
     """How load was offered: a run is in one mode only, and the reader must know which."""
     if run.meta.get("mode") == "users":
@@ -323,7 +310,8 @@ def _lost(run: Run) -> str:
     (its own, every W-th) the run never got back."""
     lost = run.meta.get("lost") or []
     return "; ".join(
-        f"process {p['slot']} ({p['worker']}): {p['missing']} arrivals not returned, k = "
+        f"process {p['slot']} ({p['worker']}): {fmt.plural(p['missing'], 'arrival')} not "
+        "returned, k = "
         + ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in p["missing_ranges"])
         for p in lost
     )
@@ -351,9 +339,12 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
                 ("started", _meta(run, "started_at")),
                 ("ended", _meta(run, "ended_at")),
                 ("stopped", _meta(run, "stopped")),
-                ("machine", _machine(run.meta.get("machine"))),
+                ("machine", fmt.machine(run.meta.get("machine"))),
                 ("topology", _meta(run, "topology")),
                 ("host", _meta(run, "host")),
+                # A run recorded before the option sent none.
+                ("Accept-Encoding sent", run.meta.get("accept_encoding") or "none"),
+                ("TLS certificates trusted", _meta(run, "tls_trust")),
                 ("duration", fmt.seconds(float(run.meta["duration_s"]))),
                 ("scale", _meta(run, "scale")),
                 ("workers", _meta(run, "workers")),
@@ -447,7 +438,9 @@ def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
         description = f"{description}: {request}" if description else request
     lead = f"{description}. " if description else ""
     if name in run.not_offered:
-        return (name, "not offered", f"{lead}{NOT_OFFERED}.")
+        # A platform's own share of 0 says why (per_platform); else the scenario's words.
+        why = next((w.why for w in run.scenario.workloads if w.name == name and w.why), NOT_OFFERED)
+        return (name, "not offered", f"{lead}{why.rstrip('.')}.")
     skipped = {**unserved(run), **(run.meta.get("skipped") or {})}
     if name in skipped:
         return (name, "not offered", f"{lead}Not offered: {skipped[name]}")

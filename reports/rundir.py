@@ -20,6 +20,7 @@ from engine.samples import SUCCESSFUL as OK_OUTCOMES
 from inputs.bad_input import shown
 from inputs.scenario import ArrivalKind, Scenario, ScenarioError, scenario_from_dict
 from reports.followups import FollowUpsError, attach
+from reports.loop import StubCallsError, attach_calls
 
 RUN_FILE = "run.json"
 PROBES_FILE = "probes.csv"
@@ -139,7 +140,8 @@ def load_run(path: str | Path) -> Run:
     samples = _read_samples(path / SAMPLES_FILE, meta, scenario, phases)
     try:
         samples = attach(path, samples)
-    except FollowUpsError as exc:
+        samples = attach_calls(path, samples, scenario)
+    except (FollowUpsError, StubCallsError) as exc:
         raise RunDirError(str(exc)) from None
     probes = _read_probes(path / PROBES_FILE)
     return Run(path, meta, scenario, phases, samples, probes)

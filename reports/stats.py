@@ -19,6 +19,7 @@ from engine.mix import CANCEL_STEP
 from inputs.scenario import Scenario
 from reports.followups import NONE as NO_FOLLOW_UPS
 from reports.followups import FollowUpCounts, counts_by_workload, lost_groups
+from reports.loop import STEP_OVERHEAD_MS
 from reports.rundir import PhaseWindow, Run
 
 PERCENTS = (50, 95, 99)
@@ -133,6 +134,8 @@ class WorkloadStats:
     latency: Percentiles
     latency_due: Percentiles
     ttft: Percentiles
+    # The platform's own time per step of the agent's loop (reports/loop.py), where measured.
+    step_overhead: Percentiles = NO_SAMPLES
     # Arrivals whose latency is timed when they succeed: all but the chat turns the plan
     # cancels on purpose (a stream's whole-turn latency is over completed turns only).
     timeable: int = 0
@@ -296,6 +299,7 @@ def slice_stats(
     latency = percentiles_by(samples[latency_ok], "workload", "latency_ms")
     latency_due = percentiles_by(samples[latency_ok], "workload", "latency_due_ms")
     ttft = percentiles_by(samples[success], "workload", "ttft_ms")
+    overhead = percentiles_by(samples, "workload", STEP_OVERHEAD_MS)
     after = counts_by_workload(samples)
     untimed = samples[planned_cancels(samples, scenario.chat_cancel_share)]
     cancelled = untimed.groupby("workload", observed=True).size()
@@ -311,6 +315,7 @@ def slice_stats(
             latency=latency.get(name, NO_SAMPLES),
             latency_due=latency_due.get(name, NO_SAMPLES),
             ttft=ttft.get(name, NO_SAMPLES),
+            step_overhead=overhead.get(name, NO_SAMPLES),
             timeable=int(by_outcome.loc[name].sum()) - int(cancelled.get(name, 0)),
         )
         for name in names

@@ -39,6 +39,10 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
         "skipped": verdict.skipped,
         "unserved": unserved(run),
         "not_offered": list(verdict.not_offered),
+        # Those the platform's own share of 0 leaves out, with why (scenario.yaml's per_platform).
+        "why_not_offered": {
+            w.name: w.why for w in run.scenario.workloads if w.name in verdict.not_offered and w.why
+        },
         "thresholds": [asdict(t) for t in verdict.thresholds],
         "counts": {
             "offered": run.offered,
@@ -111,6 +115,7 @@ def _slice(part: SliceStats) -> dict:
                 "latency_ms": asdict(w.latency),
                 "latency_due_ms": asdict(w.latency_due),
                 "ttft_ms": asdict(w.ttft),
+                "step_overhead_ms": asdict(w.step_overhead),
             }
             for w in part.workloads
         },

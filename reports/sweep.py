@@ -34,6 +34,7 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import ScalarFormatter
 
 from engine import nofollow
+from engine.sweep_steps import REST, is_sweep
 from reports import formatting as fmt
 from reports import render
 from reports.charts import PANEL_HEIGHT_IN, SVG_STYLE, WIDTH_IN, Chart, svg
@@ -46,8 +47,6 @@ from reports.verdict import FAIL, PASS, judge_thresholds
 GROWTH_MIN = 0.10
 # An open-arrival step keeps up while its successes per second reach this share of its rate.
 KEEP_UP = 0.9
-# The no-load step a sweep may end with (shapes/sweep.py's name for it).
-REST = "rest"
 # Memory is "given back" when the rest step ends within this share of the growth above base.
 GIVEN_BACK_SHARE = 0.25
 # The workloads whose time includes one model call the stub answers.
@@ -597,16 +596,36 @@ def write(sweep: Sweep, out: Path) -> list[Path]:
     return [out / n for n in ("sweep.md", "sweep.html", "sweep.json", "sweep.png")]
 
 
+DESCRIPTION = (
+    "Write sweep.md, sweep.html, sweep.json and sweep.png into the run directory of a sweep "
+    "(loadkit run --sweep-users or --sweep-rates, docs/capacity.md): each step's throughput "
+    "and latency, the knee, the platform's overhead over the model, memory per session. "
+    "Exit 0 written; 2 when the run cannot be read or is not a sweep (its phases are not "
+    "sweep steps), and then nothing is written."
+)
+
+
 def main(argv: list[str] | None = None, prog: str = "python -m reports.sweep") -> int:
-    """Build the sweep report of a run directory; 0 written, 2 when the run cannot be read."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
-    parser.add_argument("run_dir", help="a run directory written by a sweep (or a users run)")
+    """Build the sweep report of a sweep's run directory: 0 written; 2, writing nothing, when
+    the run cannot be read or is not a sweep (a knee read off ramp, sustain, burst and recover
+    would describe the plan, not the platform)."""
+    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    parser.add_argument("run_dir", help="the run directory of a sweep")
     args = parser.parse_args(argv)
     try:
-        sweep = build(load_run(args.run_dir))
+        run = load_run(args.run_dir)
     except RunDirError as exc:
-        print(f"reports.sweep: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return 2
+    phases = [p.name for p in run.phases]
+    if not is_sweep(phases):
+        print(
+            f"{prog}: {args.run_dir} is not a sweep (its phases are {', '.join(phases)}); "
+            "a sweep's steps come from loadkit run --sweep-users or --sweep-rates",
+            file=sys.stderr,
+        )
+        return 2
+    sweep = build(run)
     write(sweep, Path(args.run_dir))
     print(f"{sweep.mode}: knee {sweep.knee_text}; {sweep.plateau_text}")
     print(f"memory: {sweep.memory['text']}")

@@ -10,7 +10,7 @@ run is counted here as well (reports/platform_log.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -19,6 +19,9 @@ from reports.platform_log import PlatformLog, platform_log
 from reports.rundir import Run
 
 GENERATOR_PROBE = "generator"
+API_PROBE = "api"
+# The name of the whole run beside the phases' names, where a figure is given per phase.
+WHOLE_RUN = "whole run"
 # A Locust worker is one gevent thread: near one full core it cannot send on time.
 GENERATOR_BUSY_CPU_PERCENT = 90.0
 
@@ -56,6 +59,9 @@ class SystemStats:
     generators: tuple[GeneratorLoad, ...]
     missing: dict[str, str]
     platform_log: PlatformLog | None = None
+    # Per phase and the whole run: the share of its ready time the API process waited for a
+    # CPU (cpu_wait_share); empty where that was not probed.
+    api_cpu_wait: dict[str, float] = field(default_factory=dict)
 
     def peak(self, probe: str, metric: str) -> float | None:
         """The overall peak of one series, or None when it was not recorded."""
@@ -76,7 +82,31 @@ def system_stats(run: Run) -> SystemStats:
         for probe in sorted({s.probe for s in series})
         if probe.split(".")[0] == GENERATOR_PROBE
     )
-    return SystemStats(True, series, generators, missing, logged)
+    return SystemStats(True, series, generators, missing, logged, cpu_wait_share(run.probes, run))
+
+
+def cpu_wait_share(probes: pd.DataFrame, run: Run) -> dict[str, float]:
+    """Per phase and the whole run, the share of the time the API process was ready to run that
+    it spent waiting for a CPU: near 0 on a machine with cores to spare, whatever the
+    platform's own CPU; most of it on a machine other work has filled.
+
+    None where the API's wait was not probed (runs before it was, or no ``--api-pid``).
+    """
+    readings = probes[probes["probe"] == API_PROBE]
+    readings = readings.assign(phase=probe_phase(readings["t_s"], run))
+    readings = readings[readings["phase"] != ""]
+    used = readings[readings["metric"] == "cpu_percent"]
+    waited = readings[readings["metric"] == "cpu_wait_percent"]
+    if waited.empty:
+        return {}
+    found = {}
+    windows = [(p.name, [p.name]) for p in run.phases] + [(WHOLE_RUN, [p.name for p in run.phases])]
+    for name, phases in windows:
+        wait = waited[waited["phase"].isin(phases)]["value"].sum()
+        ran = used[used["phase"].isin(phases)]["value"].sum()
+        if wait + ran > 0:
+            found[name] = float(wait / (wait + ran))
+    return found
 
 
 def probe_phase(t_s: pd.Series, run: Run) -> pd.Series:

@@ -33,9 +33,11 @@ import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
 from engine.followups import LOST, NOT_VERIFIABLE
+from engine.trust import INSECURE_WARNING
 from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE, Threshold
 from reports import formatting as fmt
 from reports.followups import AFTER
+from reports.loop import STEP_OVERHEAD_MS
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, WorkloadStats, timed_successes
 from reports.system import SystemStats
@@ -300,9 +302,11 @@ def invalid_reasons(run: Run, stats: RunStats) -> tuple[str, ...]:
     recorded = stats.lateness.recorded
     if recorded != run.offered:
         offered = "requests its users sent" if run.closed_loop else "arrivals were offered"
-        reasons.append(f"recorded {recorded} samples but run.json says {run.offered} {offered}")
+        reasons.append(
+            f"recorded {fmt.plural(recorded, 'sample')} but run.json says {run.offered} {offered}"
+        )
     reasons += [
-        f"phase {p.name}: recorded {p.recorded} samples of {p.offered} offered"
+        f"phase {p.name}: recorded {fmt.plural(p.recorded, 'sample')} of {p.offered} offered"
         for p in stats.phases
         if p.recorded != p.offered
     ]
@@ -333,9 +337,12 @@ def invalid_reasons(run: Run, stats: RunStats) -> tuple[str, ...]:
 
 def warnings(run: Run, system: SystemStats) -> tuple[str, ...]:
     """Things a reader must know that do not by themselves invalidate the run."""
-    return tuple(
+    busy = tuple(
         f"{g.probe} may have been the bottleneck: {g.why}" for g in system.generators if g.busy
     )
+    # False only where the run was told --insecure (older runs did not record it).
+    unverified = (INSECURE_WARNING,) if run.meta.get("tls_verified") is False else ()
+    return unverified + busy
 
 
 def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:
@@ -436,7 +443,7 @@ def _judge_rate(threshold: Threshold, counts: Counts, where: str) -> ThresholdRe
             )
         return _result(threshold, where, measured, calls, FAIL, said, unverified)
     if calls < need:
-        said = f"{fmt.count(calls)} arrivals offered; the check needs {need:,}"
+        said = f"{fmt.plural(calls, 'arrival')} offered; the check needs {need:,}"
         return _result(threshold, where, measured, calls, INCONCLUSIVE, said, unverified)
     worst = (errors + unverified) / calls
     if worst <= threshold.limit:
@@ -455,9 +462,10 @@ def _judge_latency(
     (the plan offered too few) or not measured (the platform answered too few)."""
     name, _, rest = threshold.metric.partition("_")
     first_token = rest == "ttft_ms"
+    per_step = rest == "step_overhead_ms"
     source, timeable = None, 0
     if stats is not None:
-        source = stats.ttft if first_token else stats.latency
+        source = stats.ttft if first_token else stats.step_overhead if per_step else stats.latency
         timeable = stats.counts.calls if first_token else stats.timeable
     measured = getattr(source, name) if source is not None else None
     count, need = (source.count if source is not None else 0), threshold.min_count
@@ -465,7 +473,7 @@ def _judge_latency(
     if count >= need:
         status = PASS if measured <= threshold.limit else FAIL
         return _result(threshold, where, measured, count, status, said)
-    observed = _observed(samples, threshold.workload, first_token)
+    observed = _observed(samples, threshold.workload, rest)
     floor = _padded_percentile(observed, _PERCENT[name], need)
     if floor is not None and floor > threshold.limit:
         said += (
@@ -484,12 +492,14 @@ def _judge_latency(
 _PERCENT = {"p50": 50, "p95": 95, "p99": 99, "max": 100}
 
 
-def _observed(samples: pd.DataFrame, workload: str, first_token: bool) -> np.ndarray:
-    """The latencies a latency threshold is taken over: first tokens of ok == 1, or timed
-    successes' whole latency."""
+def _observed(samples: pd.DataFrame, workload: str, measure: str) -> np.ndarray:
+    """The latencies a latency threshold is taken over: first tokens of ok == 1, the
+    platform's time per step of turns on plan, or timed successes' whole latency."""
     mine = samples[samples["workload"] == workload]
-    if first_token:
+    if measure == "ttft_ms":
         values = mine.loc[mine["ok"] == 1, "ttft_ms"]
+    elif measure == STEP_OVERHEAD_MS:
+        values = mine[STEP_OVERHEAD_MS]
     else:
         values = mine.loc[timed_successes(mine), "latency_ms"]
     return values.dropna().to_numpy(dtype="float64")
@@ -561,7 +571,7 @@ def recovery(
             continue
         if min(before.counts.calls, after.counts.calls) < need:
             why = (
-                f"{before.counts.calls:,} arrivals in {BASELINE_PHASE} and "
+                f"{fmt.plural(before.counts.calls, 'arrival')} in {BASELINE_PHASE} and "
                 f"{after.counts.calls:,} in {RECOVERY_PHASE}; recovery needs {need:,} in each"
             )
             checks.append(RecoveryCheck(name, before, after, INCONCLUSIVE, why=why))

@@ -28,6 +28,7 @@ import gevent
 import gevent.event
 from locust.runners import STATE_MISSING, WORKER_REPORT_INTERVAL, MasterRunner
 
+from engine.agent_plan import calls_key
 from engine.clock import RunClock
 from engine.followups import NOT_VERIFIABLE, FollowUp, write_followups
 from engine.mix import Mix
@@ -35,6 +36,8 @@ from engine.samples import INTERRUPTED, OPERATOR_STOP, SAMPLES_FILE
 from engine.schedule import Plan
 from engine.seam import PreflightError
 from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
+from engine.trust import INSECURE_WARNING, TrustError, refuse_untrusted, use
+from inputs.bad_input import SettingsError
 from inputs.fixture import password_from_env
 from inputs.scenario import Scenario
 from probes import ProbeRun, Reading, start_probes
@@ -60,7 +63,6 @@ from runner.settings import (
     BAD_INPUT,
     RUNS_DIR,
     RunSettings,
-    SettingsError,
     bound_connections,
     check_new_run_dir,
     offering,
@@ -69,7 +71,7 @@ from runner.settings import (
     with_host,
 )
 from runner.stub_calls import fetch_stub_calls
-from runner.users import USERS, mode_fields, mode_of
+from shapes.kit_shape import USERS, mode_fields, mode_of
 from workloads.platforms import platform
 
 log = logging.getLogger(__name__)
@@ -191,7 +193,7 @@ class Conductor:
         self._starting, self._early_change = True, None
         try:
             self._begin()
-        except (*BAD_INPUT, PreflightError) as exc:
+        except (*BAD_INPUT, PreflightError, TrustError) as exc:
             self.refuse(str(exc))
         except OSError as exc:
             self.refuse(f"--run-dir: cannot write the run directory ({exc}); pass another path")
@@ -240,6 +242,12 @@ class Conductor:
             )
         plan = shape.initial_plan(settings)
         run_dir = self._run_dir(settings)
+        # Every connection the run makes trusts the same certificates, checked before any.
+        use(settings.trust)
+        if settings.trust.insecure:
+            log.warning(INSECURE_WARNING)
+        probed = (settings.probes.metrics_url, settings.probes.stub_url)
+        refuse_untrusted(settings.trust, settings.host, *probed)
         fixture = with_host(settings.fixture, settings.host)
         password = password_from_env()
         # Only what the scenario offers is checked: a workload with share 0 is never preflighted.
@@ -275,6 +283,8 @@ class Conductor:
             email=settings.email,
             mode=mode_of(shape),
             warm=_warm_counts(plan, _split(settings.connections, len(slots))),
+            accept_encoding=settings.accept_encoding,
+            tls=settings.trust.to_wire(),
         )
         environment.runner.send_message(PREPARE, to_wire(prepare))
         self._all_ready.wait(READY_TIMEOUT_S)
@@ -560,7 +570,11 @@ class Conductor:
             run.flusher.kill(block=True)
         probes = run.probes.stop() if run.probes is not None else NOT_SUMMARISED
         self._follow_up(run)
-        fetch_stub_calls(run.settings.probes.stub_url, run.run_id, run.files.dir)
+        fetch_stub_calls(
+            run.settings.probes.stub_url,
+            calls_key(run.run_id, run.clock.start_epoch),
+            run.files.dir,
+        )
         run.files.write_locust_tables(self.environment)
         run.files.close()
         run.lost = _lost_processes(run)
@@ -676,6 +690,9 @@ class Conductor:
             "connections_needed": settings.connections_needed,
             "connections_note": settings.connections_note,
             "host": settings.host,
+            "accept_encoding": settings.accept_encoding,
+            "tls_trust": settings.trust.words(),
+            "tls_verified": not settings.trust.insecure,
             "topology": settings.topology,
             "machine": machine(),
             "probes": probes or NOT_SUMMARISED,

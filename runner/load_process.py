@@ -28,6 +28,7 @@ from engine.schedule import Plan
 from engine.seam import Dialect, DialectError
 from engine.serve import CHAT
 from engine.share import Share
+from engine.trust import trust_from_wire
 from inputs.fixture import FixtureError, fixture_from_dict, password_from_env
 from inputs.scenario import Scenario, scenario_from_dict
 from runner.messages import (
@@ -102,7 +103,12 @@ class LoadProcess:
             return
         self.stop("superseded by a new run")
         scenario = scenario_from_dict(prepare.scenario)
-        http = HttpTransport(prepare.host, max_body=scenario.max_body_bytes)
+        http = HttpTransport(
+            prepare.host,
+            max_body=scenario.max_body_bytes,
+            accept_encoding=prepare.accept_encoding,
+            trust=trust_from_wire(prepare.tls),
+        )
         fixture = fixture_from_dict(prepare.fixture)
         error = ""
         began = time.monotonic()
@@ -146,20 +152,26 @@ class LoadProcess:
             return
         plan = Plan.from_wire(update.plan)
         run.plan = plan
+        # This process's part of the plan's highest rate, for what a dialect makes ahead.
+        peak = max((segment.rate for segment in plan.segments), default=0.0)
+        mix = Mix.from_scenario(run.scenario)
+        run.dialect.ready(mix.rates(peak / len(run.prepare.slots)))
         if run.dispatcher is None:
             clock = RunClock(update.start_epoch)
+            run.dialect.agent_plan = run.dialect.agent_plan.started(update.start_epoch)
             run.start["plan_ahead_ms"] = round(-clock.now() * 1000, 1)
             share = Share(
                 slot=run.slot,
                 workers=len(run.prepare.slots),
                 plan=plan,
-                mix=Mix.from_scenario(run.scenario),
+                mix=mix,
                 timeouts=run.scenario.timeouts,
                 dialect=run.dialect,
                 http=run.http,
                 clock=clock,
                 connections=run.prepare.connections[run.slot],
                 on_sample=lambda sample: self._on_sample(run, sample),
+                conversations=run.scenario.agent(CHAT).conversations,
             )
             run.dispatcher = driver_class(run.prepare.mode)(share)
             run.probe = SelfProbe(run.slot, clock, lambda: run.dispatcher.in_flight, run.http.stats)

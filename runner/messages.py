@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.content_coding import DEFAULT_ACCEPT
+
 # Message types: master -> processes.
 PREPARE = "loadkit_prepare"
 PING = "loadkit_ping"
@@ -40,6 +42,11 @@ class Prepare:
     mode: str = "open arrival"
     # Connections each process opens before it says it is ready: what its first second needs.
     warm: list[int] = field(default_factory=list)
+    # The Accept-Encoding the load's requests send (--accept-encoding).
+    accept_encoding: str = DEFAULT_ACCEPT
+    # The certificates its TLS connections trust (engine.trust.Trust.to_wire: the master's CA,
+    # sent, so a worker on another machine needs no file): empty, the default store.
+    tls: dict = field(default_factory=dict)
 
 
 @dataclass

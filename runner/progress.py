@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
@@ -23,6 +24,9 @@ EVERY_S = 10.0
 CLEAR = "\r\x1b[2K"
 # The logger Locust prints its request, percentile and error tables through (locust.stats).
 LOCUST_TABLES_LOGGER = "locust.stats_logger"
+# The logger Locust's runners speak through, and how its lines about ramping users begin.
+LOCUST_RUNNERS_LOGGER = "locust.runners"
+USER_RAMP = ("Shape test updating to ", "Ramping to ", "All users spawned: ")
 
 
 def quiet_locust_tables(options) -> None:
@@ -34,6 +38,17 @@ def quiet_locust_tables(options) -> None:
         return
     options.only_summary = True
     logging.getLogger(LOCUST_TABLES_LOGGER).setLevel(logging.WARNING)
+
+
+def quiet_user_ramp(open_arrival: Callable[[], bool]) -> None:
+    """Locust's lines about ramping users ("Ramping to 0 users ...", "All users spawned: ...
+    (0 total users)"), printed on every run, left out while ``open_arrival()``: that mode has
+    no users, and a refusal's one line sat among them. Users mode keeps them."""
+
+    def keep(record: logging.LogRecord) -> bool:
+        return not (open_arrival() and record.getMessage().startswith(USER_RAMP))
+
+    logging.getLogger(LOCUST_RUNNERS_LOGGER).addFilter(keep)
 
 
 @dataclass(frozen=True)
@@ -53,17 +68,23 @@ class Progress:
 
     def text(self) -> str:
         """'sustain 12/s  t 84/345 s  offered 1,000  recorded 990  in flight 10  late 0 (0.00%)'."""
-        of = f"/{self.end_s:.0f}" if self.end_s is not None else ""
-        if self.offered is None:
-            return (
-                f"{self.phase} (closed loop)  t {self.now_s:.0f}{of} s  recorded {self.recorded:,}"
+        clock = f"t {self.now_s:.0f} s"
+        if self.end_s is not None:
+            # Draining runs past the plan's end: said as such, never "t 35/34 s".
+            past = self.now_s > self.end_s
+            clock = (
+                f"t {self.now_s:.0f} s (the plan ended at {self.end_s:.0f} s)"
+                if past
+                else f"t {self.now_s:.0f}/{self.end_s:.0f} s"
             )
+        if self.offered is None:
+            return f"{self.phase} (closed loop)  {clock}  recorded {self.recorded:,}"
         late = f"{self.late / self.recorded:.2%}" if self.recorded else "–"
         # Samples reach the master in batches: in flight counts those on their way too.
         in_flight = max(self.offered - self.recorded, 0)
         rate = f" {self.rate:g}/s" if self.rate is not None else ""
         return (
-            f"{self.phase}{rate}  t {self.now_s:.0f}{of} s  offered {self.offered:,}  "
+            f"{self.phase}{rate}  {clock}  offered {self.offered:,}  "
             f"recorded {self.recorded:,}  in flight {in_flight:,}  late {self.late:,} ({late})"
         )
 

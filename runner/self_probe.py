@@ -88,4 +88,10 @@ class SelfProbe:
                     (t_s, self.probe, "reconnects", float(c.reconnects)),
                     (t_s, self.probe, "connections_retired_idle", float(c.retired_idle)),
                 ]
+            if c is not None and c.tls_handshakes + c.tls_resumed:
+                # Over TLS only: how many connections paid a full handshake.
+                self._readings += [
+                    (t_s, self.probe, "tls_handshakes", float(c.tls_handshakes)),
+                    (t_s, self.probe, "tls_resumed", float(c.tls_resumed)),
+                ]
             cpu_before, wall_before, worst_lag = cpu, woke, 0.0

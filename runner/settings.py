@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from engine.agent_plan import plan_problem
+from engine.content_coding import ACCEPTABLE, DEFAULT_ACCEPT, accept_problem
 from engine.limits import process_connection_limit
 from engine.samples import SAMPLES_FILE
-from inputs.bad_input import shown
+from engine.trust import CA_FILE_HELP, INSECURE_HELP, Trust, TrustError, trust_from
+from inputs.bad_input import BadInput, SettingsError, shown
 from inputs.fixture import (
     DEFAULT_EMAIL,
     Fixture,
@@ -33,6 +37,8 @@ from probes import ProbeOptions
 from workloads.platforms import PLATFORMS, platform
 
 RUNS_DIR = Path("runs")
+# What an input read on its own returns (settings_from's _read).
+T = TypeVar("T")
 # The files a run creates in its directory (samples.csv is checked on its own: a finished run).
 RUN_FILE_NAMES = (
     "run.json",
@@ -72,10 +78,6 @@ def run_stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
-class SettingsError(ValueError):
-    """An option is wrong; the message names it and the fix."""
-
-
 # Everything that means "bad input, refuse before load" with a one-line message.
 BAD_INPUT = (SettingsError, ScenarioError, FixtureError)
 
@@ -105,12 +107,21 @@ class RunSettings:
     connections_given: bool = False
     # The platform's log, when the kit started the platform and can read what it writes.
     platform_log: Path | None = None
+    # The Accept-Encoding every request of the load sends (the codings the kit decodes).
+    accept_encoding: str = DEFAULT_ACCEPT
+    # The TLS certificates every connection of the run trusts (--ca-file, --insecure).
+    trust: Trust = field(default_factory=Trust)
 
 
 def locust_option(group, *names: str, web: bool = True, **kwargs) -> None:
     """Add one of the kit's options to ``group`` of Locust's parser: argparse's add_argument,
     and the attributes Locust's web UI reads (in its start form unless ``web`` is False;
-    never a secret, required or repeated)."""
+    never a secret, required or repeated). A default that is a value is said in its help
+    (``--help`` and the form's label show the help as written, so not as %(default)s)."""
+    default = kwargs.get("default")
+    if not (default is None or default is False or default == "") and "help" in kwargs:
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        kwargs["help"] = f"{kwargs['help']} (default {shown})"
     action = group.add_argument(*names, **kwargs)
     action.include_in_web_ui, action.is_secret = web, False
     action.is_required, action.is_multiple = False, False
@@ -120,21 +131,21 @@ def add_options(parser) -> None:
     """Register the generator's options on Locust's parser, shown in ``locust --help``.
 
     Locust lists its own options by group and prints a custom option only under a
-    group, so ours get one (``OPTIONS_TITLE``). ``--rate`` comes first: the web UI's
-    start form lists custom options in this order, and the rate is what an operator
-    sets there; the probes' options stay out of the form (they are the machine's, not the
-    test's). Numbers are checked by ``settings_from``, not argparse, so a bad one is our
-    one line.
+    group, so ours get one (``OPTIONS_TITLE``). ``--rate`` stays out of the web UI's
+    custom parameters: the start form asks for it on top (webui/start_form.py); so do the
+    probes' options (they are the machine's, not the test's). Numbers are checked by
+    ``settings_from``, not argparse, so a bad one is our one line.
     """
     option = partial(locust_option, parser.add_argument_group(OPTIONS_TITLE))
     option(
         "--rate",
         default=None,
+        web=False,
         help="arrivals per second at a constant rate instead of the scenario's phases "
         "(the web UI's shape; change it while running at /arrival-rate); "
         "--run-time ends it, drained",
     )
-    option("--scenario", default="scenario.yaml", help="scenario file (YAML)")
+    option("--scenario", default="scenario.yaml", help="the scenario's YAML file")
     option("--scale", default=1.0, help="multiply phase durations (never rates) by this")
     option(
         "--connections",
@@ -144,8 +155,29 @@ def add_options(parser) -> None:
     )
     option("--run-dir", default=None, help="run directory (default: runs/<UTC timestamp>)")
     option("--fixture", default="fixture.json", help="fixture written by the seed")
-    option("--email", default=DEFAULT_EMAIL, help="user to sign in as (password: LOAD_PASSWORD)")
+    option("--email", default=DEFAULT_EMAIL, help="user to sign in as, LOAD_PASSWORD its password")
     option("--topology", default="", help="free text: where each part ran")
+    option(
+        "--ca-file",
+        default=None,
+        web=False,
+        help=CA_FILE_HELP,
+    )
+    option(
+        "--insecure",
+        action="store_true",
+        default=False,
+        web=False,
+        help=INSECURE_HELP,
+    )
+    option(
+        "--accept-encoding",
+        default=DEFAULT_ACCEPT,
+        web=False,
+        help=f"the Accept-Encoding every request sends, a list of {', '.join(ACCEPTABLE)} "
+        f"(default: {DEFAULT_ACCEPT}, as browsers, the SDKs and k6 ask; identity asks for "
+        "answers as they are, uncompressed)",
+    )
     option(
         "--follow-up-grace",
         default=None,
@@ -202,7 +234,7 @@ def add_options(parser) -> None:
         default=DEFAULT_PROMETHEUS_LINGER_S,
         web=False,
         help="seconds the master keeps serving the final metrics after the last run, so the "
-        "next scrape sees every sample (default: 15, Prometheus's default scrape interval)",
+        "next scrape sees every sample (Prometheus scrapes every 15 s by default)",
     )
     _explain_worker_wait(parser)
 
@@ -211,7 +243,7 @@ def _explain_worker_wait(parser) -> None:
     """Give Locust's --expect-workers-max-wait this kit's bounded default and say so in --help.
 
     Locust waits forever by default and exits 1 (a threshold's code) when it gives up;
-    locust_hooks enforces this default itself and exits 2, the code for "no run".
+    runner/hooks.py enforces this default itself and exits 2, the code for "no run".
     """
     parser.set_defaults(expect_workers_max_wait=DEFAULT_WORKER_WAIT_S)
     for action in parser._actions:
@@ -228,47 +260,66 @@ def settings_from(
     """Validated settings from parsed options (and the host Locust or the web UI holds).
 
     A ``--run-dir`` in ``used_run_dirs`` (an earlier test of this web-UI session wrote it) is
-    not checked: the next test gets a directory of its own beside it (Conductor._run_dir)."""
-    scale = _number(options.scale, "--scale", float, MAX_SCALE)
-    fixture = load_fixture(options.fixture)
+    not checked: the next test gets a directory of its own beside it (Conductor._run_dir).
+
+    The options' numbers, the fixture and the scenario are read first, each on its own, and
+    every problem any of them has is raised at once; what depends on them comes after."""
+    found: list[BadInput] = []
+    scale = _read(found, lambda: _number(options.scale, "--scale", float, MAX_SCALE))
+    rate = _read(found, lambda: _optional(options.rate, "--rate", float, MAX_RATE))
+    connections_given = _read(
+        found, lambda: _optional(options.connections, "--connections", int, MAX_CONNECTIONS)
+    )
+    api_pid = _read(found, lambda: _optional(options.api_pid, "--api-pid", int, PID_MAX_LIMIT))
+    grace_given = _read(
+        found,
+        lambda: _optional(
+            options.follow_up_grace, "--follow-up-grace", float, MAX_FOLLOW_UP_GRACE_S
+        ),
+    )
+    fixture = _read(found, lambda: load_fixture(options.fixture))
+    written = _read(found, lambda: load_scenario(options.scenario))
+    if found:
+        raise found[0] if len(found) == 1 else SettingsError([p for e in found for p in e.problems])
+    assert scale is not None and fixture is not None and written is not None
     if fixture.platform not in PLATFORMS:
         raise SettingsError(
             f"fixture.platform: {shown(fixture.platform)} is not one this kit speaks; use one of "
             f"{', '.join(PLATFORMS)} (seed again)"
         )
-    written = load_scenario(options.scenario)
     if unknown := sorted(written.platforms_named - set(PLATFORMS)):
         raise SettingsError(
             f"scenario: per_platform names {', '.join(map(shown, unknown))}, not a platform this "
             f"kit speaks; use one of {', '.join(PLATFORMS)}"
         )
     unscaled = written.for_platform(fixture.platform)
-    if problem := plan_problem(unscaled, fixture.platform, platform(fixture.platform).tool):
+    record = platform(fixture.platform)
+    if unserved := [w for w in unscaled.offered if w not in record.requests]:
+        raise SettingsError(
+            f"workloads.{unserved[0]}: not offered by {fixture.platform} (it serves "
+            f"{', '.join(record.requests)}); give {' and '.join(unserved)} share 0 for it "
+            "under per_platform, with the why"
+        )
+    if problem := plan_problem(unscaled, fixture.platform, record.tool):
         raise SettingsError(problem)
     scenario = unscaled.scaled(scale)
-    rate = None if options.rate in (None, "") else _number(options.rate, "--rate", float, MAX_RATE)
     needed = scenario.connections_needed(rate)
-    given = options.connections not in (None, "")
-    connections = (
-        int(_number(options.connections, "--connections", int, MAX_CONNECTIONS))
-        if given
-        else needed
-    )
+    given = connections_given is not None
+    connections = int(connections_given) if connections_given is not None else needed
     if host and (problem := url_problem(host)):
         raise SettingsError(f"--host: {problem}")
     password_from_env()
     run_dir = Path(options.run_dir) if options.run_dir else None
     if run_dir not in used_run_dirs:
         check_new_run_dir(run_dir or RUNS_DIR)
-    api_pid = options.api_pid
-    if api_pid not in (None, ""):
-        api_pid = int(_number(api_pid, "--api-pid", int, PID_MAX_LIMIT))
-    grace = options.follow_up_grace
-    grace_s = (
-        scenario.timeouts.slowest_s
-        if grace in (None, "")
-        else _number(grace, "--follow-up-grace", float, MAX_FOLLOW_UP_GRACE_S)
-    )
+    grace_s = scenario.timeouts.slowest_s if grace_given is None else grace_given
+    accept_encoding = getattr(options, "accept_encoding", DEFAULT_ACCEPT)
+    if problem := accept_problem(accept_encoding):
+        raise SettingsError(f"--accept-encoding: {problem}")
+    try:
+        trust = trust_from(getattr(options, "ca_file", None), getattr(options, "insecure", False))
+    except TrustError as exc:
+        raise SettingsError(str(exc)) from None
     platform_log = Path(options.platform_log) if options.platform_log else None
     if platform_log is not None and not platform_log.is_file():
         raise SettingsError(
@@ -288,7 +339,7 @@ def settings_from(
         rate=rate,
         follow_up_grace_s=grace_s,
         probes=ProbeOptions(
-            api_pid=api_pid or None,
+            api_pid=int(api_pid) if api_pid else None,
             database_url=probe_database_url(options),
             metrics_url=options.metrics_url or None,
             stub_url=options.stub_url or fixture.stub_url or None,
@@ -296,6 +347,8 @@ def settings_from(
         unscaled=unscaled,
         connections_given=given,
         platform_log=platform_log,
+        accept_encoding=accept_encoding,
+        trust=trust,
     )
 
 
@@ -437,6 +490,20 @@ def refuse_users_options(options) -> None:
 def with_host(fixture: Fixture, host: str) -> Fixture:
     """The fixture as the run sees it: the deployment at ``host``."""
     return replace(fixture, api_url=host)
+
+
+def _read(found: list[BadInput], read: Callable[[], T]) -> T | None:
+    """``read()``, or None with its bad input added to ``found``."""
+    try:
+        return read()
+    except BadInput as exc:
+        found.append(exc)
+        return None
+
+
+def _optional(value: object, option: str, cast: type, most: float) -> float | None:
+    """``_number`` of an option that may be left out (None or empty: None)."""
+    return None if value in (None, "") else _number(value, option, cast, most)
 
 
 def _number(value: object, option: str, cast: type, most: float) -> float:

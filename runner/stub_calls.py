@@ -18,6 +18,7 @@ import requests
 
 from engine import nofollow
 from engine.agent_plan import STUB_CALLS_FILE
+from engine.trust import session
 
 # Seconds to wait for the stub's answer: it reads its files and streams them back.
 FETCH_TIMEOUT_S = 60.0
@@ -25,13 +26,14 @@ FETCH_TIMEOUT_S = 60.0
 log = logging.getLogger("agent_loadkit")
 
 
-def fetch_stub_calls(stub_url: str | None, run_id: str, run_dir: Path) -> int | None:
-    """Write ``stub_calls.csv``; the rows it holds, or None when the stub could not say."""
+def fetch_stub_calls(stub_url: str | None, run_key: str, run_dir: Path) -> int | None:
+    """Write ``stub_calls.csv`` with the rows of ``run_key`` (engine.agent_plan.calls_key);
+    the rows it holds, or None when the stub could not say."""
     if not stub_url:
         return None
     url = stub_url.rstrip("/") + "/calls"
     try:
-        with requests.get(url, params={"run": run_id}, timeout=FETCH_TIMEOUT_S) as answer:
+        with session().get(url, params={"run": run_key}, timeout=FETCH_TIMEOUT_S) as answer:
             answer.raise_for_status()
             body = answer.content
     except requests.RequestException as exc:

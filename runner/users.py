@@ -27,25 +27,17 @@ import gevent
 import gevent.event
 from locust import User, constant, task
 
-# Locust's own order of handing out weighted users (pinned locust==2.47.0): the only way to
-# know which workload gets its first user at which count is to ask the same generator.
-from locust.dispatch import _kl_generator
-
 from engine.deadlines import Deadlines
 from engine.dispatcher import Dispatcher
 from engine.samples import Result, recorded
 from engine.schedule import Plan
-from engine.serve import serve
+from engine.serve import CHAT, serve
 from engine.share import Share
-from inputs.scenario import WORKLOADS, Scenario
+from inputs.scenario import WORKLOADS
+from shapes.kit_shape import USERS
 
-# run.json's "mode" for each way of offering load; a report states it on its first screen.
-USERS = "users"
-OPEN_ARRIVAL = "open arrival"
 # How long an idle user (no run yet, run over, or its workload left out) waits before asking again.
 IDLE_S = 0.05
-# Locust weights are integers in spirit: shares become weights with this resolution.
-WEIGHT_SCALE = 1000
 
 _active: UsersDriver | None = None
 
@@ -55,23 +47,14 @@ def driver_class(mode: str) -> type:
     return UsersDriver if mode == USERS else Dispatcher
 
 
-def mode_of(shape: object) -> str:
-    """The mode a shape runs in: users shapes say so, every other shape is open arrival."""
-    return getattr(shape, "mode", OPEN_ARRIVAL)
-
-
-def mode_fields(shape: object) -> dict:
-    """run.json's record of the mode, and for users mode the users each step held."""
-    fields = {"mode": mode_of(shape)}
-    record = getattr(shape, "users_record", None)
-    if callable(record):
-        fields["users"] = record()
-    return fields
-
-
 def current() -> UsersDriver | None:
     """The users driver of the run this process is in, None outside a users-mode run."""
     return _active
+
+
+# The session's count of the user's chat turns in its current conversation (the kit's key;
+# a dialect keeps the platform's ids beside it).
+TURNS_KEY = "loadkit_turns"
 
 
 class UsersDriver:
@@ -94,6 +77,8 @@ class UsersDriver:
         self._dialect = share.dialect
         self._http = share.http
         self._on_sample = share.on_sample
+        # A chat user's conversation has at most this many turns; then it starts the next.
+        self._turns = share.conversations.turns
         bounds = (0.0, *mix.upper_bounds)
         self._served = {n for i, n in enumerate(mix.names) if bounds[i + 1] > bounds[i]}
         self._next = 0
@@ -130,6 +115,12 @@ class UsersDriver:
             return False
         index = self._next * self._workers + self._slot
         self._next += 1
+        if workload == CHAT:
+            turns = session.get(TURNS_KEY, 0)
+            if turns >= self._turns:
+                session.clear()
+                turns = 0
+            session[TURNS_KEY] = turns + 1
         now = self.clock.now()
         segment = self._segment_at(now)
         self.offered[segment, workload] += 1
@@ -219,50 +210,3 @@ def _user_class(workload: str) -> type[WorkloadUser]:
 
 # One User class per workload, in the scenario's order; the locustfile exports them.
 USER_CLASSES: dict[str, type[WorkloadUser]] = {w: _user_class(w) for w in WORKLOADS}
-
-
-def weighted_classes(scenario: Scenario) -> list[type[WorkloadUser]]:
-    """Set each class's weight to its workload's share; the classes with a positive share."""
-    chosen = []
-    for name, cls in USER_CLASSES.items():
-        share = scenario.mix.get(name, 0.0)
-        cls.weight = max(0, round(share * WEIGHT_SCALE))
-        if cls.weight > 0:
-            chosen.append(cls)
-    return chosen
-
-
-def first_user_counts(classes: list[type[WorkloadUser]]) -> dict[str, int]:
-    """Per workload of ``classes``: the user count at which Locust gives it its first user.
-
-    Locust hands out whole users in one fixed order over the weights (the same for
-    one process or many workers), so a small share gets none below this count.
-    """
-    weights = sorted((cls.__name__, cls.weight) for cls in classes if cls.weight > 0)
-    workload = {cls.__name__: cls.workload for cls in classes}
-    order = _kl_generator(weights)
-    first: dict[str, int] = {}
-    count = 0
-    while len(first) < len(weights):
-        count += 1
-        first.setdefault(workload[next(order)], count)
-    return first
-
-
-def unserved(classes: list[type[WorkloadUser]], users: int) -> dict[str, int]:
-    """Workloads that get no user among ``users``, each with the smallest count giving it one."""
-    if users < 1:
-        return {}
-    return {name: n for name, n in first_user_counts(classes).items() if n > users}
-
-
-def unserved_line(where: str, missing: dict[str, int], mix: dict[str, float], fix: str) -> str:
-    """One line, before load: which workloads get no user ``where``, and the count that fixes it."""
-    names = sorted(missing, key=lambda name: (missing[name], name))
-    listed = ", ".join(f"{name} ({mix.get(name, 0.0):.1%})" for name in names)
-    needs = ", ".join(f"{name} needs {missing[name]}" for name in names)
-    return (
-        f"{where}: {listed} get no user, so they are not offered and their checks will be "
-        f"inconclusive (Locust gives whole users by weight); {needs} users; the fix: "
-        f"{fix.format(users=max(missing.values()))}"
-    )

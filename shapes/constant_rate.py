@@ -9,8 +9,8 @@ effect a moment ahead, at the same arrival index in every process. With
 from __future__ import annotations
 
 from engine.schedule import Plan
-from runner.settings import RunSettings, SettingsError
-from shapes.kit_shape import KitShape
+from inputs.bad_input import SettingsError
+from shapes.kit_shape import KitShape, Settings
 
 
 class ConstantRateShape(KitShape):
@@ -18,7 +18,7 @@ class ConstantRateShape(KitShape):
 
     rate: float | None = None
 
-    def initial_plan(self, settings: RunSettings) -> Plan:
+    def initial_plan(self, settings: Settings) -> Plan:
         """``--rate`` from t = 0, until ``--run-time`` or a stop; SettingsError without a rate."""
         if settings.rate is None:
             raise SettingsError(

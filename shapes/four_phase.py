@@ -8,13 +8,12 @@ wearing the same name.
 from __future__ import annotations
 
 from engine.schedule import Plan
-from runner.settings import RunSettings
-from shapes.kit_shape import KitShape
+from shapes.kit_shape import KitShape, Settings
 
 
 class FourPhaseShape(KitShape):
     """The scenario's phases, each at its rate, from the moment load starts."""
 
-    def initial_plan(self, settings: RunSettings) -> Plan:
+    def initial_plan(self, settings: Settings) -> Plan:
         """Every phase of the (scaled) scenario, back to back from t = 0."""
         return Plan.from_scenario(settings.scenario)

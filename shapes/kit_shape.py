@@ -2,39 +2,87 @@
 
 Locust ticks a shape about once a second on the master, and a tick can stall
 for seconds in distributed mode, so the shape is never the arrival timer: it
-hands the conductor a plan of absolute due times when the test starts, and ends
-the test when the conductor says every process has drained. It asks Locust for no
-users at all; the open-arrival dispatchers are not users and the UI should not
-pretend they are concurrent people.
+hands the run a plan of absolute due times when the test starts, and ends the
+test when the run says every process has drained. It asks Locust for no users at
+all; the open-arrival dispatchers are not users and the UI should not pretend
+they are concurrent people. Shapes sit beneath the runner and see the run only
+through ``Pacer`` and ``Settings``, the protocols declared here.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
 
 from locust import LoadTestShape
 
 from engine.schedule import Plan
 from inputs.scenario import Scenario
-from runner.conductor import Conductor
-from runner.settings import RunSettings
+
+# run.json's "mode" for each way of offering load; a report states it on its first screen.
+USERS = "users"
+OPEN_ARRIVAL = "open arrival"
+
+
+class Pacer(Protocol):
+    """What a shape asks of the run it paces (runner.conductor.Conductor is one)."""
+
+    def tick(self) -> tuple[int, float] | None:
+        """Keep the test running, or None when it is over."""
+
+    def now(self) -> float | None:
+        """Seconds since the current run started (None before one starts)."""
+
+    def progress(self) -> tuple[Path, int] | None:
+        """The run's directory and the arrivals due by now (None before a run starts)."""
+
+    def change_plan(self, plan_for: Callable[[Plan, float], Plan]) -> None:
+        """Apply a change computed from (the current plan, when the change takes effect)."""
+
+
+class Settings(Protocol):
+    """What a shape reads of the run's checked settings (runner.settings.RunSettings is one)."""
+
+    @property
+    def scenario(self) -> Scenario: ...
+    @property
+    def rate(self) -> float | None: ...
 
 
 class KitShape(LoadTestShape):
     """Base of the four-phase and constant-rate shapes."""
 
     abstract = True
-    conductor: Conductor | None = None
+    conductor: Pacer | None = None
+    # How this shape offers load; users shapes say USERS.
+    mode = OPEN_ARRIVAL
     # Locust says a shape ignores --run-time, -u and -r unless this is true; the kit reads
     # --run-time (constant rate) and refuses the rest. choose_shape sets it false in the web
     # UI, where true would show Locust's users fields.
     use_common_options = True
 
     def tick(self) -> tuple[int, float] | None:
-        """Keep the test running until the conductor says it is over."""
+        """Keep the test running until the run says it is over."""
         return None if self.conductor is None else self.conductor.tick()
 
-    def initial_plan(self, settings: RunSettings) -> Plan:
+    def initial_plan(self, settings: Settings) -> Plan:
         """The schedule a new test starts with."""
         raise NotImplementedError
 
     def after_preflight(self, scenario: Scenario) -> None:
         """Hear which workloads preflight kept (the scenario after it), before load starts."""
+
+
+def mode_of(shape: object) -> str:
+    """The mode a shape runs in: users shapes say so, every other shape is open arrival."""
+    return getattr(shape, "mode", OPEN_ARRIVAL)
+
+
+def mode_fields(shape: object) -> dict:
+    """run.json's record of the mode, and for users mode the users each step held."""
+    fields = {"mode": mode_of(shape)}
+    record = getattr(shape, "users_record", None)
+    if callable(record):
+        fields["users"] = record()
+    return fields

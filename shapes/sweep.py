@@ -12,20 +12,18 @@ see whether the platform gives memory back.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
 
 from engine.schedule import Plan, Segment
-from inputs.bad_input import shown
+from engine.sweep_steps import REST, rate_step, users_step
+from inputs.bad_input import SettingsError, shown
 from inputs.scenario import MAX_PHASE_S, MAX_RATE
-from runner.settings import RunSettings, SettingsError, locust_option
-from shapes.kit_shape import KitShape
+from shapes.kit_shape import KitShape, Settings
 from shapes.users import SteppedUsersShape, UsersShape
 
 # Seconds each step is held unless --step-s says otherwise: enough for a few turns at 2 s each.
 DEFAULT_STEP_S = 15.0
-# The name of the no-load step that ends a sweep with --rest-s (reports/sweep.py reads it).
-REST = "rest"
 # Users mode: a step is judged this long after it ended (its last requests are in, and one
 # worker report interval has brought them to the master).
 JUDGE_AFTER_S = 4.0
@@ -39,10 +37,10 @@ SWEEP_TITLE = "agent-loadkit sweeps (docs/capacity.md)"
 log = logging.getLogger(__name__)
 
 
-def add_sweep_options(parser) -> None:
-    """The sweeps' options on Locust's parser, under their own heading (Locust's --help prints
-    a custom option only under a group), and in the web UI's start form."""
-    option = partial(locust_option, parser.add_argument_group(SWEEP_TITLE))
+def add_sweep_options(option: Callable[..., None]) -> None:
+    """The sweeps' options, each added by ``option`` (the runner's: to Locust's parser under
+    SWEEP_TITLE, Locust's --help printing a custom option only under a group, and to the web
+    UI's start form)."""
     option(
         "--sweep-users",
         default=None,
@@ -179,13 +177,13 @@ def cut(plan: Plan, at_s: float) -> Plan:
 class ConcurrencySweepShape(SteppedUsersShape):
     """Users 1, 2, 4, ... N (``--sweep-users``), each held ``--step-s``; then ``--rest-s`` idle."""
 
-    def initial_plan(self, settings: RunSettings) -> Plan:
+    def initial_plan(self, settings: Settings) -> Plan:
         """One zero-rate segment per user count, named ``c=<users>``."""
         options = self.runner.environment.parsed_options
         if options.sweep_users in (None, ""):
             raise SettingsError("--sweep-users: not set; give the top user count, e.g. 64")
         step, rest = step_seconds(options)
-        steps = [(f"c={users}", users, step) for users in user_steps(options.sweep_users)]
+        steps = [(users_step(users), users, step) for users in user_steps(options.sweep_users)]
         if rest:
             steps.append((REST, 0, rest))
         plan = self._plan(settings, steps)
@@ -211,7 +209,7 @@ class ConcurrencySweepShape(SteppedUsersShape):
 class RateSweepShape(KitShape):
     """Arrival rates from ``--sweep-rates``, each held ``--step-s``; then ``--rest-s`` idle."""
 
-    def initial_plan(self, settings: RunSettings) -> Plan:
+    def initial_plan(self, settings: Settings) -> Plan:
         """One open-arrival segment per rate, named ``rate=<r>/s``."""
         options = self.runner.environment.parsed_options
         if options.sweep_rates in (None, ""):
@@ -219,7 +217,7 @@ class RateSweepShape(KitShape):
         step, rest = step_seconds(options)
         segments, start, first = [], 0.0, 0
         for rate in rate_steps(options.sweep_rates):
-            segment = Segment(f"rate={rate:g}/s", rate, start, start + step, first, "sweep step")
+            segment = Segment(rate_step(rate), rate, start, start + step, first, "sweep step")
             segments.append(segment)
             first += segment.count()
             start += step

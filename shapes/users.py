@@ -21,12 +21,18 @@ failed): not a pass, and not a failure of the platform.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+
+from locust import User
+
+# Locust's own order of handing out weighted users (pinned locust==2.47.0): the only way to
+# know which workload gets its first user at which count is to ask the same generator.
+from locust.dispatch import _kl_generator
 
 from engine.schedule import Plan, Segment
+from inputs.bad_input import SettingsError
 from inputs.scenario import Scenario
-from runner.settings import RunSettings, SettingsError
-from runner.users import USERS, unserved, unserved_line, weighted_classes
-from shapes.kit_shape import KitShape
+from shapes.kit_shape import USERS, KitShape, Settings
 
 # Locust ticks a shape about once a second; a step's users are counted after this long.
 SETTLE_S = 1.5
@@ -43,14 +49,16 @@ class UsersShape(KitShape):
 
     mode = USERS
     use_common_options = True
+    # The runner's User class per workload (runner.users.USER_CLASSES), set by choose_shape.
+    user_classes: Mapping[str, type[User]] = {}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._classes: list | None = None
+        self._classes: dict[str, type[User]] | None = None
         self._mix: dict[str, float] = {}
         self._steps: list[dict] = []
 
-    def initial_plan(self, settings: RunSettings) -> Plan:
+    def initial_plan(self, settings: Settings) -> Plan:
         """One open (or ``--run-time``-long) step at ``-u`` users."""
         users = self._option_users()
         if settings.rate is not None:
@@ -70,13 +78,13 @@ class UsersShape(KitShape):
             )
         return users
 
-    def _plan(self, settings: RunSettings, steps: list[tuple[str, int, float | None]]) -> Plan:
+    def _plan(self, settings: Settings, steps: list[tuple[str, int, float | None]]) -> Plan:
         """Zero-rate segments for (name, users, seconds) steps; the classes weighted by the mix.
 
         Users being stopped finish their request first (Locust's stop timeout set to the
         slowest workload timeout), so a step's end never cuts a request short.
         """
-        self._classes = weighted_classes(settings.scenario)
+        self._classes = weighted_classes(self.user_classes, settings.scenario)
         self._mix = settings.scenario.mix
         self.runner.environment.stop_timeout = settings.scenario.timeouts.slowest_s
         segments, start = [], 0.0
@@ -100,7 +108,7 @@ class UsersShape(KitShape):
     def after_preflight(self, scenario: Scenario) -> None:
         """Weight only the workloads preflight kept (a skipped one's users would only idle),
         and warn in one line if a step's users leave a workload without any."""
-        self._classes = weighted_classes(scenario)
+        self._classes = weighted_classes(self.user_classes, scenario)
         self._mix = scenario.mix
         for step in self._steps:
             step["unserved"] = unserved(self._classes, step["users"])
@@ -147,7 +155,7 @@ class UsersShape(KitShape):
             return state
         users = self.users_at(now)
         self._note_classes(now)
-        return users, self.spawn_rate(users), self._classes
+        return users, self.spawn_rate(users), list(self._classes.values())
 
     def _note_classes(self, now: float) -> None:
         """Keep the users of each class last seen in the step, from its second second on
@@ -189,3 +197,55 @@ class SteppedUsersShape(UsersShape):
         """Fast enough to reach any step's users, or to stop them all, within about a second."""
         most = max((s["users"] for s in self._steps), default=1)
         return max(super().spawn_rate(users), float(most), 1.0)
+
+
+# Locust weights are integers in spirit: shares become weights with this resolution.
+WEIGHT_SCALE = 1000
+
+
+def weighted_classes(
+    classes: Mapping[str, type[User]], scenario: Scenario
+) -> dict[str, type[User]]:
+    """Set each workload's class's weight to its share; the classes with a positive share."""
+    chosen = {}
+    for name, cls in classes.items():
+        cls.weight = max(0, round(scenario.mix.get(name, 0.0) * WEIGHT_SCALE))
+        if cls.weight > 0:
+            chosen[name] = cls
+    return chosen
+
+
+def first_user_counts(classes: Mapping[str, type[User]]) -> dict[str, int]:
+    """Per workload of ``classes``: the user count at which Locust gives it its first user.
+
+    Locust hands out whole users in one fixed order over the weights (the same for
+    one process or many workers), so a small share gets none below this count.
+    """
+    weights = sorted((cls.__name__, cls.weight) for cls in classes.values() if cls.weight > 0)
+    workload = {cls.__name__: name for name, cls in classes.items()}
+    order = _kl_generator(weights)
+    first: dict[str, int] = {}
+    count = 0
+    while len(first) < len(weights):
+        count += 1
+        first.setdefault(workload[next(order)], count)
+    return first
+
+
+def unserved(classes: Mapping[str, type[User]], users: int) -> dict[str, int]:
+    """Workloads that get no user among ``users``, each with the smallest count giving it one."""
+    if users < 1:
+        return {}
+    return {name: n for name, n in first_user_counts(classes).items() if n > users}
+
+
+def unserved_line(where: str, missing: dict[str, int], mix: dict[str, float], fix: str) -> str:
+    """One line, before load: which workloads get no user ``where``, and the count that fixes it."""
+    names = sorted(missing, key=lambda name: (missing[name], name))
+    listed = ", ".join(f"{name} ({mix.get(name, 0.0):.1%})" for name in names)
+    needs = ", ".join(f"{name} needs {missing[name]}" for name in names)
+    return (
+        f"{where}: {listed} get no user, so they are not offered and their checks will be "
+        f"inconclusive (Locust gives whole users by weight); {needs} users; the fix: "
+        f"{fix.format(users=max(missing.values()))}"
+    )

@@ -28,6 +28,8 @@ from stack.processes import ROOT, free_port, running
 WHAT = "agno's AgentOS"
 
 AGNO_PYTHON = ROOT / ".venv-agno" / "bin" / "python"
+# make agno-venv took 46 s here (2026-12-02, load average 4.4, PyPI's files cached).
+AGNO_BUILD = "about a minute"
 # agno imports LanceDB, pyarrow and the OpenAI SDK before it listens: slower than our servers
 # from a cold disk on a busy machine.
 READY_TIMEOUT_S = 120.0
@@ -35,7 +37,7 @@ READY_TIMEOUT_S = 120.0
 
 def ensure_agno_venv() -> str:
     """The agno interpreter, building its environment first if needed (``make agno-venv``)."""
-    return ensure_venv("agno-venv", AGNO_PYTHON)
+    return ensure_venv("agno-venv", AGNO_PYTHON, "agno's environment (.venv-agno)", AGNO_BUILD)
 
 
 # How the topology line names the platform.

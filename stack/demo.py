@@ -5,12 +5,16 @@ runs the four phases headless at full length (SCALE=1: about 6 minutes of load, 
 least that offers every check its minimum count, so the verdict can be a pass),
 builds the reports, stops what it started (also on Ctrl-C, SIGTERM, SIGHUP or failure,
 and when this process is killed: stack/processes.py) and exits with the report's code:
-0 pass, 1 a check failed, 2 the run was invalid, could not judge a check, or never ran.
-The code is the one the run's summary.json holds, never Locust's own status. Locust's
-run prints each workload's figures and the verdict as its last lines; the demo does not
-print them again. SCALE=0.1 is the quick look (about 35 s): it offers too few uploads
-and webhooks to judge them, says so before load, and ends INCONCLUSIVE (exit 2) unless
-something it could judge failed.
+0 pass, 1 a check failed or could not be measured or a workload did not recover, 2 the
+run was invalid, could not judge a check, or never ran. The code is the one the run's
+summary.json holds, never Locust's own status. Locust's run prints each workload's
+figures and the verdict as its last lines; the demo does not print them again.
+SCALE=0.1 is the quick look (about 35 s of load): it judges 14 of the 28 checks (the
+latency limits, the sustain and burst error rates of reads, chat, runs and retrieval,
+and the reads' recovery) and leaves the other 14 inconclusive (uploads and webhooks
+throughout, and recover for all but the reads: too few arrivals), says so before load,
+and ends INCONCLUSIVE (exit 2) unless something it judged failed. agno and LangGraph
+run from environments of their own, built on first use (about a minute).
 """
 
 from __future__ import annotations
@@ -27,10 +31,10 @@ from runner.settings import RUNS_DIR, run_stamp
 from stack.local import LOCUST, LocalStack, StackOptions
 from stack.platforms import local_stack, platform_stack
 from stack.processes import ROOT, Interrupted, run_load, stopped_by_signals
-from workloads.platforms import PLATFORMS
+from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 # The full four phases (345 s of load): every check gets its minimum count, so the run can
-# pass; at 0.1 uploads, webhooks and recover have too few arrivals to judge (INCONCLUSIVE).
+# pass; at 0.1, 14 of the 28 checks have too few arrivals to judge (INCONCLUSIVE).
 DEFAULT_SCALE = 1.0
 
 # The target's pool knobs; when set they are passed on and named in the topology line.
@@ -68,8 +72,10 @@ def parse_args(argv: list[str], prog: str = "loadkit demo") -> argparse.Namespac
     parser.add_argument(
         "--platform",
         choices=PLATFORMS,
-        default=os.environ.get("PLATFORM") or "agenticos",
-        help="the reference target (agenticos, default) or agno's AgentOS (agno); env PLATFORM",
+        default=os.environ.get("PLATFORM") or DEFAULT_PLATFORM,
+        help="the platform started and tested: "
+        + ", ".join(f"{name} ({platform_stack(name).WHAT})" for name in PLATFORMS)
+        + f"; env PLATFORM, default {DEFAULT_PLATFORM}",
     )
     parser.add_argument(
         "--database-url",

@@ -29,6 +29,8 @@ from stack.processes import ROOT, free_port, running
 WHAT = "LangGraph's Agent Server"
 
 LANGGRAPH_PYTHON = ROOT / ".venv-langgraph" / "bin" / "python"
+# make langgraph-venv took 35 s here (2026-12-02, load average 4.4, PyPI's files cached).
+BUILD = "about a minute"
 # The server imports LangChain, OpenTelemetry and gRPC and loads the graph before /ok answers:
 # slower than our servers from a cold disk on a busy machine.
 READY_TIMEOUT_S = 120.0
@@ -39,7 +41,9 @@ N_JOBS_PER_WORKER = 20
 
 def ensure_langgraph_venv() -> str:
     """The server's interpreter, building its environment first if needed."""
-    return ensure_venv("langgraph-venv", LANGGRAPH_PYTHON)
+    return ensure_venv(
+        "langgraph-venv", LANGGRAPH_PYTHON, "LangGraph's environment (.venv-langgraph)", BUILD
+    )
 
 
 # How the topology line names the platform.

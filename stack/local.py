@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -92,6 +93,21 @@ class LocalStack:
         }
 
 
+def headless_command(stack: LocalStack, scenario: Path, run_dir: Path) -> list[str]:
+    """A headless run of ``scenario`` against the stack into ``run_dir``, with every probe
+    the stack offers and only the summary on the console."""
+    return [
+        *LOCUST,
+        "--headless",
+        *stack.locust_options(),
+        "--scenario",
+        str(scenario),
+        "--run-dir",
+        str(run_dir),
+        "--only-summary",
+    ]
+
+
 def password() -> str:
     """The admin password the target is started with and the run signs in with."""
     return os.environ.get(PASSWORD_ENV) or DEFAULT_PASSWORD
@@ -158,12 +174,20 @@ class PlatformUnavailable(RuntimeError):
     """A platform's own environment could not be built here; one line saying why."""
 
 
-def ensure_venv(target: str, python: Path) -> str:
+def build_once(target: str, what: str, expected: str) -> subprocess.CompletedProcess:
+    """``make TARGET``, saying first in one line, when make has something to build
+    (``make -q``), what is built and about how long it takes: a first demo against a platform
+    in its own environment otherwise sat silent through the install."""
+    env = dict(os.environ)
+    if run_captured(["make", "-q", "--no-print-directory", target], env, 60).returncode != 0:
+        print(f"{what}: built on first use ({expected}); later runs reuse it", flush=True)
+    return run_captured(["make", "--no-print-directory", target], env, INSTALL_TIMEOUT_S)
+
+
+def ensure_venv(target: str, python: Path, what: str, expected: str) -> str:
     """A platform's interpreter, building its environment first if needed (``make TARGET``):
     a platform that pins its own web stack runs from an environment apart from the kit's."""
-    done = run_captured(
-        ["make", "--no-print-directory", target], dict(os.environ), INSTALL_TIMEOUT_S
-    )
+    done = build_once(target, what, expected)
     if done.returncode != 0 or not python.exists():
         lines = (done.stderr or done.stdout).strip().splitlines()
         raise PlatformUnavailable(

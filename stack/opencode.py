@@ -12,12 +12,22 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from stack.local import INSTALL_TIMEOUT_S, PlatformUnavailable, password
-from stack.processes import ROOT, Server, free_port, run_captured, running
+from inputs.fixture import DEFAULT_EMAIL
+from stack.local import (
+    LocalStack,
+    PlatformUnavailable,
+    StackOptions,
+    build_once,
+    child_env,
+    password,
+    running_stub,
+    seed,
+    topology,
+)
+from stack.processes import ROOT, Server, free_port, running
 
 # How ``make demo`` names this platform in its first line.
 WHAT = "opencode serve"
@@ -27,13 +37,20 @@ BINARY = ROOT / "platforms" / "opencode" / "node_modules" / ".bin" / "opencode"
 READY_TIMEOUT_S = 60.0
 # opencode's basic-auth user when OPENCODE_SERVER_USERNAME is not set (its default).
 USER = "opencode"
+# How the topology line names the platform.
+DESCRIBED = (
+    "opencode serve 1.18.33 (npm opencode-ai, platforms/opencode/, one Bun process, SQLite, "
+    "edit/bash/webfetch denied)"
+)
+
+
+# make opencode-install took 8 s here (2026-12-02, load average 2.6, npm's cache warm).
+BUILD = "about 10 s, longer with npm's cache cold"
 
 
 def ensure_opencode() -> None:
     """Install the pinned opencode if needed (``make opencode-install``), or say why not."""
-    done = run_captured(
-        ["make", "--no-print-directory", "opencode-install"], dict(os.environ), INSTALL_TIMEOUT_S
-    )
+    done = build_once("opencode-install", "opencode (platforms/opencode/node_modules)", BUILD)
     if done.returncode != 0 or not BINARY.exists():
         lines = (done.stderr or done.stdout).strip().splitlines()
         raise PlatformUnavailable(
@@ -73,3 +90,28 @@ def running_opencode(data_dir: Path, stub_url: str, env: dict[str, str]) -> Iter
         ready_headers=basic_auth(password()),
     ) as server:
         yield server
+
+
+@contextlib.contextmanager
+def start_stack(options: StackOptions) -> Iterator[LocalStack]:
+    """Start stub and opencode, write the corpus into its project folder, yield; stop both
+    when the block ends."""
+    ensure_opencode()
+    env = child_env()
+    with (
+        running_stub(options, env) as stub,
+        running_opencode(
+            options.workdir / "opencode-data", stub.url, {**env, **options.target_env}
+        ) as server,
+    ):
+        fixture = options.workdir / "fixture.json"
+        seed(server.url, stub.url, options.documents, fixture, env, platform="opencode")
+        yield LocalStack(
+            stub,
+            server,
+            fixture,
+            DEFAULT_EMAIL,
+            topology(options, DESCRIBED, stub),
+            None,
+            metrics=False,
+        )

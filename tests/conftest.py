@@ -14,6 +14,7 @@ started once per test module that asks for it; a module that needs another
 from __future__ import annotations
 
 import signal
+from collections import Counter
 
 import pytest
 
@@ -27,6 +28,27 @@ def _interrupt(signum: int, frame: object) -> None:
 def pytest_configure(config) -> None:
     """Install the handler in the process that runs the tests."""
     signal.signal(signal.SIGTERM, _interrupt)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Say what was skipped, by reason, and how to get the rest: a suite that passed with
+    tests skipped is not the whole suite (``.ci/run`` installs what they need first)."""
+    reasons = Counter(
+        str(report.longrepr[2]).removeprefix("Skipped: ")
+        for report in terminalreporter.stats.get("skipped", [])
+        if isinstance(report.longrepr, tuple)
+    )
+    if not reasons:
+        return
+    total = sum(reasons.values())
+    terminalreporter.write_sep(
+        "-", f"{total} test{'' if total == 1 else 's'} skipped: what each needs and how to get it"
+    )
+    for reason, count in reasons.most_common():
+        terminalreporter.write_line(f"{count:4}  {reason}")
+    terminalreporter.write_line(
+        "      .ci/run installs all of them, then runs make test (as CI does)"
+    )
 
 
 @pytest.fixture(scope="module")

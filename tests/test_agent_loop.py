@@ -19,9 +19,11 @@ from collections import defaultdict
 import pytest
 
 from engine.agent_plan import STUB_CALLS_FILE
-from stack.local import LOCUST, PlatformUnavailable, StackOptions, child_env
+from engine.conversations import planned_depths
+from inputs.agent import Conversations
+from stack.local import PlatformUnavailable, StackOptions, child_env, headless_command
 from stack.processes import ROOT
-from tests.support.generator_env import read_samples, run_local, write_scenario
+from tests.support.generator_env import read_samples, run_distributed, run_local, write_scenario
 
 pytestmark = [pytest.mark.system, pytest.mark.slow, pytest.mark.timeout(2 * 600)]
 
@@ -106,16 +108,7 @@ def test_agno_and_langgraph_run_each_turn_and_run_for_three_steps(name, tmp_path
     run_dir = tmp_path / "run"
     with stack_module.start_stack(options) as stack:
         result = subprocess.run(
-            [
-                *LOCUST,
-                "--headless",
-                *stack.locust_options(),
-                "--scenario",
-                str(scenario),
-                "--run-dir",
-                str(run_dir),
-                "--only-summary",
-            ],
+            headless_command(stack, scenario, run_dir),
             cwd=ROOT,
             env=child_env(),
             capture_output=True,
@@ -124,3 +117,48 @@ def test_agno_and_langgraph_run_each_turn_and_run_for_three_steps(name, tmp_path
         )
     assert result.returncode in (0, 1), result.stderr[-3000:]
     check_loops(run_dir)
+
+
+CONVERSATIONS = {"continuing": 0.7, "turns": 4, "gap": 3}
+CHAT_ONLY = {**dict.fromkeys(MIX, 0), "chat_stream": {"share": 1, "conversations": CONVERSATIONS}}
+
+
+@pytest.mark.parametrize("workers", [1, 3], ids=["one-process", "three-processes"])
+def test_continued_conversations_reach_the_platform_alike_on_one_and_three_processes(
+    plat, tmp_path, workers
+):
+    """Which turns continue which is planned from the index alone, so 1 and 3 load processes
+    offer the same histories; the reference platform replays each conversation's earlier
+    turns, so the stub sees as many user turns as were planned."""
+    scenario = write_scenario(
+        tmp_path,
+        [("sustain", 8.0, 3.0)],
+        workloads=CHAT_ONLY,
+        chat_cancel_share=0.0,
+        lateness=LATENESS,
+    )
+    run_dir = tmp_path / "run"
+    if workers == 1:
+        result = run_local(plat, scenario, run_dir)
+    else:
+        result = run_distributed(plat, scenario, run_dir, workers)
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    samples = sorted(read_samples(run_dir), key=lambda s: int(s["index"]))
+    assert all(s["outcome"] == "ok" for s in samples), samples
+    chat = [int(s["index"]) for s in samples]
+    planned = planned_depths(chat, Conversations(**CONVERSATIONS))
+    assert max(planned) == CONVERSATIONS["turns"]
+    seen = {k: int(rows[0]["turns"]) for k, rows in stub_calls(run_dir).items()}
+    # A turn sent after the one it continues had ended carries that one's history and itself
+    # (a turn sent while it was still in flight may start afresh: the kit never waits).
+    gap, followed = CONVERSATIONS["gap"], 0
+    for n, (k, depth) in enumerate(zip(chat, planned, strict=True)):
+        if depth == 1:
+            assert seen[k] == 1, k
+            continue
+        before = samples[n - gap]
+        if float(before["finished_s"]) < float(samples[n]["sent_s"]):
+            assert seen[k] == seen[chat[n - gap]] + 1, (k, depth)
+            followed += 1
+    assert followed >= sum(d > 1 for d in planned) // 2, followed
+    assert 0.4 < sum(d > 1 for d in planned) / len(planned) < 0.9

@@ -274,8 +274,16 @@ def compose_program() -> list[str] | None:
 
 def engine_unavailable() -> str | None:
     """Why the guide's block cannot run in a real engine here, or None if it can."""
-    if compose_program() is None or not shutil.which("docker"):
-        return "no docker client or Compose here (CI installs them: ci/engine.sh start)"
+    missing = [
+        name
+        for name, found in (
+            ("the docker client", shutil.which("docker")),
+            ("Compose (docker compose or docker-compose)", compose_program()),
+        )
+        if not found
+    ]
+    if missing:
+        return f"not installed: {' and '.join(missing)} (CI installs them: bash ci/engine.sh start)"
     info = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=60)
     if info.returncode != 0:
         said = (info.stderr.strip().splitlines() or ["no answer"])[-1]

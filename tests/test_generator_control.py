@@ -269,8 +269,10 @@ def test_the_web_ui_sets_the_arrival_rate_and_changes_it_while_it_runs(
         assert "./arrival-rate" in urllib.request.urlopen(base + "/").read().decode()
         empty = urllib.parse.urlencode({"rate": "", "host": plat.target.url}).encode()
         refused = json.loads(urllib.request.urlopen(base + "/swarm", data=empty).read())
-        assert not refused["success"] and refused["message"].startswith("Rate: set the arrival")
-        # The start form, as the browser posts it: the rate is its one custom parameter.
+        assert not refused["success"]
+        assert refused["message"].startswith("Arrival rate: set how many arrivals to offer")
+        # The start form, as a client without its block posts it: the rate alone (the block
+        # adds load_mode=rate; without it the shape running takes the rate).
         form = urllib.parse.urlencode({"rate": "5", "host": plat.target.url}).encode()
         urllib.request.urlopen(urllib.request.Request(base + "/swarm", data=form))
         wait_for_rows(run_dir, 5, proc)

@@ -18,10 +18,11 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from engine.samples import COLUMNS, OUTCOMES, Sample, csv_row
+from inputs.bad_input import SettingsError
 from inputs.scenario import load_scenario
 from reports.stats import late_mask, timed_successes
 from runner.live_metrics import LATENCY_GRID_MS, RunMetrics
-from runner.settings import SettingsError, prometheus_address, prometheus_linger_s
+from runner.settings import prometheus_address, prometheus_linger_s
 
 SCENARIO = load_scenario()
 PHASES = [p.name for p in SCENARIO.phases]

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from stack.platforms import platform_stack
 from stack.processes import ROOT
 from tests.support.generator_env import PASSWORD, write_scenario
+from workloads.platforms import PLATFORMS
 
 pytestmark = pytest.mark.system
 
@@ -25,8 +27,11 @@ TIMEOUT_S = 300
 HELP = {
     "demo": ["--scale", "--run-dir", "--platform", "--database-url"],
     "ui": ["--web-port"],
-    "seed": ["--platform", "--api-url", "--stub-url", "--documents", "--fixture", "--wait"],
-    "preflight": ["--fixture", "--email"],
+    "seed": [
+        *("--platform", "--api-url", "--stub-url", "--documents", "--fixture", "--wait"),
+        *("--ca-file", "--insecure"),
+    ],
+    "preflight": ["--fixture", "--email", "--ca-file", "--insecure"],
     "run": [
         # Locust's own, passed on
         "--host",
@@ -42,6 +47,9 @@ HELP = {
         "--run-dir",
         "--fixture",
         "--database-url-file",
+        "--ca-file",
+        "--insecure",
+        "--accept-encoding",
         # the sweeps'
         "--sweep-users",
         "--sweep-rates",
@@ -72,7 +80,10 @@ def test_make_venv_installed_the_console_script():
     assert top.returncode == 0
     for name in HELP:
         assert f"  {name} " in top.stdout, top.stdout
-    assert "0 pass, 1 a threshold failed, 2" in top.stdout
+    # Exit 1 is more than a threshold: a check not measured, a workload not recovered.
+    assert "0 pass; 1 fail: a check failed or could not be measured, or a workload" in top.stdout
+    assert "compare            0 no regression; 1 a regression; 2 no answer" in top.stdout
+    assert "sweep              0 written; 2 unreadable or not a sweep" in top.stdout
     unknown = loadkit("nope")
     assert unknown.returncode == 2 and "is not a command" in unknown.stderr
 
@@ -85,6 +96,29 @@ def test_each_subcommand_lists_every_option_it_takes(name, tmp_path):
     assert result.stdout.startswith(f"usage: loadkit {name}")
     for option in HELP[name]:
         assert option in result.stdout, f"{name} --help lacks {option}"
+
+
+def test_run_help_shows_the_kits_defaults_and_not_what_it_sets_itself():
+    shown = loadkit("run", "--help").stdout
+    for default in (
+        "(default scenario.yaml)",
+        "(default 1)",
+        "(default fixture.json)",
+        "(default admin@loadkit.local)",
+        "(default 15)",
+        "(default 0)",
+    ):
+        assert default in shown, default
+    # Locust's own options this command sets (or a headless run never reads) are not listed.
+    listed = {line.split()[0].rstrip(",") for line in shown.splitlines() if line.startswith("  -")}
+    for locusts in ("-f", "--headless", "--only-summary", "--autostart", "--web-port", "-T"):
+        assert locusts not in listed, locusts
+    assert "my_test.py" not in shown
+    demo = " ".join(loadkit("demo", "--help").stdout.split())
+    # Every platform of the registry, each with what the demo starts for it.
+    assert f"--platform {{{','.join(PLATFORMS)}}}" in demo
+    for name in PLATFORMS:
+        assert f"{name} ({platform_stack(name).WHAT})" in demo, name
 
 
 def test_make_load_test_help_shows_the_sweeps_options():
@@ -146,6 +180,14 @@ def test_a_run_that_meets_its_thresholds_exits_as_its_summary_says(plat, tmp_pat
         (("--rate", "1e12"), "agent-loadkit: --rate: '1e12' is outside its bound"),
         (("--connections", "1" + "0" * 400), "characters) is not a finite number"),
         (("--not-an-option",), "unrecognized arguments: --not-an-option"),
+        (
+            ("--ca-file", "/nonexistent/ca.pem"),
+            "agent-loadkit: --ca-file: cannot read /nonexistent/ca.pem (No such file or directory)",
+        ),
+        (
+            ("--accept-encoding", "gzip, zstd"),
+            "agent-loadkit: --accept-encoding: 'zstd' is not a coding the kit decodes",
+        ),
     ],
 )
 def test_bad_input_and_locusts_own_refusals_exit_2_in_one_line(plat, tmp_path, args, line):
@@ -153,6 +195,18 @@ def test_bad_input_and_locusts_own_refusals_exit_2_in_one_line(plat, tmp_path, a
     result, run_dir = _run(plat, tmp_path, *args)
     assert result.returncode == 2, result.stderr[-2000:]
     assert line in result.stderr and "Traceback" not in result.stderr
+    assert not (run_dir / "summary.json").exists()
+
+
+def test_the_options_numbers_the_fixture_and_the_scenario_are_refused_at_once(plat, tmp_path):
+    """An operator who fixes one input should not meet the next on the following try."""
+    missing = tmp_path / "none.json"
+    result, run_dir = _run(
+        plat, tmp_path, "--rate", "inf", "--scale", "-1", "--fixture", str(missing)
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    ours = [line for line in result.stderr.splitlines() if line.startswith("agent-loadkit: ")]
+    assert [line.split(":")[1].strip() for line in ours] == ["--scale", "--rate", "fixture"], ours
     assert not (run_dir / "summary.json").exists()
 
 

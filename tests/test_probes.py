@@ -58,15 +58,25 @@ def test_api_probe_measures_cpu_over_each_interval_and_memory(tmp_path, busy_pro
     run = start_probes(ProbeOptions(api_pid=busy_process.pid), path, time.time(), interval_s=0.5)
     wait_for_rows(path, "api", 4)
     result = run.stop()
-    assert result["taken"] == ["api"]
+    assert result["taken"] == ["machine", "api"]
     assert set(result["missing"]) == {"db", "metrics", "stub"}
     assert result["missing"]["db"] == "--database-url not given"
     rows = rows_of(path, "api")
-    cpu = [float(r["value"]) for r in rows if r["metric"] == "cpu_percent"][1:]
+    # The first reading sets the baseline; stop()'s last may come a moment after a tick.
+    cpu = [float(r["value"]) for r in rows if r["metric"] == "cpu_percent"][1:-1]
     # A busy loop on a shared 2-core machine gets well over a fifth of a core.
     assert cpu and min(cpu) > 20
     assert all(float(r["value"]) > 0 for r in rows if r["metric"] == "rss_bytes")
     assert all(float(r["value"]) > 0 for r in rows if r["metric"] == "private_dirty_bytes")
+    # Its wait for a CPU, from schedstat: never negative, and no more than one core's worth
+    # per runnable thread (the busy loop is one).
+    waits = [float(r["value"]) for r in rows if r["metric"] == "cpu_wait_percent"][1:]
+    assert waits and all(0 <= w <= 100 * 1.05 for w in waits)
+    # The machine as a whole was at least as busy as the loop, and has a load average.
+    machine = rows_of(path, "machine")
+    busy = [float(r["value"]) for r in machine if r["metric"] == "cpu_busy_cores"][1:]
+    assert busy and max(busy) >= min(cpu) / 100
+    assert all(float(r["value"]) >= 0 for r in machine if r["metric"] == "load_1m")
 
 
 def test_prometheus_probe_keeps_every_gauge_and_counter_with_labels(tmp_path):
@@ -80,7 +90,7 @@ def test_prometheus_probe_keeps_every_gauge_and_counter_with_labels(tmp_path):
     values = {r["metric"]: float(r["value"]) for r in rows}
     assert values["pool_checked_out"] == 7
     assert values['http_requests_total{status="200"}'] == 3
-    assert result["taken"] == ["metrics"]
+    assert result["taken"] == ["machine", "metrics"]
 
 
 def test_probes_that_cannot_answer_are_named_and_write_no_rows(tmp_path):
@@ -95,7 +105,8 @@ def test_probes_that_cannot_answer_are_named_and_write_no_rows(tmp_path):
     path = tmp_path / "probes.csv"
     run = start_probes(options, path, time.time(), interval_s=0.2)
     result = run.stop()  # stop() always takes one last reading, so each probe was tried
-    assert result["taken"] == []
+    # The machine's own probe needs no option and always answers.
+    assert result["taken"] == ["machine"]
     assert result["missing"]["api"].startswith("--api-pid: NoSuchProcess")
     assert result["missing"]["db"].startswith("--database-url: ")
     assert "secret" not in result["missing"]["db"]
@@ -124,7 +135,7 @@ def test_stub_probe_reports_the_runs_own_numbers(tmp_path):
     final = {r["metric"]: float(r["value"]) for r in rows_of(path, "stub")}
     assert final[chat] == 1 and final["max_in_flight"] == 1
     assert "lateness.first_token.p99_ms" in final
-    assert result["taken"] == ["stub"]
+    assert result["taken"] == ["machine", "stub"]
 
 
 def test_db_probe_counts_connections_to_the_database(tmp_path):
@@ -138,4 +149,4 @@ def test_db_probe_counts_connections_to_the_database(tmp_path):
     # The test's own idle connection is counted; the probe's is left out.
     assert values["connections_total"] >= 1
     assert values["connections_active"] == 0
-    assert result["taken"] == ["db"]
+    assert result["taken"] == ["machine", "db"]

@@ -18,6 +18,7 @@ from runner.progress import (
     Progress,
     ProgressLine,
     quiet_locust_tables,
+    quiet_user_ramp,
 )
 
 
@@ -31,8 +32,11 @@ def test_the_line_says_phase_time_offered_recorded_in_flight_and_late():
     )
     closed = Progress("users=8", None, 3.0, None, None, 40, 0)
     assert closed.text() == "users=8 (closed loop)  t 3 s  recorded 40"
+    # Draining past the plan's end says so, not "t 346/345 s".
     draining = Progress("draining", None, 346.0, 345.0, 1000, 1000, 0)
-    assert draining.text().startswith("draining  t 346/345 s  offered 1,000  recorded 1,000  in")
+    assert draining.text().startswith(
+        "draining  t 346 s (the plan ended at 345 s)  offered 1,000  recorded 1,000  in"
+    )
 
 
 @pytest.fixture
@@ -94,3 +98,21 @@ def test_locust_tables_are_off_unless_asked_for():
         assert quiet.only_summary and logger.level == logging.WARNING
     finally:
         logger.setLevel(before)
+
+
+def test_locusts_user_ramp_lines_are_left_out_in_open_arrival_only(caplog):
+    mode = {"open": True}
+    quiet_user_ramp(lambda: mode["open"])
+    runners = logging.getLogger("locust.runners")
+    try:
+        with caplog.at_level(logging.INFO, logger="locust.runners"):
+            runners.info("Ramping to %d users at a rate of %.2f per second", 0, 1.0)
+            runners.info('All users spawned: {"OpenArrival": 0} (0 total users)')
+            runners.info("Shape test updating to 0 users at 1.00 spawn rate")
+            runners.info("Shape test starting.")
+            mode["open"] = False
+            runners.info("Ramping to %d users at a rate of %.2f per second", 8, 8.0)
+        said = [r.getMessage() for r in caplog.records if r.name == "locust.runners"]
+        assert said == ["Shape test starting.", "Ramping to 8 users at a rate of 8.00 per second"]
+    finally:
+        runners.filters.clear()

@@ -12,7 +12,7 @@ import pytest
 
 from inputs.scenario import load_scenario
 from reports import compare_runs
-from reports.compare import compare
+from reports.compare import Rules, compare
 from reports.rundir import load_run
 from tests.support.rundirs import synthetic_probes, synthetic_samples, write_run_dir
 
@@ -87,7 +87,7 @@ def test_compare_exits_1_and_writes_both_documents(runs, capsys):
 
 def test_a_looser_tolerance_forgives_the_latency(runs):
     base, _, worse = runs
-    found = compare(load_run(base), load_run(worse), p95_tolerance=10.0).regressions
+    found = compare(load_run(base), load_run(worse), Rules(p95_tolerance=10.0)).regressions
     assert not any(r.workload == "api_read" and r.what.startswith("p95") for r in found)
     # Ingest's failures sit at its 60 s timeout: its latency rose 500-fold, beyond any tolerance.
     assert ("sustain", "ingest") in {(r.where, r.workload) for r in found if r.what[:3] == "p95"}
@@ -126,7 +126,9 @@ def test_a_different_environment_is_said_on_top(runs, tmp_path):
     )
     comparison = compare(load_run(base), load_run(noisy))
     said = " ".join(comparison.environment)
-    assert "machine differs" in said and "generator's peak loop lag" in said
+    assert "machine's hostname: test in BASE, other in RUN" in said
+    assert "machine's cpus: 2 in BASE, 8 in RUN" in said
+    assert "generator's peak loop lag" in said
     assert comparison.exit_code == 0
     assert compare_runs(base, noisy) == 0
     text = (noisy / "compare-base.md").read_text()

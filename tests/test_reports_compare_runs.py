@@ -3,7 +3,9 @@
 Three short headless runs against real stubs and a real reference target on
 127.0.0.1. Two run against the same platform; the third against a platform whose
 model stub answers ten times slower, which is the slowdown a release could
-cause in the run path. The exit codes are what a CI gate would see.
+cause in the run path. The exit codes are what a CI gate would see: on a machine
+busy enough to hold the platform back, compare leaves a latency rise untold (exit 2,
+not a pass) rather than guess, so each test holds on a quiet machine and a busy one.
 """
 
 from __future__ import annotations
@@ -44,17 +46,24 @@ def three_runs(tmp_path_factory):
 
 
 def test_the_same_configuration_twice_is_no_regression(three_runs, capsys):
-    assert compare_runs(three_runs["base"], three_runs["same"]) == 0, capsys.readouterr().out
-    assert "0 regressions (exit 0)" in capsys.readouterr().out
+    code = compare_runs(three_runs["base"], three_runs["same"])
+    out = capsys.readouterr().out
+    assert code in (0, 2), out
+    assert out.startswith(f"0 regressions (exit {code})")
+    # Exit 2 only for a rise a busy machine left untold, said as such.
+    assert (code == 2) == ("the machine leaves untold" in out.splitlines()[0])
 
 
 def test_a_slower_model_is_a_regression_with_evidence(three_runs, capsys):
-    assert compare_runs(three_runs["base"], three_runs["slower"]) == 1
+    code = compare_runs(three_runs["base"], three_runs["slower"])
     out = capsys.readouterr().out
-    assert "regressions (exit 1)" in out.splitlines()[0]
-    found = compare(load_run(three_runs["base"]), load_run(three_runs["slower"])).regressions
+    assert code in (1, 2), out
+    comparison = compare(load_run(three_runs["base"]), load_run(three_runs["slower"]))
+    # The model's slowdown is found: a regression, or on a busy machine a rise left untold,
+    # never "no regression".
+    found = comparison.regressions if code == 1 else comparison.untold
     slow = [r for r in found if r.workload == "agent_run" and r.what.startswith("p95")]
-    assert slow, found
+    assert slow, out
     assert "99% interval" in slow[0].what
     # Reads do not touch the model: they must not be blamed for it.
-    assert not [r for r in found if r.workload == "api_read"]
+    assert not [r for r in comparison.regressions if r.workload == "api_read"]

@@ -8,10 +8,13 @@ says so.
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 
 from inputs.scenario import load_scenario
 from reports import build_report
+from tests.data import pool_runs
 from tests.support.rundirs import golden_copy, synthetic_samples, write_run_dir
 from webui.verdict_tab import verdict_rows
 
@@ -60,3 +63,10 @@ def test_interrupted_before_its_report_says_so(tmp_path):
     assert rows[0]["workload"] == "final: interrupted: invalid (a partial run is not a result)"
     assert build_report(path) == 2
     assert verdict_rows(path, offered=None)[0]["workload"].startswith("final: INVALID (exit 2)")
+
+
+def test_accepted_work_nobody_verified_is_a_floor_in_the_tab_never_0_percent(tmp_path):
+    path = shutil.copytree(pool_runs.DEFAULT, tmp_path / "pool")
+    ingest = next(r for r in verdict_rows(path, offered=None) if r["workload"] == "ingest")
+    assert ingest["error_rate"].startswith("at least ")
+    assert ingest["error_rate"].endswith(" not verifiable")

@@ -135,18 +135,22 @@ def test_each_malformed_input_is_refused_with_its_message(case, tmp_path, capsys
     assert not (path / "summary.json").exists()
 
 
-def test_compare_refuses_another_scenario_unless_forced(tmp_path, capsys):
+def test_compare_refuses_another_plan_unless_forced_and_then_judges_nothing(tmp_path, capsys):
     base = golden_copy(tmp_path / "base")
     run = golden_copy(tmp_path / "run")
     edit_run_json(run, scenario={"name": "another"})
     assert compare_runs(base, run) == 2
     err = capsys.readouterr().err
-    assert "ran different scenarios (name: golden in BASE, another in RUN)" in err
+    assert "ran different plans (name: golden in BASE, another in RUN)" in err
     assert "pass --force" in err
     assert err.count("\n") == 1
     assert not list(run.glob("compare-*"))
-    assert compare_runs(base, run, force=True) == 0
-    assert "Forced: the runs' scenarios differ" in (run / "compare-golden.md").read_text()
+    # Forced, the two are shown side by side; nothing is judged, and a gate reads no answer.
+    assert compare_runs(base, run, force=True) == 2
+    assert capsys.readouterr().out.startswith("different plans, nothing judged (exit 2)")
+    markdown = (run / "compare-golden.md").read_text()
+    assert "The runs' plans differ" in markdown
+    assert "Nothing is judged: the plans differ (exit 2)." in markdown
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

@@ -40,6 +40,11 @@ return {
   headline: [...headline.querySelectorAll('tbody tr')].map(
     (tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
   firstChart: box(document.querySelector('figure.chart')).top,
+  charts: [...document.querySelectorAll('figure.chart')].filter((f) => f.querySelector('svg'))
+    .map((f) => ({
+      overflows: f.scrollWidth > f.clientWidth,
+      says: getComputedStyle(f.querySelector('figcaption'), '::after').content,
+    })),
   cutOff: [...document.querySelectorAll('.table-wrap')]
     .filter((w) => w.scrollWidth > w.clientWidth || box(w).right > window.innerWidth)
     .map((w) => [w.closest('section') ? w.closest('section').id : 'glance',
@@ -94,3 +99,8 @@ def test_first_screen_states_validity_and_the_verdict_with_counts(chromium, fail
     # No table is cut off, and the page itself never scrolls sideways.
     assert page["cutOff"] == [], page["cutOff"]
     assert page["pageWidth"] <= width, page
+    # A chart wider than the screen scrolls in its own box, and its caption says so.
+    assert page["charts"], page
+    for chart in page["charts"]:
+        scrolls = "scroll sideways for the whole chart" in chart["says"]
+        assert scrolls == chart["overflows"] == (screen == "phone"), chart

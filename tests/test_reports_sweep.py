@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from engine.sweep_steps import is_sweep
 from reports import formatting as fmt
 from reports.rundir import load_run
-from reports.sweep import build, write
+from reports.sweep import build, main, write
 from tests.support import browser
 
 RESULTS = Path(__file__).parent.parent / "results"
@@ -118,3 +119,42 @@ def test_no_table_is_cut_off_on_a_laptop_or_a_phone(chromium, written, screen):
         assert wrap["overflow"] == "auto" and wrap["right"] <= width, wrap
         if screen == "desktop":
             assert wrap["scroll"] <= wrap["client"], wrap
+
+
+# A four-phase run that passed, and one whose plan was too small to judge some checks.
+NOT_SWEEPS = ("2026-12-01-two-platforms/reference", "2026-12-01-three-platforms/reference")
+
+
+@pytest.mark.parametrize("committed", NOT_SWEEPS)
+def test_a_run_that_is_no_sweep_is_refused_in_one_line_and_left_as_it_was(
+    committed, tmp_path, capsys
+):
+    run_dir = tmp_path / "run"
+    shutil.copytree(RESULTS / committed, run_dir)
+    before = sorted(p.name for p in run_dir.iterdir())
+    assert main([str(run_dir)], prog="loadkit sweep") == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"loadkit sweep: {run_dir} is not a sweep (its phases are ramp, sustain, burst, "
+        "recover); a sweep's steps come from loadkit run --sweep-users or --sweep-rates\n"
+    )
+    assert sorted(p.name for p in run_dir.iterdir()) == before
+
+
+def test_a_sweep_is_written_and_a_single_users_step_is_no_sweep(tmp_path, capsys):
+    assert is_sweep(["c=1", "c=2", "c=4", "rest"]) and is_sweep(["rate=0.5/s", "rate=16/s"])
+    assert is_sweep(["rate=1e-05/s"])
+    assert not is_sweep(["users=10"]) and not is_sweep(["rest"]) and not is_sweep(["@10/s"])
+    run_dir = tmp_path / "sweep"
+    shutil.copytree(RESULTS / SWEEPS[1], run_dir)
+    for written in run_dir.glob("sweep.*"):
+        written.unlink()
+    assert main([str(run_dir)], prog="loadkit sweep") == 0
+    assert "knee" in capsys.readouterr().out
+    assert {p.name for p in run_dir.glob("sweep.*")} == {
+        "sweep.md",
+        "sweep.html",
+        "sweep.json",
+        "sweep.png",
+    }

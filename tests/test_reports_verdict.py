@@ -257,9 +257,16 @@ def test_an_operators_stop_is_invalid_at_its_time_and_blames_nothing_else(tmp_pa
     # The live tab, before the report and after it, agrees: never "valid so far" under "final".
     assert final_verdict(path, run.meta) == STOPPED
     build_report(path)
-    head, validity = (row["workload"] for row in verdict_rows(path, None)[:2])
+    rows = verdict_rows(path, None)
+    head, validity = (row["workload"] for row in rows[:2])
     assert head.startswith("final: INVALID (exit 2)") and "stopped by the operator" in head
     assert "valid so far" not in validity
+    # ... and it judges nothing, and says so, in the head and in every workload's row.
+    assert "nothing is judged: the operator stopped the run" in head
+    workloads = [row for row in rows if row.get("thresholds")]
+    assert workloads and all(
+        row["thresholds"] == "not judged (stopped by the operator)" for row in workloads
+    )
 
 
 def _api_read_recover(samples):

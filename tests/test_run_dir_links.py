@@ -9,9 +9,10 @@ import pytest
 
 from engine import nofollow
 from engine.followups import write_followups
+from inputs.bad_input import SettingsError
 from probes.readings import ProbeCsv
 from reports import build_report
-from runner.settings import SettingsError, check_new_run_dir
+from runner.settings import check_new_run_dir
 from tests.support.rundirs import write_run_dir
 
 PRECIOUS = "the operator's own file\n"

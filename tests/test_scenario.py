@@ -5,6 +5,7 @@ import copy
 import pytest
 import yaml
 
+from inputs.agent import Agent
 from inputs.scenario import DEFAULT_PATH, ScenarioError, load_scenario, scenario_from_dict
 
 RAW = yaml.safe_load(DEFAULT_PATH.read_text())
@@ -150,7 +151,7 @@ def test_a_platform_limit_applies_to_that_platform_only_and_the_run_records_it()
     """LangGraph's first-token limit is its own, with its reason; the others keep the
     scenario's; the scenario a run records has the limit it was judged on and no others."""
     shipped = load_scenario()
-    assert shipped.platforms_named == {"langgraph"}
+    assert shipped.platforms_named == {"langgraph", "opencode"}
     langgraph, agenticos = shipped.for_platform("langgraph"), shipped.for_platform("agenticos")
     assert (_ttft(langgraph).limit, _ttft(agenticos).limit) == (2500, 1500)
     assert "queue" in _ttft(langgraph).why and "queue" not in _ttft(agenticos).why
@@ -159,6 +160,42 @@ def test_a_platform_limit_applies_to_that_platform_only_and_the_run_records_it()
     assert [t.limit for t in langgraph.thresholds if t.metric != "p95_ttft_ms"] == [
         t.limit for t in agenticos.thresholds if t.metric != "p95_ttft_ms"
     ]
+
+
+def test_a_platform_share_applies_to_that_platform_only_and_the_run_records_why():
+    """opencode offers no uploads and no signed webhooks: share 0 there, with the reason the
+    report shows; every other platform keeps the scenario's mix; the recorded scenario keeps
+    the share and why it ran with, and no per_platform."""
+    shipped = load_scenario()
+    opencode, agno = shipped.for_platform("opencode"), shipped.for_platform("agno")
+    assert set(opencode.offered) == {"api_read", "chat_stream", "agent_run", "rag_query"}
+    assert agno.mix == shipped.mix and all(w.why == "" for w in agno.workloads)
+    why = {w.name: w.why for w in opencode.workloads if w.why}
+    assert set(why) == {"ingest", "trigger_fire"}
+    assert all(text.startswith("Not offered by this platform: opencode") for text in why.values())
+    recorded = scenario_from_dict(opencode.to_dict(), as_run=True)
+    assert recorded.mix == opencode.mix
+    assert {w.name: w.why for w in recorded.workloads if w.why} == why
+    assert all(w.per_platform == () for w in recorded.workloads)
+
+
+@pytest.mark.parametrize(
+    ("value", "names"),
+    [
+        (
+            {"opencode": {"share": 0}},
+            "workloads.ingest.per_platform.opencode: expected {share, why}",
+        ),
+        ({"opencode": {"share": -1, "why": "x"}}, "workloads.ingest.per_platform.opencode.share"),
+        (["opencode"], "workloads.ingest.per_platform: expected a mapping"),
+    ],
+)
+def test_a_platform_share_needs_its_reason_and_a_number(value, names):
+    raw = copy.deepcopy(RAW)
+    raw["workloads"]["ingest"]["per_platform"] = value
+    with pytest.raises(ScenarioError) as err:
+        scenario_from_dict(raw)
+    assert any(line.startswith(names) for line in err.value.problems), err.value.problems
 
 
 @pytest.mark.parametrize(
@@ -224,11 +261,14 @@ def test_the_agents_shape_is_refused_field_by_field(workload, key, value, names)
 
 
 def test_the_agents_shape_defaults_to_the_seeds_one_call_and_round_trips():
+    assert Agent() == Agent(steps=1, parallel_tools=1, tool_ms=0.0, prompt_bytes=0)
     sc = load_scenario()
-    for workload in ("chat_stream", "agent_run", "api_read"):
+    for workload in ("chat_stream", "api_read"):
         assert sc.agent(workload).steps == 1
         assert sc.agent(workload).conversations.continuing == 0
     assert set(sc.to_dict()["workloads"]["chat_stream"]) == {"share", "description"}
+    # The shipped scenario's agent runs act: two tool calls, then the answer.
+    assert sc.agent("agent_run").steps == 3
     raw = copy.deepcopy(RAW)
     raw["workloads"]["chat_stream"].update(
         steps=3, parallel_tools=2, tool_ms=5, conversations={"continuing": 0.5, "turns": 4}

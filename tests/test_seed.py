@@ -30,7 +30,15 @@ from tests.support.reference import (
     target_server,
 )
 from workloads.agenticos.fixture import seeded as agenticos_part
-from workloads.agenticos.seed import KB_NAME, TRIGGER_NAME
+from workloads.agenticos.seed import (
+    AGENT_NAME,
+    KB_NAME,
+    PROFILE_LABEL,
+    TRIGGER_NAME,
+    stub_base_url,
+)
+from workloads.agenticos.tool import CODE_EXECUTION
+from workloads.setup_client import APIError
 
 pytestmark = pytest.mark.system
 
@@ -120,6 +128,41 @@ def test_seeding_twice_gives_the_same_fixture_and_one_trigger(seeded):
     assert [t["id"] for t in triggers] == [own.trigger_id]
     assert len(docs) == DOCUMENTS, "a second run must not upload again"
     assert info["total_vectors"] >= DOCUMENTS
+
+
+def test_the_agent_is_read_whole_and_its_name_taken_once(seeded):
+    """AgenticOS's agent list carries no spec and a name's handle is unique: the reference
+    platform shapes both so, and the seed reads the agent whole for its tool."""
+    own = agenticos_part(seeded.second)
+    with signed_in(seeded.target.url) as client:
+        client.org_id = own.org_id
+        spec = client.get(f"/agents/{own.agent_id}")["draft_spec"]
+        listed = next(a for a in client.list_all("/agents") if a["id"] == own.agent_id)
+        with pytest.raises(APIError) as taken:
+            client.post("/agents", {"spec": {**spec, "name": AGENT_NAME.upper()}})
+    assert [c["id"] for c in spec["capabilities"]] == [CODE_EXECUTION]
+    assert "spec" not in listed and listed["name"] == AGENT_NAME
+    assert taken.value.status == 409
+
+
+def test_an_agent_of_the_name_without_the_tool_is_refused_with_the_fix(tmp_path):
+    with stub_server(tmp_path) as stub, target_server(tmp_path, stub.url) as target:
+        stub_v1 = stub_base_url(stub.url)
+        with signed_in(target.url) as client:
+            client.org_id = client.get("/orgs")["items"][0]["id"]
+            profile = client.post(
+                "/providers/model-profiles",
+                {"label": PROFILE_LABEL, "provider": "openai", "model": "m", "base_url": stub_v1},
+            )
+            client.post(
+                "/agents",
+                {"spec": {"name": AGENT_NAME, "model_profile_id": profile["id"]}},
+            )
+        done = run_seed(*seed_args(stub.url, target.url, tmp_path / "f.json"))
+    line = one_line_refusal(done)
+    assert f"does not bind capability {CODE_EXECUTION}" in line
+    assert "delete that agent in the platform, then run make seed" in line
+    assert not (tmp_path / "f.json").exists()
 
 
 def test_the_fixture_file_holds_no_credential(seeded):

@@ -13,8 +13,10 @@ the server closed while idle is replaced before anything is written, never faile
 
 from __future__ import annotations
 
+import gzip
 import resource
 import time
+import zlib
 from collections import Counter
 
 import gevent
@@ -35,6 +37,7 @@ from engine.http import (
     READ_CHUNK,
     RESET_AFTER_5XX,
     UNASKED_UPGRADE,
+    Event,
     ExchangeError,
     HttpCall,
     HttpTransport,
@@ -48,7 +51,15 @@ from engine.websocket import FrameError, PeerClosed, WebSocket
 from inputs.fixture import Fixture
 from inputs.scenario import scenario_from_dict
 from tests.support.counting_server import started
-from tests.support.hostile_server import BODY, CLOSES, HUGE, OVERSIZED, SIGN_IN
+from tests.support.hostile_server import (
+    BODY,
+    CLOSES,
+    GZIP_BOMB,
+    HUGE,
+    OVERSIZED,
+    SIGN_IN,
+    gzip_bomb,
+)
 from tests.support.transport import MAX_BODY, transport
 from workloads.agenticos.dialect import AgenticOS
 
@@ -241,6 +252,22 @@ FRAMING = {
     "chunked_and_length": BODY,
     "transfer_gzip": "unsupported Transfer-Encoding: gzip",
     "dribbled_head": BODY,
+    # Content-Encoding undone, the bound held on the decoded bytes.
+    "gzip": BODY,
+    "gzip_chunked": BODY,
+    "x_gzip": BODY,
+    "gzip_members": BODY,
+    "gzip_twice": BODY,
+    "gzip_two_lines": BODY,
+    "deflate": BODY,
+    "deflate_raw": BODY,
+    "br": BODY,
+    "gzip_bomb": "gzip body over 8 MiB decoded",
+    "gzip_bomb_two_layers": "gzip body over 8 MiB decoded",
+    "br_bomb": "br body over 8 MiB decoded",
+    "unknown_coding": "unknown Content-Encoding: compress",
+    "gzip_cut_short": "gzip body cut short",
+    "gzip_not_gzip": "bad gzip body (Error -3 while decompressing data: incorrect header check)",
 }
 
 
@@ -260,7 +287,7 @@ def _read_as(read) -> bytes | str:
 
 
 @pytest.mark.parametrize("name", sorted(FRAMING))
-def test_each_framing_reads_alike_through_the_pooled_and_the_streamed_reader(cases, name):
+def test_each_framing_and_coding_reads_alike_through_the_pooled_and_streamed_reader(cases, name):
     http = transport(cases.url)
     call = HttpCall("GET", f"/case/{name}")
     pooled = _read_as(lambda: http.send(call, timeout_s=10).body)
@@ -285,18 +312,14 @@ def test_websocket_upgrades_read_past_interim_answers_and_name_what_breaks(cases
     def opened(name: str) -> WebSocket:
         return WebSocket.open(http, f"{ws_url}/ws/{name}", [], 10.0)
 
-    ws = opened("interim")
-    assert ws.receive() == "hello"
-    with pytest.raises(PeerClosed) as closed:
-        ws.receive()
-    assert closed.value.code == 1000
-    ws.close()
-    ws = opened("close_1011")
-    assert ws.receive() == "hello"
-    with pytest.raises(PeerClosed) as closed:
-        ws.receive()
-    assert closed.value.code == 1011
-    ws.close()
+    # Interim answers before the 101 read past; a close with 1011 mid-answer told apart.
+    for name, code in (("interim", 1000), ("close_1011", 1011)):
+        ws = opened(name)
+        assert ws.receive() == "hello"
+        with pytest.raises(PeerClosed) as closed:
+            ws.receive()
+        assert closed.value.code == code
+        ws.close()
     ws = opened("big_frame")
     with pytest.raises(FrameError) as broken:
         ws.receive()
@@ -311,3 +334,36 @@ def test_websocket_upgrades_read_past_interim_answers_and_name_what_breaks(cases
     with pytest.raises(ExchangeError) as refused:
         opened("refused_negative")
     assert refused.value.detail == LENGTH_NEGATIVE
+
+
+def test_requests_ask_for_gzip_as_real_clients_do_and_identity_when_told(cases):
+    before = cases.counts()
+    assert transport(cases.url).send(HttpCall("GET", "/case/gzip"), timeout_s=10).body == BODY
+    told = transport(cases.url, accept_encoding="identity")
+    assert told.send(HttpCall("GET", "/case/interim_100"), timeout_s=10).body == BODY
+    after = cases.counts()
+    assert after["asked gzip"] - before["asked gzip"] == 1
+    assert after["asked identity"] - before["asked identity"] == 1
+    with pytest.raises(ValueError, match="'zstd' is not a coding the kit decodes"):
+        transport(cases.url, accept_encoding="gzip, zstd")
+
+
+@pytest.mark.slow
+def test_the_bombs_are_what_they_say_small_as_sent_and_huge_decoded():
+    """The answers the bound is tried on: about 1 MB of gzip that decodes to 1 GiB, and the
+    same again in a second layer of about 2 KB."""
+    bomb = gzip_bomb()
+    assert len(bomb) < 1.1e6 and len(gzip.compress(bomb)) < 3000
+    inflate, decoded, data = zlib.decompressobj(31), 0, bomb
+    while data or not inflate.eof:
+        decoded += len(inflate.decompress(data, 64 << 20))
+        data = inflate.unconsumed_tail
+    assert decoded == GZIP_BOMB == 1 << 30
+
+
+def test_a_gzip_event_stream_yields_each_event_as_it_arrives(cases):
+    http = transport(cases.url)
+    with http.stream(HttpCall("GET", "/case/gzip_events_held"), socket_timeout_s=10) as answer:
+        # The stream stays open: an event held back until its end would time out here.
+        assert next(answer.events()) == Event("token", b"one")
+        assert answer.received == len(b"event: token\ndata: one\n\n")

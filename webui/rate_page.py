@@ -2,9 +2,8 @@
 
 Locust's own edit dialog changes users, which this kit does not have; this page
 changes the one number an open-arrival run is about. GET shows the rate and a
-form; POST (form field or JSON ``rate``) changes it. The start form is checked here
-too: without a rate Locust would start a test that stops at once with the reason
-only in the terminal, so the form gets the reason back and shows it.
+form; POST (form field or JSON ``rate``) changes it. The start form's own rate is
+webui/start_form.py's.
 """
 
 from __future__ import annotations
@@ -45,31 +44,11 @@ a {{ color: #1976d2; }}
 in every load process.</p>
 <p><a href="./">Back to Locust</a></p></main></body></html>"""
 
-# Shown by Locust's start form when its Rate field is empty or not a positive number.
-MISSING_RATE = (
-    "Rate: set the arrival rate (arrivals per second, e.g. 10) under Custom parameters; "
-    "this kit offers arrivals on a schedule, not users"
-)
-
 
 def add_rate_page(web_ui, active_shape: Callable[[], object]) -> None:
-    """Register the page and the start form's rate check; both act on the shape active then."""
+    """Register the page; it acts on the shape active when it is asked."""
     links = web_ui.template_args.setdefault("extended_csv_files", [])
     links.append({"href": "." + PATH, "title": "Change the arrival rate (while it runs)"})
-
-    @web_ui.app.before_request
-    def rate_in_the_start_form():
-        """Refuse a start without a rate in the form itself, where the operator looks."""
-        if request.path != "/swarm" or request.method != "POST":
-            return None
-        picked = request.form.get("shape_class")
-        shape = active_shape()
-        wants_rate = (
-            picked == ConstantRateShape.__name__ if picked else isinstance(shape, ConstantRateShape)
-        )
-        if wants_rate and positive_rate(request.form.get("rate")) is None:
-            return jsonify({"success": False, "message": MISSING_RATE, "host": request.host_url})
-        return None
 
     @web_ui.app.route(PATH, methods=["GET", "POST"])
     @web_ui.auth_required_if_enabled

@@ -4,9 +4,9 @@ Locust's own tables are rounded buckets over every response, failures included;
 an operator exploring a rate needs the report's numbers (nearest-rank over
 successes, counts beside them) and which thresholds hold, while it runs, and
 whether the run is still valid. After Stop it shows the report's verdict for the
-run that just ended, not the last guess. Numbers carry their units and the
-report's rounding. The tab rides on Locust's extended-tabs hook: its rows travel
-in ``/stats/requests``.
+run that just ended and judges no threshold, as the report judges none. Numbers
+carry their units and the report's rounding. The tab rides on Locust's extended-tabs
+hook: its rows travel in ``/stats/requests``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ FINAL_WAIT_S = 150.0
 # How often that wait looks for the report.
 FINAL_POLL_S = 0.25
 SUMMARY_FILE = "summary.json"
+
+# The thresholds column of a run the operator stopped.
+NOT_JUDGED = "not judged (stopped by the operator)"
 
 # Reading samples.csv costs the master CPU; the UI polls every 2 s, so at most
 # one fresh computation per this many seconds, whatever the number of viewers.
@@ -91,7 +94,13 @@ def verdict_rows(run_dir: Path, offered: int | None) -> list[dict]:
     passed = sum(r.status == PASS for r in verdict.thresholds)
     few = sum(r.status == INCONCLUSIVE for r in verdict.thresholds)
     too_few = f", {few} on too few samples yet" if few else ""
-    if offered is None:
+    if verdict.stopped:
+        head = (
+            f"final: {verdict.final or 'the run ended; its report is being written'}; "
+            "nothing is judged: the operator stopped the run, so what it cut off says nothing "
+            "of the platform"
+        )
+    elif offered is None:
         head = f"final: {verdict.final or 'the run ended; its report is being written'}"
     elif not verdict.validity.valid:
         head = (
@@ -108,12 +117,14 @@ def verdict_rows(run_dir: Path, offered: int | None) -> list[dict]:
                 "ok": fmt.count(row.ok),
                 "failed": fmt.count(row.failed),
                 "shed": fmt.count(row.shed),
-                "error_rate": fmt.rate(row.error_rate),
+                "error_rate": fmt.known_rate(row.error_rate, row.unverified),
                 "p50_ms": _ms(row.p50_ms),
                 "p95_ms": _ms(row.p95_ms),
                 "timed": fmt.count(row.timed),
                 "p95_ttft_ms": _ms(row.p95_ttft_ms),
-                "thresholds": "; ".join(
+                "thresholds": NOT_JUDGED
+                if verdict.stopped
+                else "; ".join(
                     f"{fmt.metric_name(t.metric)} ≤ {fmt.metric(t.metric, t.limit)}: {t.status}"
                     for t in row.thresholds
                 )

@@ -23,6 +23,7 @@ PLATFORMS = {
     "agenticos": "workloads.agenticos.platform",
     "agno": "workloads.agno.platform",
     "langgraph": "workloads.langgraph.platform",
+    "opencode": "workloads.opencode.platform",
 }
 DEFAULT_PLATFORM = "agenticos"
 

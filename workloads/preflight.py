@@ -27,7 +27,7 @@ from inputs.fixture import (
     password_from_env,
 )
 from inputs.scenario import WORKLOADS
-from workloads.setup_client import APIError, APIUnreachable
+from workloads.setup_client import APIError, APIUnreachable, add_trust_options, trust_given
 
 # Workloads that need a search to work (the platform embeds the query and finds the seeded
 # documents), and those that need an agent run to complete against the model: what every
@@ -150,9 +150,12 @@ def preflight_main(
             default=DEFAULT_EMAIL,
             help=f"the user to sign in as, where the platform has users (default {DEFAULT_EMAIL})",
         )
+    add_trust_options(parser)
     args = parser.parse_args(argv)
     try:
         fixture = load_fixture(args.fixture)
+        if (refused := trust_given(args, "preflight", fixture.api_url)) is not None:
+            return refused
         run_preflight = run_preflight or _platform_preflight(fixture.platform)
         who = getattr(args, "email", DEFAULT_EMAIL)
         result = run_preflight(fixture, who, password_from_env(), frozenset(WORKLOADS))

@@ -25,7 +25,7 @@ from engine.seam import SeedCommand
 from inputs.fixture import DEFAULT_EMAIL, DEFAULT_PATH, Fixture, FixtureError, password_from_env
 from workloads.corpus import DEFAULT_DOCUMENTS
 from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS, platform
-from workloads.setup_client import APIError, APIUnreachable
+from workloads.setup_client import APIError, APIUnreachable, add_trust_options, trust_given
 
 if TYPE_CHECKING:
     # typeshed's "any dataclass": a platform's seeded part (engine.seam.Platform.seeded).
@@ -124,6 +124,7 @@ def seed_parser(
         metavar="SECONDS",
         help="keep asking until the API answers, for at most this long (default: ask once)",
     )
+    add_trust_options(parser)
     return parser
 
 
@@ -182,6 +183,8 @@ def seed_command(
         if users:
             parser.add_argument("--email", default=DEFAULT_EMAIL, help=f"default {DEFAULT_EMAIL}")
         args = parser.parse_args(argv)
+        if (refused := trust_given(args, "seed", args.api_url, args.stub_url)) is not None:
+            return refused
         email = args.email if users else DEFAULT_EMAIL
         options = SeedOptions(
             args.api_url, args.stub_url, email, args.documents, args.fixture, args.wait

@@ -11,12 +11,16 @@ subclasses ``SetupClient`` and overrides just those.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import hmac
+import sys
 from collections.abc import Mapping
 from typing import Any, Self
 
 import requests
+
+from engine import trust
 
 # Seconds for an ordinary API call; runs wait for the model, so they get longer.
 DEFAULT_TIMEOUT_S = 30.0
@@ -48,6 +52,32 @@ class APIError(Exception):
         self.headers = headers
 
 
+def add_trust_options(parser: argparse.ArgumentParser) -> None:
+    """--ca-file and --insecure, as every command that connects offers them."""
+    parser.add_argument("--ca-file", default=None, metavar="PEM", help=trust.CA_FILE_HELP)
+    parser.add_argument("--insecure", action="store_true", help=trust.INSECURE_HELP)
+
+
+def trust_given(args: argparse.Namespace, prog: str, *urls: str | None) -> int | None:
+    """Make the trust ``args`` name this process's and check ``urls``' certificates: None
+    when the command may go on, else its exit code after one line (2: a CA file that cannot
+    be used; 1: a certificate not trusted)."""
+    try:
+        chosen = trust.trust_from(args.ca_file, args.insecure)
+    except trust.TrustError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    trust.use(chosen)
+    if chosen.insecure:
+        print(f"{prog}: {trust.INSECURE_WARNING}", file=sys.stderr)
+    try:
+        trust.refuse_untrusted(chosen, *urls)
+    except trust.TrustError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
+    return None
+
+
 def signature(secret: str, body: bytes) -> str:
     """A webhook body's HMAC-SHA256 as GitHub and Meta send it: ``sha256=<hex>``."""
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
@@ -62,7 +92,7 @@ class SetupClient:
     def __init__(self, api_url: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
-        self._http = requests.Session()
+        self._http = trust.session()
 
     def close(self) -> None:
         """Drop pooled connections."""
@@ -106,7 +136,9 @@ class SetupClient:
                 **kwargs,
             )
         except requests.RequestException as exc:
-            raise APIUnreachable(f"{self.api_url}: {type(exc).__name__}") from exc
+            problem = trust.certificate_problem(exc)
+            said = f"TLS certificate not trusted: {problem}" if problem else type(exc).__name__
+            raise APIUnreachable(f"{self.api_url}: {said}") from exc
         if resp.status_code not in expect:
             message = self._message(resp)
             raise APIError(method, self.prefix + path, resp.status_code, message, resp.headers)

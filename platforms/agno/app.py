@@ -31,6 +31,7 @@ EMBEDDING_DIM = 768
 # WhatsApp's Cloud API wants an access token and a phone number id; the stub accepts any.
 WHATSAPP_PHONE_ID = "loadkit-phone"
 INSTRUCTIONS = "You are agent-loadkit's test agent. Answer briefly."
+HISTORY_MESSAGES = 200
 
 
 class AppSettingsError(ValueError):
@@ -144,6 +145,10 @@ def create_app(settings: AppSettings):
         knowledge=knowledge,
         instructions=INSTRUCTIONS,
         tools=[lookup],
+        # A continued conversation's earlier turns go to the model, as a chat agent's would;
+        # bounded as AgenticOS bounds them (200 messages).
+        add_history_to_context=True,
+        num_history_messages=HISTORY_MESSAGES,
         telemetry=False,
     )
     agent_os = AgentOS(

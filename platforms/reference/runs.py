@@ -35,8 +35,8 @@ from platforms.reference.provider import Completion, ModelTarget, Provider, Prov
 from platforms.reference.state import AppState
 from platforms.reference.tools import run_tool, tools_for
 
-# Earlier messages of a conversation sent with a new prompt: enough for context, bounded.
-HISTORY_MESSAGES = 20
+# Earlier messages of a conversation sent with a new prompt, at most: AgenticOS's bound.
+HISTORY_MESSAGES = 200
 # Model calls a run may make: AgenticOS's default (its UsageLimits request_limit).
 MAX_STEPS = 100
 

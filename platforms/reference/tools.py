@@ -3,8 +3,9 @@
 AgenticOS 0.0.247 binds tools through ``spec.capabilities``; the one a load test's
 agent gets is ``code_execution``, whose tool ``run_python`` runs a small program in
 a sandbox with no network and no files (/work/helpers/agenticos-tools.md, read
-from its source and run on the lab). The model sees the same schema here, byte
-for byte the fields it names, so the stub is asked the same request.
+from its source and run on the lab). The model sees the same name, parameters and
+strict flag; the description is in this platform's own words, so a request's
+``tools`` is 594 bytes here against AgenticOS's 670.
 
 The difference, stated: AgenticOS runs each call in a Monty worker process it
 opens for that call (lab measured 1.3 ms CPU in the API process and 2.4 ms in the

@@ -37,9 +37,13 @@ def chromium(user_data_dir: Path) -> Iterator[webdriver.Chrome]:
     """A headless Chromium session with its profile in ``user_data_dir``, quit when the block
     ends; the test is skipped when Debian's chromium or chromium-driver is missing."""
     binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (binary and driver):
+    missing = [
+        pkg for pkg, found in (("chromium", binary), ("chromium-driver", driver)) if not found
+    ]
+    if missing:
         pytest.skip(
-            "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
+            f"not installed: Debian's {' and '.join(missing)} (apt-get install "
+            f"{' '.join(missing)}, as .ci/run does)"
         )
     options = webdriver.ChromeOptions()
     for flag in CHROMIUM_FLAGS:

@@ -85,10 +85,11 @@ class CountingServer:
 
 
 @contextlib.contextmanager
-def started(module: str) -> Iterator[CountingServer]:
-    """The hostile server ``module`` (``python -m``) on loopback, stopped by PID at the end."""
+def started(module: str, *args: str) -> Iterator[CountingServer]:
+    """The hostile server ``module`` (``python -m``, with ``args``) on loopback, stopped by
+    PID at the end."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", module], cwd=ROOT, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", module, *args], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
     try:
         port, control = map(int, proc.stdout.readline().split())

@@ -15,7 +15,8 @@ prints ``PORT CONTROL_PORT`` once both listen on 127.0.0.1. Paths on PORT:
 every fault); ``/slow?ms=N`` answers 200 after N ms; ``/case/NAME`` answers the
 bytes CASES names (framing a client must read, or must name as broken: lengths
 negative or twice, heads over the bound, interim 1xx, chunks that lie, a head that
-dribbles in), and ``/ws/NAME`` answers a WebSocket upgrade as WS_CASES says. Under
+dribbles in) or CODED names (bodies under every Content-Encoding, bombs among them),
+and ``/ws/NAME`` answers a WebSocket upgrade as WS_CASES says. Under
 ``/api/v1/`` it is an AgenticOS for the real dialect's list reads: sign-in answers a
 token, and every list read gets the next of ANSWERS, good pages among 2xx answers
 the contract forbids (wrong types, an envelope one level down, a JSON array),
@@ -27,13 +28,19 @@ and is never counted itself.
 from __future__ import annotations
 
 import base64
+import functools
+import gzip
 import hashlib
 import socket
 import struct
 import sys
 import threading
 import time
+import zlib
 from collections import Counter
+from collections.abc import Callable
+
+import brotli
 
 from tests.support.counting_server import serve
 
@@ -204,6 +211,65 @@ CASES: dict[str, tuple] = {
     ),
 }
 CLOSES = frozenset({"chunk_cut_short", "unasked_101", "head_over_bound"})
+MiB = 1 << 20
+# The decoded size of the gzip bomb (about 1 MB sent), and of the br one.
+GZIP_BOMB = 1 << 30
+BR_BOMB = 64 * MiB
+
+
+def _coded(coding: bytes, body: bytes, chunked: bool = False) -> bytes:
+    """A 200 whose body, as sent, is ``body`` under Content-Encoding ``coding``."""
+    if chunked:
+        framing = b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    else:
+        framing = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    return b"HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\n%s" % (coding, framing)
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    """gzip of GZIP_BOMB zero bytes, about 1 MB, built in a fraction of a second: the same
+    full-flushed deflate block of 1 MiB of zeros, again and again, then gzip's trailer."""
+    zeros, blocks = bytes(MiB), GZIP_BOMB // MiB
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = deflate.compress(zeros) + deflate.flush(zlib.Z_FULL_FLUSH)
+    crc = 0
+    for _ in range(blocks):
+        crc = zlib.crc32(zeros, crc)
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+    trailer = struct.pack("<II", crc, GZIP_BOMB & 0xFFFFFFFF)
+    return header + block * blocks + deflate.flush() + trailer
+
+
+# Coded answers (built when first asked for): each must decode to BODY, or be named.
+CODED: dict[str, Callable[[], bytes]] = {
+    "gzip": lambda: _coded(b"gzip", gzip.compress(BODY)),
+    "gzip_chunked": lambda: _coded(b"gzip", gzip.compress(BODY), chunked=True),
+    "x_gzip": lambda: _coded(b"x-gzip", gzip.compress(BODY)),
+    "gzip_members": lambda: _coded(b"gzip", gzip.compress(BODY[:9]) + gzip.compress(BODY[9:])),
+    "gzip_twice": lambda: _coded(b"gzip, gzip", gzip.compress(gzip.compress(BODY))),
+    "gzip_two_lines": lambda: _coded(
+        b"gzip\r\nContent-Encoding: gzip", gzip.compress(gzip.compress(BODY))
+    ),
+    "deflate": lambda: _coded(b"deflate", zlib.compress(BODY)),
+    "deflate_raw": lambda: _coded(b"deflate", zlib.compress(BODY, wbits=-15)),
+    "br": lambda: _coded(b"br", brotli.compress(BODY)),
+    "gzip_bomb": lambda: _coded(b"gzip", gzip_bomb()),
+    "gzip_bomb_two_layers": lambda: _coded(b"gzip, gzip", gzip.compress(gzip_bomb())),
+    "br_bomb": lambda: _coded(b"br", brotli.compress(bytes(BR_BOMB), quality=5)),
+    "unknown_coding": lambda: _coded(b"compress", BODY),
+    "gzip_cut_short": lambda: _coded(b"gzip", gzip.compress(BODY)[:-9]),
+    "gzip_not_gzip": lambda: _coded(b"gzip", BODY),
+}
+# An event stream gzip-encoded as a proxy sends it, flushed after each event: the first
+# event's bytes, then nothing until the client goes (it must not wait for the stream's end).
+_FLUSHED = zlib.compressobj(6, zlib.DEFLATED, 31)
+_FIRST_EVENT = _FLUSHED.compress(b"event: token\ndata: one\n\n") + _FLUSHED.flush(zlib.Z_SYNC_FLUSH)
+CASES["gzip_events_held"] = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n"
+    b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n" % (len(_FIRST_EVENT), _FIRST_EVENT),
+    None,
+)
 # /ws/NAME: a WebSocket upgrade answered with interim answers first, a 20 MB frame, a frame
 # masked (which only a client may send), a close with 1011, or a refusal no body can frame.
 WS_CASES = ("interim", "big_frame", "masked", "close_1011", "refused_negative")
@@ -260,11 +326,23 @@ def _serve_ws(conn: socket.socket, kind: str, head: bytes) -> None:
     _until_client_goes(conn)
 
 
+def _asked_coding(head: bytes) -> str:
+    """The request's Accept-Encoding as sent, or "nothing"."""
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"accept-encoding":
+            return value.strip().decode("latin-1")
+    return "nothing"
+
+
 def _serve_case(conn: socket.socket, name: str) -> bool:
     """Send CASES[name]; False when the connection must not be reused."""
-    for part in CASES[name]:
+    for part in (CODED[name](),) if name in CODED else CASES[name]:
         if isinstance(part, float):
             time.sleep(part)
+        elif part is None:
+            _until_client_goes(conn)
+            return False
         else:
             conn.sendall(part)
     return name not in CLOSES
@@ -346,6 +424,7 @@ def _serve(conn: socket.socket, counts: Counts) -> None:
             if target.startswith(b"/case/"):
                 name = target[len(b"/case/") :].decode()
                 counts.add(name)
+                counts.add(f"asked {_asked_coding(head)}")
                 if _serve_case(conn, name):
                     continue
                 return

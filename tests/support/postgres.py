@@ -43,7 +43,10 @@ def throwaway_postgres(tmp_path: Path) -> Iterator[str]:
     leaves its server log in ``tmp_path / "postgres.log"``.
     """
     if not (PG_BIN / "initdb").exists():
-        pytest.skip(f"PostgreSQL 15 binaries not found in {PG_BIN}")
+        pytest.skip(
+            f"PostgreSQL 15 binaries not found in {PG_BIN} (Debian's postgresql-15: "
+            "apt-get install postgresql-15)"
+        )
     user = _run_as()
     # pytest's tmp_path is private to root; the cluster needs a directory its user owns.
     home = Path(tempfile.mkdtemp(prefix="loadkit-pg-"))

@@ -134,17 +134,24 @@ def synthetic_samples(
     )
 
 
-def synthetic_probes(scenario: Scenario, rss_mib: float = 200.0, cpu: float = 40.0) -> pd.DataFrame:
-    """One reading per second per series: API CPU and memory, DB connections, generator load."""
+def synthetic_probes(
+    scenario: Scenario, rss_mib: float = 200.0, cpu: float = 40.0, cpu_wait: float = 2.0
+) -> pd.DataFrame:
+    """One reading per second per series: API CPU, its wait for a CPU and memory, DB
+    connections, generator load, the machine's."""
     end = sum(p.duration_s for p in scenario.phases)
     t = np.arange(0.0, end, 1.0)
+    api_cpu = cpu + 10.0 * np.sin(t / 10.0)
     series = {
-        ("api", "cpu_percent"): cpu + 10.0 * np.sin(t / 10.0),
+        ("api", "cpu_percent"): api_cpu,
+        ("api", "cpu_wait_percent"): np.full_like(t, cpu_wait),
         ("api", "rss_bytes"): rss_mib * 2**20 + t * 1000.0,
         ("db", "connections_total"): np.full_like(t, 15.0),
         ("db", "connections_active"): np.minimum(15.0, t % 7),
         ("generator.0", "cpu_percent"): np.full_like(t, 30.0),
         ("generator.0", "loop_lag_ms"): np.full_like(t, 2.0),
+        ("machine", "cpu_busy_cores"): (api_cpu + 30.0 + cpu_wait) / 100,
+        ("machine", "load_1m"): np.full_like(t, 1.0 + cpu_wait / 100),
     }
     return pd.concat(
         [

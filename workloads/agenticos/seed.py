@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 import requests
 
+from engine import trust
 from inputs.fixture import Fixture, in_path, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.fixture import AgenticOSSeeded
-from workloads.agenticos.tool import CODE_EXECUTION
+from workloads.agenticos.tool import CODE_EXECUTION, RUN_PYTHON
 from workloads.corpus import document_name, document_text
 from workloads.seed import SeedError, SeedOptions, seed_command, seeded_fixture, wait_for_api
 from workloads.setup_client import APIError
@@ -30,7 +31,9 @@ from workloads.setup_client import APIError
 # Names the fixture is found by on a second run; prefixed so they are obviously the kit's.
 SECRET_NAME = "loadkit-stub-key"
 PROFILE_LABEL = "loadkit-stub"
-AGENT_NAME = "loadkit-agent"
+# Named for the loop: the agent the seed made before it (loadkit-agent) has no tool, and a
+# name is a handle AgenticOS keeps unique, so the tool-giving agent could not take it.
+AGENT_NAME = "loadkit-loop-agent"
 KB_NAME = "loadkit-docs"
 TRIGGER_NAME = "loadkit-webhook"
 # The stub ignores keys and echoes any model name; these only have to be present.
@@ -95,26 +98,14 @@ def ensure_profile(client: AgenticOSClient, stub_url: str) -> tuple[str, str]:
 def ensure_agent(client: AgenticOSClient, profile_id: str) -> tuple[str, str]:
     """A published agent on the stub's profile given the one tool the loop calls (capability
     code_execution, tool run_python: no network, no files, granted to every organisation):
-    its id and what happened. An agent of the fixture's name without it (seeded before the
-    loop) is left as it is and a new one made, since a run with steps above 1 would stop
-    short on it."""
-    agents = [
-        a
-        for a in client.list_all("/agents")
-        if a.get("name") == AGENT_NAME and CODE_EXECUTION in _capabilities(a)
-    ]
-    agents.sort(key=lambda a: a.get("status") != "published")
-    if agents:
-        agent = agents[0]
-        used = agent.get("model_profile_id") or (agent.get("spec") or {}).get("model_profile_id")
-        if used and used != profile_id:
-            raise SeedError(
-                f"agent {AGENT_NAME!r} ({agent['id']}) uses model profile {used}, not "
-                f"{PROFILE_LABEL!r} ({profile_id}): rename or delete that agent in the platform, "
-                "then run make seed"
-            )
-        action = "reused"
-    else:
+    its id and what happened.
+
+    The list names agents but carries no spec, so the agent of the fixture's name is read
+    whole (``GET /agents/{id}``: its ``draft_spec``). Its name is its handle, unique in the
+    organisation, and a spec saved later runs only once promoted, so one that lost the tool
+    is refused with the fix rather than mended here."""
+    named = [a for a in client.list_all("/agents") if a.get("name") == AGENT_NAME]
+    if not named:
         agent = client.post(
             "/agents",
             {
@@ -126,16 +117,32 @@ def ensure_agent(client: AgenticOSClient, profile_id: str) -> tuple[str, str]:
                 }
             },
         )
-        action = "created"
-    if agent.get("status") != "published":
         client.post(f"/agents/{in_path(agent['id'])}/publish", {"note": "agent-loadkit fixture"})
-        action += ", published"
-    return agent["id"], action
+        return agent["id"], "created, published"
+    agent = client.get(f"/agents/{in_path(named[0]['id'])}")
+    spec = agent.get("draft_spec") or {}
+    used = spec.get("model_profile_id")
+    if used and used != profile_id:
+        raise SeedError(
+            f"agent {AGENT_NAME!r} ({agent['id']}) uses model profile {used}, not "
+            f"{PROFILE_LABEL!r} ({profile_id}): rename or delete that agent in the platform, "
+            "then run make seed"
+        )
+    if CODE_EXECUTION not in _capabilities(spec):
+        raise SeedError(
+            f"agent {AGENT_NAME!r} ({agent['id']}) does not bind capability {CODE_EXECUTION} "
+            f"(the loop's tool, {RUN_PYTHON}): delete that agent in the platform, then run "
+            "make seed"
+        )
+    if agent.get("status") == "published":
+        return agent["id"], "reused"
+    client.post(f"/agents/{in_path(agent['id'])}/publish", {"note": "agent-loadkit fixture"})
+    return agent["id"], "reused, published"
 
 
-def _capabilities(agent: dict) -> set[str]:
-    """The capability ids an agent's spec binds, as the API lists it."""
-    bound = (agent.get("spec") or {}).get("capabilities") or []
+def _capabilities(spec: dict) -> set[str]:
+    """The capability ids a spec binds."""
+    bound = spec.get("capabilities") or []
     return {str(c.get("id")) for c in bound if isinstance(c, dict)}
 
 
@@ -213,7 +220,7 @@ def _document_states(
 def stub_width(stub_url: str, model: str) -> int:
     """How wide the stub's vectors for ``model`` are, asked of the stub itself (one embedding
     request): it answers each model at its real width unless started with --embedding-dim."""
-    resp = requests.post(
+    resp = trust.session().post(
         f"{stub_base_url(stub_url)}/embeddings",
         json={"model": model, "input": "width probe"},
         timeout=STUB_ASK_TIMEOUT_S,

@@ -189,6 +189,12 @@ class Agno(Dialect):
             "message": self.agent_plan.prompt(CHAT, attempt.index, turn_message(attempt.index)),
             "stream": "true",
         }
+        if attempt.session is not None:
+            # A conversation (a users-mode user's, or one open arrivals continue) is one agno
+            # session, named by the kit since agno lets the client name it.
+            form["session_id"] = attempt.session.setdefault(
+                "session_id", f"loadkit-{self.run_id}-{attempt.index}"
+            )
         call = HttpCall("POST", self._runs, urlencode(form).encode(), {**self._auth, **FORM})
         return event_stream_turn(
             self.http, call, attempt, timeout_s, detail_result, self._read_turn

@@ -1,7 +1,13 @@
-"""Agents: list, create (draft), read, publish, and the synchronous run."""
+"""Agents: list, create (draft), read, publish, and the synchronous run.
+
+Shaped as AgenticOS shapes them: the list names agents and carries no spec; one agent
+read whole carries its spec as ``draft_spec``; a name's handle is unique in the
+organisation (a second agent of it is refused 409).
+"""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Literal
 
@@ -54,23 +60,47 @@ class RunRequest(BaseModel):
 
 
 def agent_json(agent: Agent) -> dict:
-    """An agent as the API shows it."""
+    """An agent as the API lists it: no spec (AgenticOS's list has none)."""
     return {
         "id": agent.id,
         "name": agent.name,
+        "slug": handle(agent.name),
         "status": agent.status,
-        "spec": {
-            "name": agent.name,
-            "instructions": agent.instructions,
-            "model_profile_id": agent.model_profile_id,
-            "capabilities": [{"id": c.capability, "config": {}} for c in agent.capabilities],
-        },
-        "model_profile_id": agent.model_profile_id,
         "org_id": agent.org_id,
         "published_at": iso(agent.published_at),
         "created_at": iso(agent.created_at),
         "updated_at": iso(agent.updated_at),
     }
+
+
+def agent_read(agent: Agent) -> dict:
+    """One agent read whole: the listed fields and its spec, as ``draft_spec``."""
+    spec = {
+        "name": agent.name,
+        "instructions": agent.instructions,
+        "model_profile_id": agent.model_profile_id,
+        "capabilities": [{"id": c.capability, "config": {}} for c in agent.capabilities],
+    }
+    return {**agent_json(agent), "draft_spec": spec}
+
+
+def handle(name: str) -> str:
+    """The agent's @handle, derived from its name as AgenticOS derives it."""
+    return (
+        re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9-]+", "-", name.strip().lower())).strip("-")[:64]
+        or "agent"
+    )
+
+
+async def _profile_in_org(session: SessionDep, org_id: str, profile_id: str) -> ModelProfile:
+    profile = await session.get(ModelProfile, profile_id)
+    if profile is None or profile.org_id != org_id:
+        raise APIError(
+            422,
+            "the model profile does not exist in this organisation",
+            {"fields": {"body.spec.model_profile_id": "no such model profile"}},
+        )
+    return profile
 
 
 @router.get("/agents")
@@ -94,14 +124,11 @@ async def create_agent(
     caller: CallerDep,
     session: SessionDep,
 ) -> dict:
-    """A new draft agent on one of the organisation's model profiles."""
-    profile = await session.get(ModelProfile, body.spec.model_profile_id)
-    if profile is None or profile.org_id != caller.org.id:
-        raise APIError(
-            422,
-            "the model profile does not exist in this organisation",
-            {"fields": {"body.spec.model_profile_id": "no such model profile"}},
-        )
+    """A new draft agent on one of the organisation's model profiles; a taken handle is 409."""
+    profile = await _profile_in_org(session, caller.org.id, body.spec.model_profile_id)
+    names = await session.scalars(select(Agent.name).where(Agent.org_id == caller.org.id))
+    if handle(body.spec.name) in {handle(n) for n in names}:
+        raise APIError(409, f"The handle @{handle(body.spec.name)} is already taken")
     agent = Agent(
         org_id=caller.org.id,
         name=body.spec.name,
@@ -120,8 +147,8 @@ async def get_agent(
     caller: CallerDep,
     session: SessionDep,
 ) -> dict:
-    """One agent."""
-    return agent_json(await agent_in_org(session, caller.org.id, agent_id))
+    """One agent, its spec included."""
+    return agent_read(await agent_in_org(session, caller.org.id, agent_id))
 
 
 @router.post("/agents/{agent_id}/publish")

@@ -16,8 +16,10 @@ session would let a client that closes on ``complete`` have the socket's
 cleanup cancel the turn while the pool rolls the connection back, and each
 such close logged a ``CancelledError`` traceback. ``{"type": "stop"}`` cancels
 the stream and ends the turn with ``complete`` carrying ``stopped: true``; a
-provider failure ends it with an ``error`` frame. Frame order follows
-shared/contract/agenticos-api.md.
+provider failure ends it with an ``error`` frame. A turn that names no
+conversation continues the one the socket's last turn was in, and
+``conversation_created`` is sent only when the turn made one, as AgenticOS does.
+Frame order follows shared/contract/agenticos-api.md.
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ class ChatSocket:
         # that answers that frame with a new message is never ignored.
         self.busy = False
         self.stop_requested = asyncio.Event()
+        # The conversation this socket's last turn was in: a turn naming none continues it.
+        self.conversation_id: str | None = None
 
     async def send(self, frame_type: str, **data: object) -> None:
         """Send one ``{"type", "data"}`` frame; the turn and the loop never interleave frames."""
@@ -156,8 +160,12 @@ class ChatSocket:
             agent = await _published_agent(session, self.org_id, request.agent_id)
         except APIError as exc:
             raise TurnFailed(exc.message) from None
-        conversation = await self._conversation(session, request, agent.id)
-        await self.send("conversation_created", conversation_id=conversation.id, agent_id=agent.id)
+        conversation, created = await self._conversation(session, request, agent.id)
+        self.conversation_id = conversation.id
+        if created:
+            await self.send(
+                "conversation_created", conversation_id=conversation.id, agent_id=agent.id
+            )
         messages = await prompt_messages(session, agent, request.message, conversation.id)
         session.add(Message(conversation_id=conversation.id, role="user", content=request.message))
         conversation.updated_at = utcnow()
@@ -220,17 +228,20 @@ class ChatSocket:
 
     async def _conversation(
         self, session: AsyncSession, request: TurnRequest, agent_id: str
-    ) -> Conversation:
-        """The named conversation (the caller's, in this organisation) or a new one."""
-        if request.conversation_id:
-            conversation = await session.get(Conversation, request.conversation_id)
+    ) -> tuple[Conversation, bool]:
+        """(the conversation, whether this turn created it): the named one (the caller's, in
+        this organisation), else the one this socket's last turn was in, else a new one, as
+        AgenticOS picks it."""
+        wanted = request.conversation_id or self.conversation_id
+        if wanted:
+            conversation = await session.get(Conversation, wanted)
             if (
                 conversation is None
                 or conversation.org_id != self.org_id
                 or conversation.user_id != self.user_id
             ):
-                raise TurnFailed(f"conversation {request.conversation_id} not found")
-            return conversation
+                raise TurnFailed(f"conversation {wanted} not found")
+            return conversation, False
         conversation = Conversation(
             org_id=self.org_id,
             agent_id=agent_id,
@@ -239,7 +250,7 @@ class ChatSocket:
         )
         session.add(conversation)
         await session.commit()
-        return conversation
+        return conversation, True
 
     async def _loop(
         self, target: ModelTarget, messages: list[dict], tools: list[dict], run_id: str

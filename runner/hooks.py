@@ -11,12 +11,14 @@ import logging
 import signal
 import sys
 import time
+from functools import partial
 
 import gevent
 import greenlet
 from locust import events
 from locust.runners import MasterRunner, WorkerRunner
 
+from inputs.bad_input import SettingsError
 from inputs.fixture import password_from_env
 from runner import live_metrics
 from runner.conductor import Conductor
@@ -36,20 +38,23 @@ from runner.messages import (
     Prepare,
     drained_from_wire,
 )
-from runner.progress import quiet_locust_tables
+from runner.progress import quiet_locust_tables, quiet_user_ramp
 from runner.settings import (
     BAD_INPUT,
-    SettingsError,
     add_options,
+    locust_option,
     prometheus_address,
     prometheus_linger_s,
     refuse_users_options,
     settings_from,
 )
+from runner.users import USER_CLASSES
 from shapes.choose import choose_shape
-from shapes.sweep import add_sweep_options
+from shapes.kit_shape import OPEN_ARRIVAL, mode_of
+from shapes.sweep import SWEEP_TITLE, add_sweep_options
 from webui.locust_charts import chart_offered_rate
 from webui.rate_page import add_rate_page
+from webui.start_form import add_start_form
 from webui.stop_button import on_stop_button
 from webui.verdict_tab import add_verdict_tab
 
@@ -68,8 +73,7 @@ _linger_s = 0.0
 
 def install() -> None:
     """Register the listeners (the locustfile calls this once)."""
-    events.init_command_line_parser.add_listener(lambda parser: add_options(parser))
-    events.init_command_line_parser.add_listener(add_sweep_options)
+    events.init_command_line_parser.add_listener(add_kit_options)
     events.init.add_listener(_on_init)
     events.test_start.add_listener(_on_test_start)
     events.test_stopping.add_listener(_on_test_stopping)
@@ -78,6 +82,13 @@ def install() -> None:
     events.worker_report.add_listener(_on_worker_report)
     events.quitting.add_listener(_on_quitting)
     events.quit.add_listener(_on_quit)
+
+
+def add_kit_options(parser) -> None:
+    """The kit's options and the sweeps' on Locust's parser, each group under its heading
+    (runner.settings stays free of Locust, which the shapes import: the stack reads it)."""
+    add_options(parser)
+    add_sweep_options(partial(locust_option, parser.add_argument_group(SWEEP_TITLE)))
 
 
 def _refuse_at_start(problems: str) -> None:
@@ -110,6 +121,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         runner.register_message(STOP, lambda msg, **_: _process.stop("interrupted"))
     if not isinstance(runner, WorkerRunner):
         quiet_locust_tables(options)
+        quiet_user_ramp(lambda: mode_of(environment.shape_class) == OPEN_ARRIVAL)
         _handle_signals_before_load(runner)
         if isinstance(runner, MasterRunner) and options.headless:
             _bound_the_wait_for_workers(runner, options)
@@ -119,9 +131,10 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         runner.register_message(
             DRAINED, lambda msg, **_: _conductor.on_drained(drained_from_wire(msg.data))
         )
-        environment.shape_class = choose_shape(environment, _conductor)
+        environment.shape_class = choose_shape(environment, _conductor, USER_CLASSES)
         if web_ui is not None:
             add_rate_page(web_ui, lambda: environment.shape_class)
+            add_start_form(web_ui, lambda: environment.shape_class)
             add_verdict_tab(web_ui, _conductor.progress)
             chart_offered_rate(web_ui, _conductor.offered_rate)
             on_stop_button(web_ui, _conductor.stop_pressed)

@@ -1,0 +1,411 @@
+"""The opencode dialect: the workloads as opencode serve 1.18.33 answers them (CONTRACT.md).
+
+Every route wants HTTP basic auth (user ``opencode``, the run's password), held in
+memory only. A turn, streamed or not, runs in a session, and a session runs one
+turn at a time: a second message to a busy session is not refused but queued, and
+both callers get the last answer. So the dialect holds each session for one turn:
+an open arrival is a stranger and takes a fresh session made ahead of it (``Sessions``,
+sized from the plan's rate; one made in the arrival when none is left, inside its
+time), used once so no history grows across strangers; a users-mode user keeps its
+own across its turns, as a person keeps a conversation. A turn that did not end as
+the server said (timed out, broken) has its session aborted and never used again.
+Sessions are made with a title, so opencode makes no title call to the model.
+
+A streamed turn subscribes to ``/event`` (every session's events; the dialect reads
+its own by the session's id), sends ``prompt_async`` once the stream is live, and ends
+at its session's ``session.idle``; a cancel is ``/session/{id}/abort`` after the first
+token. An agent run is the blocking message call. Success is what the body or the
+events say (``info.error`` absent, the turn finished), never the status alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import math
+from collections.abc import Iterator, Mapping
+from urllib.parse import quote
+
+import gevent
+
+from engine.dialect_kit import (
+    BAD_FRAME,
+    CONNECTION_RESET,
+    STOPPED_UNASKED,
+    STREAM_ENDED,
+    broken_stream,
+    cancel_asked,
+    redirected,
+    socket_backstop_s,
+    words,
+)
+from engine.http import (
+    Answer,
+    Event,
+    ExchangeError,
+    HttpCall,
+    HttpTransport,
+    classify,
+    failure_detail,
+)
+from engine.samples import CANCELLED, FAILED, OK, Result
+from engine.seam import Attempt, Dialect, DialectError, Turn
+from inputs.fixture import PASSWORD_ENV, Fixture, in_path
+from workloads.answers import held
+from workloads.corpus import TOPICS, run_prompt, turn_message
+from workloads.opencode.answers import ERROR, MATCHES, REPLY, SESSION, SESSIONS, STATUS
+from workloads.opencode.fixture import seeded
+
+# opencode's basic-auth user when the server sets no OPENCODE_SERVER_USERNAME.
+USER = "opencode"
+# api_read: the session list a client opens first (bounded: the server lists 100 unless told)
+# and the sessions now busy, in turn.
+READ_PATHS = ("/session?limit=20", "/session/status")
+# A users-mode user's session, kept in its own state (Attempt.session) across its turns.
+SESSION_KEY = "opencode_session"
+# Fresh sessions kept made ahead: what this process's held arrivals take in this long at the
+# plan's highest rate, so the maker keeps ahead of a step up in rate.
+LEAD_S = 2.0
+# An abort of a session left busy (a turn timed out) is given this long.
+ABORT_TIMEOUT_S = 10.0
+# The workloads that run a turn, each on a session of its own.
+TURNS = ("chat_stream", "agent_run")
+# How the server says a turn was stopped by /abort.
+ABORTED = "MessageAbortedError"
+
+
+def basic_auth(password: str) -> dict[str, str]:
+    """The Authorization header opencode's server wants on every route."""
+    token = base64.b64encode(f"{USER}:{password}".encode()).decode()
+    return {"Authorization": f"Basic {token}"}
+
+
+class SessionRefused(ExchangeError):
+    """The server would not make the session a turn needed; the text says how."""
+
+
+class Sessions:
+    """Fresh sessions made ahead of the open arrivals that take them, one each.
+
+    ``ready`` sets how many to keep made (LEAD_S at the plan's rate of turns); a maker
+    greenlet refills the stock after each take and stops when it is full, so nothing of
+    it runs once arrivals stop. An arrival that finds the stock empty makes its own.
+    """
+
+    def __init__(self, http: HttpTransport, headers: Mapping[str, str], title: str):
+        self._http = http
+        self._headers = headers
+        self._title = title
+        self._spare: list[str] = []
+        self._target = 0
+        self._made = 0
+        self._maker: gevent.Greenlet | None = None
+
+    def ready(self, turns_per_second: float) -> None:
+        """Keep LEAD_S of turns' sessions made at ``turns_per_second``."""
+        self._target = math.ceil(round(turns_per_second * LEAD_S, 9))
+        self._refill()
+
+    def take(self) -> str | None:
+        """A session made ahead, never used; None when none is left."""
+        if not self._spare:
+            return None
+        taken = self._spare.pop()
+        self._refill()
+        return taken
+
+    def make(self) -> str:
+        """A new session, titled (so opencode asks the model for no title); SessionRefused
+        in the server's words, or the transport's error, when it cannot be made."""
+        self._made += 1
+        body = json.dumps({"title": f"{self._title} {self._made}"}).encode()
+        answer = self._http.send(HttpCall("POST", "/session", body, self._headers))
+        if answer.status != 200:
+            raise SessionRefused(f"session: {refusal(answer.status, answer.body).detail}")
+        made = held(answer.body, SESSION)
+        if isinstance(made, str):
+            raise SessionRefused(f"session: {made}")
+        return made.id
+
+    def _refill(self) -> None:
+        if len(self._spare) < self._target and (self._maker is None or self._maker.dead):
+            self._maker = gevent.spawn(self._make_up)
+
+    def _make_up(self) -> None:
+        while len(self._spare) < self._target:
+            try:
+                self._spare.append(self.make())
+            except Exception:
+                # The next arrival then makes its own and says in its sample why it could not.
+                return
+
+
+class OpenCode(Dialect):
+    """Speaks opencode serve 1.18.33's HTTP API (platforms/opencode/ runs one on the stub)."""
+
+    def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
+        super().__init__(fixture, base_url, run_id, http)
+        self.seeded = seeded(fixture)
+        self._model = {"providerID": self.seeded.provider_id, "modelID": self.seeded.model_id}
+        self._auth: dict[str, str] = {}
+        self._json: dict[str, str] = {}
+        self._reads: tuple[HttpCall, ...] = ()
+        self._sessions: Sessions | None = None
+
+    def sign_in(self, email: str, password: str) -> None:
+        """The server has no sign-in: the password is checked once here with a session list."""
+        del email  # one user, whose password is the server's
+        auth = basic_auth(password)
+        try:
+            status = self.http.send(HttpCall("GET", "/session?limit=1", b"", auth)).status
+        except OSError as exc:
+            raise DialectError(
+                f"opencode: no answer from the API ({failure_detail(exc)}); check --host"
+            ) from None
+        if status != 200:
+            raise DialectError(
+                f"opencode refused the password: HTTP {status}; export {PASSWORD_ENV} with the "
+                "server's password (OPENCODE_SERVER_PASSWORD)"
+            )
+        self._auth, self._json = auth, {**auth, "Content-Type": "application/json"}
+        self._reads = tuple(HttpCall("GET", path, b"", auth) for path in READ_PATHS)
+        self._sessions = Sessions(self.http, self._json, f"loadkit {self.run_id}")
+
+    def ready(self, rates: Mapping[str, float]) -> None:
+        """Keep fresh sessions made for the turns the plan sends at its highest rate."""
+        if self._sessions is not None:
+            self._sessions.ready(sum(rates.get(workload, 0.0) for workload in TURNS))
+
+    def call(self, workload: str, k: int) -> HttpCall:
+        if workload == "api_read":
+            return self._reads[k % len(self._reads)]
+        if workload == "rag_query":
+            # A topic in turn, of those the seeded documents cover (document i is on topic i).
+            pattern = quote(TOPICS[k % min(len(TOPICS), self.seeded.documents)])
+            return HttpCall("GET", f"/find?pattern={pattern}", b"", self._auth)
+        raise ValueError(f"{workload} is not a plain-HTTP workload without a session here")
+
+    @contextlib.contextmanager
+    def exchange(self, workload: str, attempt: Attempt) -> Iterator[HttpCall]:
+        """An agent run is the blocking message call on a session held for it; the rest are
+        ``call``'s requests, holding nothing."""
+        if workload != "agent_run":
+            yield self.call(workload, attempt.index)
+            return
+        session = self._session_for(attempt)
+        ended = False
+        try:
+            prompt = self.agent_plan.prompt(workload, attempt.index, run_prompt(attempt.index))
+            yield self._message_call(session, "message", prompt)
+            ended = True
+        finally:
+            self._settle(attempt, session, ended)
+
+    def answer(self, workload: str, k: int, status: int, body: bytes) -> Result:
+        """A failed turn is a 200 whose ``info.error`` says why; every answer is held to its
+        shape (answers.py) and read."""
+        result = refusal(status, body)
+        if result.outcome != OK:
+            return result
+        if workload == "api_read":
+            return _misfit(result, held(body, SESSIONS if k % len(READ_PATHS) == 0 else STATUS))
+        if workload == "rag_query":
+            matches = held(body, MATCHES)
+            if isinstance(matches, str):
+                return _misfit(result, matches)
+            return result if matches else result._replace(outcome=FAILED, detail="no results")
+        reply = held(body, REPLY)
+        if isinstance(reply, str):
+            return _misfit(result, reply)
+        if reply.info.error is not None:
+            why = words(reply.info.error.words())
+            return result._replace(outcome=FAILED, detail=f"run error: {why}")
+        if reply.info.role != "assistant" or reply.info.finish is None:
+            return result._replace(outcome=FAILED, detail="no answer in the reply")
+        return result
+
+    def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
+        sent = attempt.sent()
+        session = self._session_for(attempt)
+        state = _TurnState()
+        try:
+            return self._stream_turn(attempt, sent, timeout_s, session, state)
+        finally:
+            self._settle(attempt, session, state.ended)
+
+    def _stream_turn(
+        self, attempt: Attempt, sent: float, timeout_s: float, session: str, state: _TurnState
+    ) -> Result:
+        """Subscribe, send the prompt once the stream is live, read the session's events."""
+        events = HttpCall("GET", "/event", b"", {**self._auth, "Accept": "text/event-stream"})
+        try:
+            with self.http.stream(events, socket_backstop_s(timeout_s)) as answer:
+                if 300 <= answer.status < 400:
+                    return redirected(Answer(answer.status, b"", answer.location))
+                if answer.status != 200:
+                    return refusal(answer.status, answer.read())
+                turn = Turn(attempt, sent, 200)
+                stream = answer.events()
+                try:
+                    # The stream is live once its first event (server.connected) is in.
+                    if next(stream, None) is None:
+                        return turn.failed(STREAM_ENDED)
+                    # From here the session may be busy until its idle event says otherwise.
+                    state.ended = False
+                    refused = self._prompt(session, attempt.index)
+                    if refused is not None:
+                        state.ended = True
+                        return turn.failed(refused.detail, refused.status)
+                    return self._read_turn(stream, turn, session, state)
+                except (ConnectionResetError, BrokenPipeError):
+                    return turn.failed(CONNECTION_RESET)
+                except ExchangeError as exc:
+                    return turn.failed(broken_stream(exc))
+        except ExchangeError as exc:
+            return Result(0, FAILED, exc.detail)
+
+    def _prompt(self, session: str, k: int) -> Result | None:
+        """Send the turn's message (``prompt_async``); None once accepted (204), else why not."""
+        prompt = self.agent_plan.prompt("chat_stream", k, turn_message(k))
+        call = self._message_call(session, "prompt_async", prompt)
+        answer = self.http.send(call, timeout_s=None)
+        if answer.status == 204:
+            return None
+        result = refusal(answer.status, answer.body)
+        if result.outcome == OK:
+            return result._replace(outcome=FAILED, detail=f"prompt_async: HTTP {answer.status}")
+        return result
+
+    def _read_turn(
+        self, stream: Iterator[Event], turn: Turn, session: str, state: _TurnState
+    ) -> Result:
+        """The session's events until it is idle again. A token is a text delta; the turn
+        ended as its last assistant message says (finished, or its error), or as the cancel
+        asked for (``MessageAbortedError`` after the abort went)."""
+        key = session.encode()
+        cancel_sent, finished = False, False
+        error: dict | None = None
+        for event in stream:
+            if key not in event.data:
+                continue
+            turn.received += len(event.data)
+            try:
+                frame = json.loads(event.data)
+            except ValueError:
+                return turn.failed(BAD_FRAME)
+            props = frame.get("properties") if isinstance(frame, dict) else None
+            if not isinstance(props, dict):
+                return turn.failed(BAD_FRAME)
+            if props.get("sessionID") != session:
+                continue
+            kind = frame.get("type")
+            if kind == "message.part.delta":
+                if props.get("field") == "text" and props.get("delta"):
+                    turn.token()
+                    if turn.attempt.cancel and not cancel_sent:
+                        cancel_sent = True
+                        failed = cancel_asked(self.http, self._abort_call(session), (200,))
+                        if failed is not None:
+                            return turn.failed(failed.detail, failed.status)
+            elif kind == "message.updated":
+                info = props.get("info")
+                if isinstance(info, dict) and info.get("role") == "assistant":
+                    finished = finished or info.get("finish") is not None
+                    error = info.get("error") or error
+            elif kind == "session.error":
+                error = props.get("error") or error
+            elif kind == "session.idle":
+                state.ended = True
+                return _ended(turn, cancel_sent, finished, error)
+        return turn.failed(STREAM_ENDED)
+
+    def _session_for(self, attempt: Attempt) -> str:
+        """The session this turn runs in: the user's own (users mode), else a fresh one made
+        ahead; one made now (after ``attempt.sent``: inside the arrival's time) if none is."""
+        if self._sessions is None:
+            raise DialectError("opencode: a turn needs sessions, which sign-in sets up")
+        own = attempt.session
+        if own is not None and SESSION_KEY in own:
+            return own[SESSION_KEY]
+        session = None if own is not None else self._sessions.take()
+        if session is None:
+            attempt.sent()
+            session = self._sessions.make()
+        if own is not None:
+            own[SESSION_KEY] = session
+        return session
+
+    def _settle(self, attempt: Attempt, session: str, ended: bool) -> None:
+        """After a turn: a session whose turn did not end as the server said may still be
+        busy, so it is aborted (in the background: the sample is already decided) and never
+        given another message; a user then gets a new one for its next turn."""
+        if ended:
+            return
+        gevent.spawn(self._abort, session)
+        if attempt.session is not None and attempt.session.get(SESSION_KEY) == session:
+            del attempt.session[SESSION_KEY]
+
+    def _abort(self, session: str) -> None:
+        with contextlib.suppress(Exception):
+            self.http.send(self._abort_call(session), ABORT_TIMEOUT_S)
+
+    def _abort_call(self, session: str) -> HttpCall:
+        return HttpCall("POST", f"/session/{in_path(session)}/abort", b"", self._auth)
+
+    def _message_call(self, session: str, route: str, text: str) -> HttpCall:
+        body = {"model": self._model, "parts": [{"type": "text", "text": text}]}
+        path = f"/session/{in_path(session)}/{route}"
+        return HttpCall("POST", path, json.dumps(body).encode(), self._json)
+
+
+class _TurnState:
+    """Whether a streamed turn's session is known to be idle again (its turn ended there, or
+    nothing reached it), so it may be given another message."""
+
+    def __init__(self) -> None:
+        self.ended = True
+
+
+def _ended(turn: Turn, cancel_sent: bool, finished: bool, error: object) -> Result:
+    """How a turn whose session went idle ended."""
+    if isinstance(error, dict):
+        named = held(json.dumps(error).encode(), ERROR)
+        name = "" if isinstance(named, str) else named.name
+        if name == ABORTED:
+            return turn.ended(CANCELLED) if cancel_sent else turn.failed(STOPPED_UNASKED)
+        said = named if isinstance(named, str) else named.words()
+        return turn.failed(f"error frame: {words(said)}")
+    if finished:
+        # A cancel that reached a turn already finished: it ended as it ended.
+        return turn.ended(OK)
+    return turn.failed("turn ended without an answer")
+
+
+def _misfit(result: Result, held_or_words: object) -> Result:
+    """The answer as judged by its shape: as it was when it fits, else failed in those words."""
+    if isinstance(held_or_words, str):
+        return result._replace(outcome=FAILED, detail=held_or_words)
+    return result
+
+
+def refusal(status: int, body: bytes) -> Result:
+    """What the status alone says (2xx ok, 429 shed, else failed), a failure in the server's
+    words (``{"name", "data": {"message"}}``) as ``HTTP 404: NotFoundError: <message>``."""
+    result = classify(status, len(body))
+    if result.outcome != FAILED:
+        return result
+    named = held(body, ERROR)
+    if not isinstance(named, str) and named.name:
+        result = result._replace(detail=f"HTTP {status}: {words(named.words())}")
+    return result
+
+
+# What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
+REQUESTS = {
+    "api_read": "GET /session?limit=20 or /session/status",
+    "chat_stream": "POST /session/{id}/prompt_async, read on GET /event (SSE); "
+    "/session/{id}/abort to cancel",
+    "agent_run": "POST /session/{id}/message (answered when the turn ends)",
+    "rag_query": "GET /find?pattern= (opencode's text search, ripgrep, over the project folder)",
+}
