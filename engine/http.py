@@ -238,6 +238,18 @@ class HttpTransport:
             self._idle.append(connection)
         return len(self._idle)
 
+    def trim_idle(self, keep: int) -> None:
+        """Close the oldest idle connections beyond ``keep``: what the process's files leave
+        for them beside the arrivals in flight (engine/limits.py). Idle: nothing of any
+        exchange is on them; counted as retired idle."""
+        idle = self._idle
+        if len(idle) > keep:
+            drop = len(idle) - max(0, keep)
+            for connection in idle[:drop]:
+                self._discard(connection)
+            del idle[:drop]
+            self.stats.retired_idle += drop
+
     def close(self) -> None:
         """Close every connection, idle or in use (the run is over)."""
         for connection in [*self._idle, *self._busy]:
