@@ -88,7 +88,7 @@ def measure(
     process = LoadProcess(
         "bench",
         lambda kind, data: drained.append(data) if kind == DRAINED else None,
-        environment.events.request.fire,
+        environment.stats,
     )
     raw = {
         "name": "streams",
