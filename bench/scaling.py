@@ -29,7 +29,6 @@ shared: the figures say what happened here and now, with the load average.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -40,6 +39,9 @@ from collections import Counter
 from pathlib import Path
 
 import psutil
+
+from engine import run_record
+from engine.run_record import RUN_FILE, RunRecordError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -87,11 +89,11 @@ def cpu_seconds(procs: list[psutil.Process]) -> float:
 
 def start_epoch_of(run_dir: Path, deadline: float) -> float:
     """The run's t = 0 in epoch seconds, once the master has written it."""
-    path = run_dir / "run.json"
+    path = run_dir / RUN_FILE
     while time.time() < deadline:
         try:
-            epoch = json.loads(path.read_text()).get("start_epoch")
-        except (OSError, ValueError):
+            epoch = run_record.read(path).start_epoch
+        except (OSError, RunRecordError):
             epoch = None
         if epoch:
             return float(epoch)

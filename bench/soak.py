@@ -40,6 +40,8 @@ from pathlib import Path
 import numpy as np
 import psutil
 
+from engine import run_record
+from engine.run_record import RUN_FILE, PhaseRecord
 from inputs.scenario import load_scenario
 from runner.settings import RUNS_DIR, run_stamp
 from stack.local import LOCUST, LocalStack, StackOptions
@@ -113,10 +115,10 @@ class Sampler:
                 continue
 
 
-def steady_phases(phases: list[dict]) -> list[dict]:
+def steady_phases(phases: list[PhaseRecord]) -> list[PhaseRecord]:
     """The phases at the longest phase's rate, the first phase left out (its warm-up)."""
-    longest = max(phases, key=lambda p: p["end_s"] - p["start_s"])
-    return [p for p in phases[1:] if p["rate"] == longest["rate"]]
+    longest = max(phases, key=lambda p: p.duration_s)
+    return [p for p in phases[1:] if p.rate == longest.rate]
 
 
 def pooled_slope(points: list[tuple[int, float, float]]) -> float | None:
@@ -135,22 +137,22 @@ def pooled_slope(points: list[tuple[int, float, float]]) -> float | None:
 
 
 def memory_of(
-    process: str, readings: list[Reading], start_epoch: float, phases: list[dict]
+    process: str, readings: list[Reading], start_epoch: float, phases: list[PhaseRecord]
 ) -> ProcessMemory:
     """One process's first/last/max RSS while load ran (t = 0 to the last phase's end: not
     a generator still importing, nor one that has exited), and its slope over the steady
     phases."""
-    end_s = phases[-1]["end_s"]
+    end_s = phases[-1].end_s
     mine = [r for r in readings if r.process == process and 0 <= r.epoch - start_epoch <= end_s]
     rss = [r.rss_bytes / MIB for r in mine]
     points = [
         (group, r.epoch - start_epoch, r.rss_bytes / MIB)
         for group, phase in enumerate(steady_phases(phases))
         for r in mine
-        if phase["start_s"] <= r.epoch - start_epoch < phase["end_s"]
+        if phase.start_s <= r.epoch - start_epoch < phase.end_s
     ]
     by_phase = {
-        phase["name"]: _per_10min(pooled_slope([p for p in points if p[0] == group]))
+        phase.name: _per_10min(pooled_slope([p for p in points if p[0] == group]))
         for group, phase in enumerate(steady_phases(phases))
     }
     return ProcessMemory(
@@ -256,11 +258,11 @@ def describe(soak: Soak, args: argparse.Namespace, run_dir: Path) -> list[str]:
     """The figures, from the readings and the run's own run.json and summary.json."""
     if not (run_dir / "summary.json").exists():
         raise SystemExit(f"soak: Locust exited {soak.code} without a report; see {run_dir}")
-    record = json.loads((run_dir / "run.json").read_text())
+    record = run_record.read(run_dir / RUN_FILE)
     summary = json.loads((run_dir / "summary.json").read_text())
     validity = summary["validity"]
-    start, phases = record["start_epoch"], record["phases"]
-    steady = ", ".join(p["name"] for p in steady_phases(phases))
+    start, phases = record.start_epoch, record.phases
+    steady = ", ".join(p.name for p in steady_phases(phases))
     before, after = (
         " ".join(f"{v:.2f}" for v in load) for load in (soak.load_before, soak.load_after)
     )
@@ -272,7 +274,7 @@ def describe(soak: Soak, args: argparse.Namespace, run_dir: Path) -> list[str]:
         f"validity: offered {validity['offered']:,}, recorded {validity['recorded']:,}, "
         f"late {validity['late']:,}: {validity['status']}",
         "",
-        f"RSS in MiB: first, last and max while load ran (t = 0 to {phases[-1]['end_s']:.0f} s); "
+        f"RSS in MiB: first, last and max while load ran (t = 0 to {phases[-1].end_s:.0f} s); "
         f"MiB/10 min: least squares over {steady} together (each its own intercept), then each",
         f"{'process':<13} {'first':>7} {'last':>7} {'max':>7} {'MiB/10 min':>10}"
         + "".join(f" {name:>9}" for name in steady.split(", "))

@@ -43,6 +43,7 @@ from typing import Protocol
 
 import numpy as np
 
+from engine.run_record import ArrivalsRecord
 from inputs.scenario import ArrivalKind, Arrivals
 
 # Digits kept when turning duration x rate into an arrival count, so that float
@@ -116,7 +117,7 @@ class Spacer(Protocol):
 
     def spacing(self, segment: Stretch) -> Spacing: ...
 
-    def record(self, segment: Stretch) -> dict: ...
+    def record(self, segment: Stretch) -> ArrivalsRecord: ...
 
 
 class Uniform:
@@ -128,9 +129,9 @@ class Uniform:
         """Even spacing at the rate."""
         return Even(segment.rate)
 
-    def record(self, segment: Stretch) -> dict:
+    def record(self, segment: Stretch) -> ArrivalsRecord:
         """Only the kind: the rate says the rest."""
-        return {"kind": self.name}
+        return ArrivalsRecord(self.name)
 
 
 class Poisson:
@@ -148,9 +149,9 @@ class Poisson:
             )
         )
 
-    def record(self, segment: Stretch) -> dict:
+    def record(self, segment: Stretch) -> ArrivalsRecord:
         """The kind and the seed that reproduces it."""
-        return {"kind": self.name, "seed": segment.seed}
+        return ArrivalsRecord(self.name, seed=segment.seed)
 
 
 class Trace:
@@ -162,15 +163,15 @@ class Trace:
         """The trace's offsets as they are."""
         return Listed(segment.arrivals.offsets)
 
-    def record(self, segment: Stretch) -> dict:
+    def record(self, segment: Stretch) -> ArrivalsRecord:
         """The kind, the file, how many arrivals, and whether it named their workloads."""
         arrivals = segment.arrivals
-        return {
-            "kind": self.name,
-            "file": arrivals.trace,
-            "arrivals": len(arrivals.offsets),
-            "workloads": bool(arrivals.workloads),
-        }
+        return ArrivalsRecord(
+            self.name,
+            file=arrivals.trace,
+            arrivals=len(arrivals.offsets),
+            workloads=bool(arrivals.workloads),
+        )
 
 
 KINDS: dict[ArrivalKind, Spacer] = {k.name: k for k in (Uniform(), Poisson(), Trace())}

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import overload
 
 from engine.arrivals import KINDS, Spacing
+from engine.run_record import ArrivalsRecord
 from inputs.scenario import ArrivalKind, Arrivals, Phase, Scenario
 
 
@@ -65,7 +66,7 @@ class Segment:
         """When arrival j of this segment is due, in seconds from the run start."""
         return self.start_s + self._spacing.offset_s(j)
 
-    def arrivals_record(self) -> dict:
+    def arrivals_record(self) -> ArrivalsRecord:
         """What run.json and the reports say of this segment's arrival process."""
         return KINDS[self.arrivals.kind].record(self)
 

@@ -553,26 +553,6 @@ def _workloads(raw: object, problems: Problems) -> tuple[Workload, ...]:
     return tuple(workloads)
 
 
-def _platform_shares(raw: object, where: str, problems: Problems) -> tuple[PlatformShare, ...]:
-    """A workload's own shares by platform: {name: {share, why}}, the why required (a share
-    that differs without a reason is a workload quietly left out)."""
-    if not isinstance(raw, dict):
-        problems.add(f"{where}: expected a mapping {{platform: {{share, why}}}}")
-        return ()
-    shares = []
-    for name, spec in raw.items():
-        at = f"{where}.{label(name)}"
-        if not isinstance(spec, dict) or not str(spec.get("why") or "").strip():
-            problems.add(f"{at}: expected {{share, why}}, the why saying what sets it apart")
-            continue
-        share = _number(
-            spec.get("share"), f"{at}.share", "give a share of 0 or more", problems, most=MAX_SHARE
-        )
-        if share is not None:
-            shares.append(PlatformShare(str(name), share, str(spec["why"])))
-    return tuple(shares)
-
-
 def _seed(value: object, problems: Problems) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
         problems.add(f"seed: {shown(value)} is not a whole number from 0 to {MAX_SEED}")
@@ -747,21 +727,34 @@ def _per_platform(
 ) -> tuple[PlatformLimit, ...]:
     """A threshold's own limits by platform: {name: {limit, why}}, the why required (a limit
     that differs without a reason is a limit moved to pass)."""
+    own = _by_platform(raw, where, "limit", fix, math.inf, problems)
+    return tuple(PlatformLimit(*value) for value in own)
+
+
+def _platform_shares(raw: object, where: str, problems: Problems) -> tuple[PlatformShare, ...]:
+    """A workload's own shares by platform: {name: {share, why}}, the why required (a share
+    that differs without a reason is a workload quietly left out)."""
+    own = _by_platform(raw, where, "share", "give a share of 0 or more", MAX_SHARE, problems)
+    return tuple(PlatformShare(*value) for value in own)
+
+
+def _by_platform(
+    raw: object, where: str, key: str, fix: str, most: float, problems: Problems
+) -> list[tuple[str, float, str]]:
+    """{platform: {<key>, why}} as (platform, value, why), each bad entry one problem."""
     if not isinstance(raw, dict):
-        problems.add(f"{where}: expected a mapping {{platform: {{limit, why}}}}")
-        return ()
-    limits = []
+        problems.add(f"{where}: expected a mapping {{platform: {{{key}, why}}}}")
+        return []
+    values = []
     for name, spec in raw.items():
         at = f"{where}.{label(name)}"
         if not isinstance(spec, dict) or not str(spec.get("why") or "").strip():
-            problems.add(
-                f"{at}: expected {{limit, why}}, the why saying what sets this limit apart"
-            )
+            problems.add(f"{at}: expected {{{key}, why}}, the why saying what sets it apart")
             continue
-        limit = _number(spec.get("limit"), f"{at}.limit", fix, problems, most=math.inf)
-        if limit is not None:
-            limits.append(PlatformLimit(str(name), limit, str(spec["why"])))
-    return tuple(limits)
+        value = _number(spec.get(key), f"{at}.{key}", fix, problems, most=most)
+        if value is not None:
+            values.append((str(name), value, str(spec["why"])))
+    return values
 
 
 def _count(value: object, where: str, problems: Problems) -> int | None:

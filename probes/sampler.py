@@ -15,6 +15,7 @@ from pathlib import Path
 import gevent
 import gevent.event
 
+from engine.run_record import ProbesSummary
 from probes.machine import MachineProbe
 from probes.postgres import PostgresProbe
 from probes.process import ProcessProbe
@@ -81,7 +82,7 @@ class ProbeRun:
             tick += 1
             self._stopping.wait(max(0.0, start + tick * self._interval_s - time.monotonic()))
 
-    def stop(self) -> dict:
+    def stop(self) -> ProbesSummary:
         """End sampling (one last reading first) and return taken / missing / failed."""
         self._stopping.set()
         if self._greenlet is not None:
@@ -103,7 +104,7 @@ class ProbeRun:
                 failed[probe.name] = (
                     f"{health.failures} of {total} readings failed: {health.last_error}"
                 )
-        return {"taken": taken, "missing": missing, "failed": failed}
+        return ProbesSummary(taken, missing, failed)
 
 
 def _describe(exc: BaseException) -> str:

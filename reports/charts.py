@@ -319,7 +319,7 @@ def _no_probe_reason(run: Run, metrics: dict[str, float], probes: tuple[str, ...
     names = ", ".join(metrics)
     if run.probes is None:
         return f"No probes.csv in the run directory, so no {names} readings."
-    missing = (run.meta.get("probes") or {}).get("missing", {})
+    missing = run.record.probes.missing
     why = "; ".join(f"{p}: {missing[p]}" for p in (probes or ()) if p in missing)
     return f"No {names} readings" + (f" ({why})." if why else ".")
 

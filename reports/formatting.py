@@ -6,6 +6,8 @@ samples did not happen.
 
 from __future__ import annotations
 
+from engine.run_record import ArrivalsRecord, Machine
+from inputs.scenario import ArrivalKind
 from inputs.scenario import metric_name as scenario_metric_name
 
 ABSENT = "–"
@@ -70,16 +72,15 @@ def points(before: float | None, after: float | None) -> str:
     return f"{(after - before) * 100:+.2f} pt"
 
 
-def arrivals(record: dict) -> str:
+def arrivals(record: ArrivalsRecord) -> str:
     """A phase's arrival process (run.json's record of it) as a reader says it: ``uniform``,
     ``poisson, seed 7``, ``trace prod.csv: 450 arrivals, its own workloads``."""
-    kind = str(record.get("kind", "uniform"))
-    if kind == "poisson":
-        return f"poisson, seed {record.get('seed', 0)}"
-    if kind == "trace":
-        whose = "its own workloads" if record.get("workloads") else "workloads by the mix"
-        return f"trace {record.get('file', '')}: {count(record.get('arrivals'))} arrivals, {whose}"
-    return kind
+    if record.kind == ArrivalKind.POISSON:
+        return f"poisson, seed {record.seed or 0}"
+    if record.kind == ArrivalKind.TRACE:
+        whose = "its own workloads" if record.workloads else "workloads by the mix"
+        return f"trace {record.file or ''}: {count(record.arrivals)} arrivals, {whose}"
+    return str(record.kind)
 
 
 def metric(name: str, value: float | None) -> str:
@@ -108,17 +109,17 @@ def probe_value(metric_name: str, value: float | None) -> str:
     return f"{value:,.6g}"
 
 
-def machine(record: object) -> str:
+def machine(record: Machine | None) -> str:
     """run.json's machine record in one line: host, CPUs, memory, OS, Python."""
-    if not isinstance(record, dict) or not record:
+    if record is None:
         return "an unrecorded machine"
-    parts = [str(record.get("hostname", "unnamed host"))]
-    if "cpus" in record:
-        parts.append(f"{record['cpus']} CPUs")
-    if "memory_gb" in record:
-        parts.append(f"{record['memory_gb']} GB")
-    if "os" in record:
-        parts.append(str(record["os"]))
-    if "python" in record:
-        parts.append(f"Python {record['python']}")
+    parts = [record.hostname]
+    if record.cpus is not None:
+        parts.append(f"{record.cpus} CPUs")
+    if record.memory_gb is not None:
+        parts.append(f"{record.memory_gb} GB")
+    if record.os is not None:
+        parts.append(record.os)
+    if record.python is not None:
+        parts.append(f"Python {record.python}")
     return ", ".join(parts)

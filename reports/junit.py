@@ -51,7 +51,7 @@ def junit_xml(run: Run, lateness: LatenessStats, verdict: Verdict) -> str:
 def _report(run: Run, lateness: LatenessStats, verdict: Verdict) -> JUnitXml:
     """The run's validity and checks as one JUnit test suite, as junitparser holds it."""
     suite = TestSuite(f"agent-loadkit {run.scenario.name}")
-    suite.timestamp = str(run.meta.get("started_at") or "")
+    suite.timestamp = run.record.started_at
     for name, value in (
         ("run_id", run.run_id),
         ("scenario", run.scenario.name),

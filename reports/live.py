@@ -16,6 +16,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine import samples
+from engine.run_record import RunRecord
 from engine.samples import OPERATOR_STOP
 from reports.rundir import load_run
 from reports.stats import run_stats
@@ -79,7 +81,7 @@ class LiveVerdict:
     stopped: bool = False
 
 
-def final_verdict(run_dir: Path, meta: dict) -> str | None:
+def final_verdict(run_dir: Path, record: RunRecord) -> str | None:
     """The report's verdict line once the run has ended; "interrupted" before its report."""
     summary = run_dir / "summary.json"
     if summary.exists():
@@ -87,9 +89,9 @@ def final_verdict(run_dir: Path, meta: dict) -> str | None:
             return str(json.loads(summary.read_text())["headline"])
         except (ValueError, KeyError):
             return None
-    if meta.get("stopped") == OPERATOR_STOP:
+    if record.stopped == OPERATOR_STOP:
         return STOPPED
-    if meta.get("stopped") == "interrupted":
+    if record.stopped == samples.INTERRUPTED:
         return INTERRUPTED
     return None
 
@@ -146,6 +148,6 @@ def live_verdict(run_dir: str | Path, offered: int | None) -> LiveVerdict:
         rows=tuple(rows),
         thresholds=results,
         validity=validity,
-        final=final_verdict(run.path, run.meta) if ended else None,
+        final=final_verdict(run.path, run.record) if ended else None,
         stopped=stopped,
     )

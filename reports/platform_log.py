@@ -19,6 +19,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+from msgspec import UNSET
+
 from reports.rundir import Run
 
 LEVELS = ("ERROR", "CRITICAL")
@@ -58,13 +61,12 @@ class PlatformLog:
 
 def platform_log(run: Run) -> PlatformLog | None:
     """The run's stretch of the platform's log, counted; None when the run names no log."""
-    named = run.meta.get("platform_log")
-    if not named:
+    named = run.record.platform_log
+    if named is UNSET:
         return None
-    path, counted = named["path"], named.get("counted")
-    if isinstance(counted, dict):
-        return PlatformLog(path, **counted)
-    return read_stretch(run.path / path, named["from_byte"], named["to_byte"], path)
+    if named.counted is not UNSET:
+        return PlatformLog(named.path, **msgspec.structs.asdict(named.counted))
+    return read_stretch(run.path / named.path, named.from_byte, named.to_byte, named.path)
 
 
 def read_stretch(file: Path, start: int, end: int, path: str) -> PlatformLog:

@@ -14,6 +14,8 @@ tail is a finding or three requests).
 
 from __future__ import annotations
 
+from msgspec import UNSET
+
 from reports import formatting as fmt
 from reports.charts import Chart
 from reports.document import (
@@ -103,8 +105,8 @@ def report_document(
     return Document(
         title=_title(run),
         subtitle=(
-            f"Started {run.meta.get('started_at') or 'at an unrecorded time'} on "
-            f"{fmt.machine(run.meta.get('machine'))}. The full verdict is the last section, "
+            f"Started {run.record.started_at or 'at an unrecorded time'} on "
+            f"{fmt.machine(run.record.machine)}. The full verdict is the last section, "
             "under the numbers it rests on."
         ),
         glance=_glance(run, stats, verdict, system),
@@ -291,7 +293,7 @@ def _logged_errors(system: SystemStats) -> tuple[str, ...]:
 
 def _mode(run: Run) -> str:
     """How load was offered: a run is in one mode only, and the reader must know which."""
-    if run.meta.get("mode") == "users":
+    if run.closed_loop:
         return (
             "users (closed loop: each user sends its next request when the last one is "
             "answered, so no schedule, no arrival rate and no lateness; each phase states "
@@ -300,24 +302,23 @@ def _mode(run: Run) -> str:
     return "open arrival (requests offered on a schedule, whatever the answers)"
 
 
-def _meta(run: Run, key: str) -> str:
-    value = run.meta.get(key)
-    return "not recorded" if value is None or value == "" else str(value)
+def _said(value: object) -> str:
+    """A recorded field as the report shows it; one the run did not record says so."""
+    return "not recorded" if value is None or value is UNSET or value == "" else str(value)
 
 
 def _lost(run: Run) -> str:
     """Load processes that never sent their last samples, each with the arrival indexes
     (its own, every W-th) the run never got back."""
-    lost = run.meta.get("lost") or []
     return "; ".join(
-        f"process {p['slot']} ({p['worker']}): {fmt.plural(p['missing'], 'arrival')} not "
-        "returned, k = "
-        + ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in p["missing_ranges"])
-        for p in lost
+        f"process {p.slot} ({p.worker}): {fmt.plural(p.missing, 'arrival')} not "
+        "returned, k = " + ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in p.missing_ranges)
+        for p in run.record.lost
     )
 
 
 def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) -> Section:
+    record = run.record
     blocks: list[Block] = []
     if verdict.invalid_reasons:
         blocks.append(
@@ -336,20 +337,20 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
                 ("scenario", run.scenario.name),
                 ("platform", _platform(run)),
                 ("mode", _mode(run)),
-                ("started", _meta(run, "started_at")),
-                ("ended", _meta(run, "ended_at")),
-                ("stopped", _meta(run, "stopped")),
-                ("machine", fmt.machine(run.meta.get("machine"))),
-                ("topology", _meta(run, "topology")),
-                ("host", _meta(run, "host")),
+                ("started", _said(record.started_at)),
+                ("ended", _said(record.ended_at)),
+                ("stopped", _said(record.stopped)),
+                ("machine", fmt.machine(record.machine)),
+                ("topology", _said(record.topology)),
+                ("host", _said(record.host)),
                 # A run recorded before the option sent none.
-                ("Accept-Encoding sent", run.meta.get("accept_encoding") or "none"),
-                ("TLS certificates trusted", _meta(run, "tls_trust")),
-                ("duration", fmt.seconds(float(run.meta["duration_s"]))),
-                ("scale", _meta(run, "scale")),
-                ("workers", _meta(run, "workers")),
-                *((("lost", _lost(run)),) if run.meta.get("lost") else ()),
-                ("connections (driver bound)", _meta(run, "connections")),
+                ("Accept-Encoding sent", record.accept_encoding or "none"),
+                ("TLS certificates trusted", _said(record.tls_trust)),
+                ("duration", fmt.seconds(float(record.duration_s))),
+                ("scale", _said(record.scale)),
+                ("workers", _said(record.workers)),
+                *((("lost", _lost(run)),) if record.lost else ()),
+                ("connections (driver bound)", _said(record.connections)),
             ),
         )
     )
@@ -416,7 +417,7 @@ def _what_was_run(run: Run, stats: RunStats, system: SystemStats, verdict: Verdi
 def _title(run: Run) -> str:
     """'Load test of agno: scenario default, run ...': the platform first, when recorded, since
     a report read on its own must say what it measured."""
-    name = (run.meta.get("platform") or {}).get("name")
+    name = _platform_name(run)
     of = f" of {name}" if name else ""
     return f"Load test{of}: scenario {run.scenario.name}, run {run.run_id}"
 
@@ -424,8 +425,12 @@ def _title(run: Run) -> str:
 def _platform(run: Run) -> str:
     """The platform the run spoke to, as its fixture named it (runs before it was recorded
     say so)."""
-    name = (run.meta.get("platform") or {}).get("name")
-    return str(name) if name else "not recorded"
+    return _platform_name(run) or "not recorded"
+
+
+def _platform_name(run: Run) -> str:
+    """The platform's registry name, "" in a run from before it was recorded."""
+    return run.record.platform.name if run.record.platform is not None else ""
 
 
 def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
@@ -433,7 +438,8 @@ def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
     no share reads "not offered" with the reason, never a 0% share. This row is the one place
     a workload the scenario does not offer appears. What the workload became on the platform
     that ran follows the scenario's words, where the run recorded it."""
-    request = ((run.meta.get("platform") or {}).get("requests") or {}).get(name)
+    spoken = run.record.platform
+    request = spoken.requests.get(name) if spoken is not None else None
     if request:
         description = f"{description}: {request}" if description else request
     lead = f"{description}. " if description else ""
@@ -441,7 +447,7 @@ def _mix_row(run: Run, name: str, description: str) -> tuple[str, str, str]:
         # A platform's own share of 0 says why (per_platform); else the scenario's words.
         why = next((w.why for w in run.scenario.workloads if w.name == name and w.why), NOT_OFFERED)
         return (name, "not offered", f"{lead}{why.rstrip('.')}.")
-    skipped = {**unserved(run), **(run.meta.get("skipped") or {})}
+    skipped = {**unserved(run), **run.record.skipped}
     if name in skipped:
         return (name, "not offered", f"{lead}Not offered: {skipped[name]}")
     return (name, f"{run.scenario.mix[name]:.1%}", description)
@@ -479,7 +485,7 @@ def _closed_loop_phases(run: Run, stats: RunStats) -> Table:
 
 def _users(run: Run, phase: str) -> str:
     step = run.users_step(phase)
-    return fmt.ABSENT if step is None else fmt.count(int(step.get("users", 0)))
+    return fmt.ABSENT if step is None else fmt.count(step.users)
 
 
 def _outcome_cells(counts: Counts) -> tuple[str, ...]:
@@ -506,7 +512,7 @@ def _lateness_text(run: Run, stats: RunStats) -> str:
         return (
             "Driver lateness does not apply: in a closed loop a user sends its next request "
             "when its last one is answered, so nothing is due before it is sent and nothing "
-            f"can be late. The driver's connection bound was {_meta(run, 'connections')}."
+            f"can be late. The driver's connection bound was {_said(run.record.connections)}."
         )
     return (
         f"Driver lateness: {fmt.count(late.late)} of {fmt.count(late.recorded)} dispatches late "
@@ -515,8 +521,8 @@ def _lateness_text(run: Run, stats: RunStats) -> str:
         f"tolerance of {fmt.rate(rule.max_late_fraction)}. Over the "
         f"{fmt.count(late.lateness_ms.count)} sent: worst {fmt.ms(late.lateness_ms.max)} ms, "
         f"p99 {fmt.ms(late.lateness_ms.p99)} ms. The driver's connection bound was "
-        f"{_meta(run, 'connections')}."
-        + (f" {run.meta['connections_note']}." if run.meta.get("connections_note") else "")
+        f"{_said(run.record.connections)}."
+        + (f" {run.record.connections_note}." if run.record.connections_note else "")
     )
 
 
@@ -643,17 +649,17 @@ def _phase_lead(phase: PhaseStats, run: Run) -> str:
         reason = f"{window.reason}. " if window.reason else ""
         spacing = fmt.arrivals(window.arrivals)
         return f"{reason}Scheduled at {fmt.per_s(window.rate)} ({spacing}) {span}."
-    step = run.users_step(phase.name) or {}
-    users = int(step.get("users", 0))
+    step = run.users_step(phase.name)
+    users = step.users if step is not None else 0
     rate = fmt.per_s(phase.offered / window.duration_s)
     achieved = f"{rate} ({fmt.count(phase.offered)} request{'' if phase.offered == 1 else 's'})"
-    if users == 0 and step:
+    if users == 0 and step is not None:
         return (
             f"Closed loop with 0 users asked for {span}: the last step's users stop at the "
             f"spawn rate, each after its request in flight; they sent {achieved} here, as "
             "recorded. There is no schedule, so lateness does not apply."
         )
-    held = f"{fmt.count(users)} user{'' if users == 1 else 's'}" if step else "users"
+    held = f"{fmt.count(users)} user{'' if users == 1 else 's'}" if step is not None else "users"
     lead = (
         f"Closed loop: {held} {span}; a user sends its next request as soon as its last one "
         "is answered. There is no schedule, so nothing was due and lateness does not apply; "
@@ -661,7 +667,7 @@ def _phase_lead(phase: PhaseStats, run: Run) -> str:
     )
     missing = {
         name: count
-        for name, count in (step.get("unserved") or {}).items()
+        for name, count in (step.unserved if step is not None else {}).items()
         if window.offered.get(name, 0) == 0
     }
     if missing:
@@ -833,7 +839,7 @@ def _accepted_section(run: Run, stats: RunStats) -> tuple[Section, ...]:
 
 def _grace(run: Run) -> str:
     """How long the follow-up waited, as run.json says (older runs: the slowest timeout)."""
-    grace = run.meta.get("follow_up_grace_s")
+    grace = run.record.follow_up_grace_s
     return fmt.seconds(grace) if grace else "the slowest timeout"
 
 

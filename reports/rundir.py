@@ -7,22 +7,22 @@ before any number is computed from it.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from msgspec import UNSET
 
+from engine import run_record
+from engine.run_record import RUN_FILE, PhaseRecord, RunRecord, RunRecordError, UsersStep
 from engine.samples import COLUMNS as SAMPLE_COLUMNS
 from engine.samples import OPERATOR_STOP, OUTCOMES, SAMPLES_FILE
 from engine.samples import SUCCESSFUL as OK_OUTCOMES
-from inputs.bad_input import shown
-from inputs.scenario import ArrivalKind, Scenario, ScenarioError, scenario_from_dict
+from inputs.scenario import Scenario, ScenarioError, scenario_from_dict
 from reports.followups import FollowUpsError, attach
 from reports.loop import StubCallsError, attach_calls
 
-RUN_FILE = "run.json"
 PROBES_FILE = "probes.csv"
 
 PROBE_COLUMNS = ("t_s", "probe", "metric", "value")
@@ -46,52 +46,28 @@ REQUIRED_SAMPLE_VALUES = (
 )
 
 
-RUN_KEYS = ("run_id", "duration_s", "scenario", "phases", "offered")
-PHASE_KEYS = ("name", "rate", "start_s", "end_s", "offered_total")
-
-
 class RunDirError(ValueError):
     """A run-directory file is missing or malformed; the message names the file and the fix."""
 
 
 @dataclass(frozen=True)
-class PhaseWindow:
-    """One phase as run: its absolute window (seconds from load start) and what it offered."""
-
-    name: str
-    rate: float
-    start_s: float
-    end_s: float
-    reason: str
-    offered: dict[str, int]
-    offered_total: int
-    # run.json's record of the phase's arrival process (engine/arrivals.py); runs written
-    # before there were kinds were uniform.
-    arrivals: dict = field(default_factory=lambda: {"kind": ArrivalKind.UNIFORM.value})
-
-    @property
-    def duration_s(self) -> float:
-        return self.end_s - self.start_s
-
-
-@dataclass(frozen=True)
 class Run:
-    """A loaded run: run.json's metadata, its scenario, the samples and probe readings."""
+    """A loaded run: run.json's record, its scenario, the samples and probe readings."""
 
     path: Path
-    meta: dict
+    record: RunRecord
     scenario: Scenario
-    phases: tuple[PhaseWindow, ...]
+    phases: tuple[PhaseRecord, ...]
     samples: pd.DataFrame
     probes: pd.DataFrame | None
 
     @property
     def run_id(self) -> str:
-        return str(self.meta["run_id"])
+        return self.record.run_id
 
     @property
     def offered(self) -> int:
-        return int(self.meta["offered"])
+        return self.record.offered
 
     @property
     def end_s(self) -> float:
@@ -101,20 +77,20 @@ class Run:
     def stopped_by_operator(self) -> bool:
         """The operator stopped the run (the web UI's Stop): what it cut off was abandoned by
         choice, not failed by the platform."""
-        return self.meta.get("stopped") == OPERATOR_STOP
+        return self.record.stopped == OPERATOR_STOP
 
     @property
     def closed_loop(self) -> bool:
         """Users mode: each user sends when its last answer is in, so nothing was scheduled,
         nothing was due before it was sent, and lateness does not apply."""
-        return self.meta.get("mode") == "users"
+        return self.record.closed_loop
 
     @property
     def not_offered(self) -> tuple[str, ...]:
         """Workloads the scenario gives no share: never offered, sized for or judged, and
         listed once. A workload preflight skipped also runs at share 0, but for a reason
         the verdict must carry, so it is not one of these."""
-        skipped = self.meta.get("skipped") or {}
+        skipped = self.record.skipped
         return tuple(n for n, share in self.scenario.mix.items() if share == 0 and n not in skipped)
 
     @property
@@ -122,13 +98,13 @@ class Run:
         """The workloads the report has rows for: every one but those not offered."""
         return tuple(n for n in self.scenario.mix if n not in self.not_offered)
 
-    def users_step(self, phase: str) -> dict | None:
+    def users_step(self, phase: str) -> UsersStep | None:
         """Users mode: run.json's record of the step run as ``phase`` (its users, the users of
         each class, the workloads it left without a user); None when not recorded."""
-        steps = self.meta.get("users") if self.closed_loop else None
-        if not isinstance(steps, list):
+        steps = self.record.users if self.closed_loop else UNSET
+        if steps is UNSET:
             return None
-        return next((s for s in steps if isinstance(s, dict) and s.get("name") == phase), None)
+        return next((s for s in steps if s.name == phase), None)
 
 
 def load_run(path: str | Path) -> Run:
@@ -136,123 +112,33 @@ def load_run(path: str | Path) -> Run:
     path = Path(path)
     if not path.is_dir():
         raise RunDirError(f"{path}: not a directory; pass the run directory (runs/<timestamp>)")
-    meta, scenario, phases = _read_run_json(path / RUN_FILE)
-    samples = _read_samples(path / SAMPLES_FILE, meta, scenario, phases)
+    record, scenario = _read_run_json(path / RUN_FILE)
+    phases = tuple(record.phases)
+    samples = _read_samples(path / SAMPLES_FILE, record, scenario, phases)
     try:
         samples = attach(path, samples)
         samples = attach_calls(path, samples, scenario)
     except (FollowUpsError, StubCallsError) as exc:
         raise RunDirError(str(exc)) from None
     probes = _read_probes(path / PROBES_FILE)
-    return Run(path, meta, scenario, phases, samples, probes)
+    return Run(path, record, scenario, phases, samples, probes)
 
 
-def _read_run_json(file: Path) -> tuple[dict, Scenario, tuple[PhaseWindow, ...]]:
+def _read_run_json(file: Path) -> tuple[RunRecord, Scenario]:
     try:
-        meta = json.loads(file.read_text())
-    except FileNotFoundError:
-        raise RunDirError(f"{file}: missing; the generator writes it when load starts") from None
-    except json.JSONDecodeError as exc:
-        raise RunDirError(f"{file}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(meta, dict):
-        raise RunDirError(f"{file}: expected a JSON object with keys {', '.join(RUN_KEYS)}")
-    missing = [key for key in RUN_KEYS if key not in meta]
-    if missing:
-        raise RunDirError(f"{file}: missing keys {', '.join(missing)} (see reports/README.md)")
+        record = run_record.read(file)
+    except RunRecordError as exc:
+        raise RunDirError(str(exc)) from None
     try:
-        scenario = scenario_from_dict(meta["scenario"], as_run=True)
+        scenario = scenario_from_dict(record.scenario, as_run=True)
     except ScenarioError as exc:
         raise RunDirError("\n".join(f"{file}: scenario.{line}" for line in exc.problems)) from None
-    if not isinstance(meta["offered"], int) or isinstance(meta["offered"], bool):
-        raise RunDirError(f"{file}: offered is {meta['offered']!r}; expected a whole number")
-    if not isinstance(meta["duration_s"], int | float) or isinstance(meta["duration_s"], bool):
-        raise RunDirError(f"{file}: duration_s is {meta['duration_s']!r}; expected seconds")
-    _check_platform_log(file, meta.get("platform_log"))
-    phases = _phase_windows(file, meta["phases"])
-    expected = [p.name for p in scenario.phases]
-    if [p.name for p in phases] != expected:
-        raise RunDirError(
-            f"{file}: phases {[p.name for p in phases]} differ from the scenario's {expected}"
-        )
-    return meta, scenario, phases
-
-
-def _check_platform_log(file: Path, raw: object) -> None:
-    """``platform_log``, when present: the log's path and the stretch of it the run wrote."""
-    if raw is None:
-        return
-    fields = ("path", "from_byte", "to_byte")
-    if not isinstance(raw, dict) or any(k not in raw for k in fields):
-        raise RunDirError(f"{file}: platform_log must be an object with {', '.join(fields)}")
-    start, end = raw["from_byte"], raw["to_byte"]
-    whole = all(_whole(v) for v in (start, end))
-    if not isinstance(raw["path"], str) or not whole or not 0 <= start <= end:
-        raise RunDirError(
-            f"{file}: platform_log is {raw!r}; expected a path and byte offsets "
-            "0 <= from_byte <= to_byte"
-        )
-    counted = raw.get("counted")
-    if counted is not None and not _counted_shape(counted):
-        raise RunDirError(
-            f"{file}: platform_log.counted is {shown(counted)}; expected bytes_read, by_level "
-            "{ERROR, CRITICAL: counts}, most_frequent and most_frequent_count (or leave it out)"
-        )
-
-
-# What the run records of its log stretch (reports.platform_log.PlatformLog but the path).
-COUNTED_KEYS = frozenset(
-    {"bytes_read", "by_level", "most_frequent", "most_frequent_count", "missing"}
-)
-
-
-def _counted_shape(counted: object) -> bool:
-    """Whether run.json's ``platform_log.counted`` is the counts the run wrote."""
-    if not isinstance(counted, dict):
-        return False
-    levels = counted.get("by_level")
-    whole = (counted.get("bytes_read"), counted.get("most_frequent_count"))
-    return (
-        set(counted) == COUNTED_KEYS
-        and counted["missing"] is None
-        and all(_whole(n) and n >= 0 for n in whole)
-        and isinstance(levels, dict)
-        and all(_whole(n) for n in levels.values())
-        and (counted["most_frequent"] is None or isinstance(counted["most_frequent"], str))
-    )
-
-
-def _whole(value: object) -> bool:
-    """Whether ``value`` is a whole number as JSON gives one (an int, and not a bool)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _phase_windows(file: Path, raw: object) -> tuple[PhaseWindow, ...]:
-    if not isinstance(raw, list) or not raw:
-        raise RunDirError(f"{file}: phases must be a non-empty list of {', '.join(PHASE_KEYS)}")
-    phases = []
-    for i, spec in enumerate(raw):
-        missing = [k for k in PHASE_KEYS if not isinstance(spec, dict) or k not in spec]
-        if missing:
-            raise RunDirError(f"{file}: phases[{i}] is missing {', '.join(missing)}")
-        try:
-            phase = PhaseWindow(
-                name=str(spec["name"]),
-                rate=float(spec["rate"]),
-                start_s=float(spec["start_s"]),
-                end_s=float(spec["end_s"]),
-                reason=str(spec.get("reason", "")),
-                offered={str(k): int(v) for k, v in (spec.get("offered") or {}).items()},
-                offered_total=int(spec["offered_total"]),
-                arrivals=dict(spec.get("arrivals") or {"kind": ArrivalKind.UNIFORM.value}),
-            )
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise RunDirError(
-                f"{file}: phases[{i}] has a value of the wrong type ({exc})"
-            ) from None
-        if not phase.end_s > phase.start_s:
-            raise RunDirError(f"{file}: phases[{i}] ends at {phase.end_s}, not after its start")
-        phases.append(phase)
-    return tuple(phases)
+    if not record.phases:
+        raise RunDirError(f"{file}: phases must be a non-empty list (see reports/README.md)")
+    names, expected = [p.name for p in record.phases], [p.name for p in scenario.phases]
+    if names != expected:
+        raise RunDirError(f"{file}: phases {names} differ from the scenario's {expected}")
+    return record, scenario
 
 
 def _read_csv(file: Path, columns: tuple[str, ...], what: str, **kwargs) -> pd.DataFrame:
@@ -297,7 +183,7 @@ def _numeric(file: Path, frame: pd.DataFrame, column: str, line_of: np.ndarray) 
 
 
 def _read_samples(
-    file: Path, meta: dict, scenario: Scenario, phases: tuple[PhaseWindow, ...]
+    file: Path, record: RunRecord, scenario: Scenario, phases: tuple[PhaseRecord, ...]
 ) -> pd.DataFrame:
     frame = _read_csv(
         file,
@@ -324,7 +210,7 @@ def _read_samples(
         values = frame[column]
         empty = values.isna() if column in NUMERIC_SAMPLE_COLUMNS else values == ""
         _refuse_first(file, empty, line_of, f"column {column} is empty")
-    _check_values(file, frame, line_of, meta, scenario, phases)
+    _check_values(file, frame, line_of, record, scenario, phases)
     samples = frame.astype(
         {"worker": "int64", "index": "int64", "status": "int64", "ok": "int8"},
     )
@@ -353,12 +239,12 @@ def _check_values(
     file: Path,
     frame: pd.DataFrame,
     line_of: np.ndarray,
-    meta: dict,
+    record: RunRecord,
     scenario: Scenario,
-    phases: tuple[PhaseWindow, ...],
+    phases: tuple[PhaseRecord, ...],
 ) -> None:
     """Refuse values the contract does not allow, so statistics never guess."""
-    run_id = str(meta["run_id"])
+    run_id = record.run_id
     _refuse_first(
         file,
         frame["run_id"] != run_id,

@@ -16,11 +16,12 @@ import numpy as np
 import pandas as pd
 
 from engine.mix import CANCEL_STEP
+from engine.run_record import PhaseRecord
 from inputs.scenario import Scenario
 from reports.followups import NONE as NO_FOLLOW_UPS
 from reports.followups import FollowUpCounts, counts_by_workload, lost_groups
 from reports.loop import STEP_OVERHEAD_MS
-from reports.rundir import PhaseWindow, Run
+from reports.rundir import Run
 
 PERCENTS = (50, 95, 99)
 STREAM_WORKLOAD = "chat_stream"
@@ -190,7 +191,7 @@ class LatenessStats:
 class PhaseStats:
     """A phase reported twice: arrivals offered in it, and arrivals completed in its window."""
 
-    window: PhaseWindow
+    window: PhaseRecord
     recorded: int
     by_offer: SliceStats
     by_completion: SliceStats

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+import msgspec
+
 from reports.headline import findings, recovery_summary, verdict_line
 from reports.rundir import Run
 from reports.stats import Counts, RunStats, SliceStats
@@ -57,7 +59,7 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
                 "start_s": p.window.start_s,
                 "end_s": p.window.end_s,
                 # A closed loop has no schedule, so no arrival process either.
-                "arrivals": None if run.closed_loop else p.window.arrivals,
+                "arrivals": None if run.closed_loop else msgspec.to_builtins(p.window.arrivals),
                 "offered": p.offered,
                 "recorded": p.recorded,
                 "late": p.lateness.late,

@@ -32,6 +32,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import ScalarFormatter
+from msgspec import UNSET
 
 from engine import nofollow
 from engine.sweep_steps import REST, is_sweep
@@ -105,8 +106,9 @@ def stub_knobs(run: Run) -> dict:
 
 def step_loads(run: Run) -> dict[str, float]:
     """Each step's load: its users in users mode (run.json ``users``), else its arrival rate."""
-    if run.meta.get("mode") == "users":
-        return {s["name"]: float(s["users"]) for s in run.meta.get("users", [])}
+    if run.closed_loop:
+        users = run.record.users
+        return {} if users is UNSET else {s.name: float(s.users) for s in users}
     return {p.name: p.rate for p in run.phases}
 
 
@@ -150,15 +152,15 @@ def build(run: Run) -> Sweep:
     knee, knee_text = _knee(steps, run)
     return Sweep(
         run_id=run.run_id,
-        mode=str(run.meta.get("mode", "open arrival")),
-        load_unit="users" if run.meta.get("mode") == "users" else "arrivals/s",
+        mode=run.record.mode,
+        load_unit="users" if run.closed_loop else "arrivals/s",
         steps=steps,
         knee=knee,
         knee_text=knee_text,
         plateau_text=_plateau(
             steps,
             {n for n, v in run.scenario.mix.items() if v > 0},
-            run.meta.get("mode") != "users",
+            not run.closed_loop,
         ),
         stub=knobs,
         memory=memory,
@@ -244,7 +246,7 @@ def _knee(steps: list[Step], run: Run) -> tuple[float | None, str]:
 
 
 def _load(value: float | None, run: Run) -> str:
-    unit = "users" if run.meta.get("mode") == "users" else "/s"
+    unit = "users" if run.closed_loop else "/s"
     return "none" if value is None else f"{value:g} {unit}".replace(" /s", "/s")
 
 
@@ -285,7 +287,7 @@ def _memory(run: Run, steps: list[Step]) -> dict:
     api = probes[probes["probe"] == "api"]
     rss = api[api["metric"] == "rss_bytes"]
     dirty = api[api["metric"] == "private_dirty_bytes"]
-    users = run.meta.get("mode") == "users"
+    users = run.closed_loop
     in_flight = _generator_in_flight(probes)
     windows = {p.name: p for p in run.phases}
     for step in steps:

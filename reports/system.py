@@ -71,7 +71,7 @@ class SystemStats:
 
 def system_stats(run: Run) -> SystemStats:
     """Summaries of every series in probes.csv, the generators' own load, the platform's log."""
-    missing = {str(k): str(v) for k, v in (run.meta.get("probes") or {}).get("missing", {}).items()}
+    missing = dict(run.record.probes.missing)
     logged = platform_log(run)
     if run.probes is None or run.probes.empty:
         return SystemStats(run.probes is not None, (), (), missing, logged)

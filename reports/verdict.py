@@ -262,8 +262,7 @@ def judge(run: Run, stats: RunStats, system: SystemStats) -> Verdict:
 
 def skipped(run: Run) -> dict[str, str]:
     """Workloads preflight left out of the run, each with its reason (run.json's ``skipped``)."""
-    raw = run.meta.get("skipped") or {}
-    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+    return dict(run.record.skipped)
 
 
 def unserved(run: Run) -> dict[str, str]:
@@ -276,10 +275,10 @@ def unserved(run: Run) -> dict[str, str]:
     at: dict[str, list[int]] = {}
     needs: dict[str, int] = {}
     for phase in run.phases:
-        step = run.users_step(phase.name) or {}
-        for name, count in (step.get("unserved") or {}).items():
-            at.setdefault(str(name), []).append(int(step.get("users", 0)))
-            needs[str(name)] = int(count)
+        step = run.users_step(phase.name)
+        for name, count in step.unserved.items() if step is not None else ():
+            at.setdefault(name, []).append(step.users)
+            needs[name] = count
     sent = {name: sum(p.offered.get(name, 0) for p in run.phases) for name in at}
     mix = run.scenario.mix
     return {
@@ -310,16 +309,15 @@ def invalid_reasons(run: Run, stats: RunStats) -> tuple[str, ...]:
         for p in stats.phases
         if p.recorded != p.offered
     ]
-    stopped = run.meta.get("stopped", "completed")
+    stopped = run.record.stopped
     if run.stopped_by_operator:
-        at = run.meta.get("duration_s")
-        when = f" at t = {at:.1f} s" if isinstance(at, int | float) else ""
+        when = f" at t = {run.record.duration_s:.1f} s"
         reasons.append(f"stopped by the operator{when}; a partial run is not a result")
     elif stopped != "completed":
         reasons.append(
             f"the run did not complete (stopped: {stopped}); a partial run is not a result"
         )
-    if run.meta.get("ended_at", "") is None:
+    if run.record.ended_at is None:
         reasons.append("run.json has no ended_at: the run was killed before it ended")
     lateness = run.scenario.lateness
     fraction = stats.lateness.fraction
@@ -341,7 +339,7 @@ def warnings(run: Run, system: SystemStats) -> tuple[str, ...]:
         f"{g.probe} may have been the bottleneck: {g.why}" for g in system.generators if g.busy
     )
     # False only where the run was told --insecure (older runs did not record it).
-    unverified = (INSECURE_WARNING,) if run.meta.get("tls_verified") is False else ()
+    unverified = (INSECURE_WARNING,) if run.record.tls_verified is False else ()
     return unverified + busy
 
 

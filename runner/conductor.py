@@ -20,18 +20,34 @@ import os
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import gevent
 import gevent.event
+import msgspec
 from locust.runners import STATE_MISSING, WORKER_REPORT_INTERVAL, MasterRunner
+from msgspec import UNSET
 
 from engine.agent_plan import calls_key
 from engine.clock import RunClock
 from engine.followups import NOT_VERIFIABLE, FollowUp, write_followups
 from engine.mix import Mix
+from engine.run_record import (
+    NOT_ENDED,
+    NOT_SUMMARISED,
+    USERS,
+    VERSION,
+    LogCount,
+    LostProcess,
+    PhaseRecord,
+    PlatformLogStretch,
+    PlatformRecord,
+    ProbesSummary,
+    RunRecord,
+    StartRecord,
+)
 from engine.samples import INTERRUPTED, OPERATOR_STOP, SAMPLES_FILE
 from engine.schedule import Plan
 from engine.seam import PreflightError
@@ -71,7 +87,7 @@ from runner.settings import (
     with_host,
 )
 from runner.stub_calls import fetch_stub_calls
-from shapes.kit_shape import USERS, mode_fields, mode_of
+from shapes.kit_shape import mode_of, users_of
 from workloads.platforms import platform
 
 log = logging.getLogger(__name__)
@@ -115,9 +131,6 @@ DRAINING = "draining"
 # Exit code for a run refused before any load (bad input, preflight, sign-in).
 REFUSED_EXIT = 2
 
-NOT_ENDED = "killed: the generator recorded no end"
-NOT_SUMMARISED = {"taken": [], "missing": {"all": "the run did not end"}, "failed": {}}
-
 
 @dataclass
 class _ActiveRun:
@@ -130,7 +143,7 @@ class _ActiveRun:
     distributed: bool
     skipped: dict[str, str]
     # The platform spoken to, as run.json records it: its name and each workload's request.
-    platform: dict[str, object] = field(default_factory=dict)
+    platform: PlatformRecord | None = None
     clock: RunClock | None = None
     started_at: str = ""
     probes: ProbeRun | None = None
@@ -145,8 +158,10 @@ class _ActiveRun:
     flusher: gevent.Greenlet | None = None
     all_drained: gevent.event.Event = field(default_factory=gevent.event.Event)
     accepted: list = field(default_factory=list)
-    start: dict = field(default_factory=dict)
-    lost: list[dict] = field(default_factory=list)
+    # The start's lead and round trips, and each process's own start as it drained.
+    lead: StartRecord | None = None
+    process_starts: dict[str, dict[str, float]] = field(default_factory=dict)
+    lost: list[LostProcess] = field(default_factory=list)
     # When the follow-up of accepted work ended: followups.csv's states are as of then.
     followed_until: str | None = None
     # Bytes in the platform's log when the test started (preflight included), if one is named.
@@ -306,13 +321,13 @@ class Conductor:
             slots=slots,
             distributed=isinstance(environment.runner, MasterRunner),
             skipped=skipped,
-            platform={"name": spoken.name, "requests": spoken.requests},
+            platform=PlatformRecord(spoken.name, dict(spoken.requests)),
             platform_log_from=log_from,
         )
         if settings.run_dir is not None:
             self._used_run_dirs.add(settings.run_dir)
-        run.start = self._pick_lead(run_dir.name, len(slots))
-        start_epoch = time.time() + run.start["lead_s"]
+        run.lead = self._pick_lead(run_dir.name, len(slots))
+        start_epoch = time.time() + run.lead.lead_s
         run.clock = RunClock(start_epoch)
         run.started_at = _iso(start_epoch)
         run.probes = start_probes(settings.probes, run.files.dir / "probes.csv", start_epoch)
@@ -335,7 +350,7 @@ class Conductor:
             run.files.dir,
         )
 
-    def _pick_lead(self, run_id: str, workers: int) -> dict:
+    def _pick_lead(self, run_id: str, workers: int) -> StartRecord:
         """How far ahead to start: START_LEAD_S plus START_ROUND_TRIPS of the worst round trip
         measured to any process (PINGS pings each), so the plan reaches every one in time."""
         worst: dict[int, float] = dict.fromkeys(range(workers), 0.0)
@@ -349,11 +364,9 @@ class Conductor:
                 worst[slot] = max(worst[slot], self._pongs.get(slot, sent + PING_TIMEOUT_S) - sent)
         self._ping = ("", -1)
         lead = min(MAX_START_LEAD_S, START_LEAD_S + START_ROUND_TRIPS * max(worst.values()))
-        return {
-            "lead_s": round(lead, 3),
-            "round_trip_ms": {str(slot): round(rtt * 1000, 1) for slot, rtt in worst.items()},
-            "processes": {},
-        }
+        return StartRecord(
+            round(lead, 3), {str(slot): round(rtt * 1000, 1) for slot, rtt in worst.items()}
+        )
 
     def on_pong(self, data: dict) -> None:
         """A process answered the current ping; the last one releases ``_pick_lead``."""
@@ -426,7 +439,7 @@ class Conductor:
             return
         self.on_batch(vars(drained.batch))
         run.drained[drained.batch.slot] = drained
-        run.start["processes"][str(drained.batch.slot)] = drained.start
+        run.process_starts[str(drained.batch.slot)] = drained.start
         run.last_drained = time.monotonic()
         if len(run.drained) == run.workers:
             run.all_drained.set()
@@ -580,13 +593,13 @@ class Conductor:
         run.lost = _lost_processes(run)
         record = self._write_record(run, probes)
         if self._metrics is not None:
-            self._metrics.end(run.run_id, record["phases"])
-        shortfall = record["offered"] - run.files.recorded
+            self._metrics.end(run.run_id, record.phases)
+        shortfall = record.offered - run.files.recorded
         log.info(
             "run %s %s: offered %d, recorded %d%s",
             run.run_id,
             run.stopped,
-            record["offered"],
+            record.offered,
             run.files.recorded,
             f" -- {shortfall} missing, the run is unusable" if shortfall else "",
         )
@@ -646,7 +659,7 @@ class Conductor:
         states = Counter(f.state for f in followups)
         log.info("follow-up: %s", ", ".join(f"{n} {s}" for s, n in sorted(states.items())))
 
-    def _write_record(self, run: _ActiveRun, probes: dict | None = None) -> dict:
+    def _write_record(self, run: _ActiveRun, probes: ProbesSummary = NOT_SUMMARISED) -> RunRecord:
         """run.json as of now: planned counts until the run ends, then what was offered."""
         ended = run.stopped is not None
         if ended:
@@ -661,50 +674,58 @@ class Conductor:
         for number, segment in enumerate(plan.segments):
             counts = {name: offered.get((number, name), 0) for name in run.scenario.mix}
             phases.append(
-                {
-                    "name": segment.name,
-                    "rate": segment.rate,
-                    "start_s": segment.start_s,
-                    "end_s": segment.end_s,
-                    "reason": segment.reason,
-                    "arrivals": segment.arrivals_record(),
-                    "offered": counts,
-                    "offered_total": sum(counts.values()),
-                }
+                PhaseRecord(
+                    name=segment.name,
+                    rate=segment.rate,
+                    start_s=segment.start_s,
+                    end_s=segment.end_s,
+                    reason=segment.reason,
+                    arrivals=segment.arrivals_record(),
+                    offered=counts,
+                    offered_total=sum(counts.values()),
+                )
             )
         settings = run.settings
-        record = {
-            "run_id": run.run_id,
-            "started_at": run.started_at,
-            "start_epoch": run.clock.start_epoch,
-            "ended_at": _iso(run.clock.start_epoch + end_s) if ended else None,
-            "duration_s": round(end_s, 3),
-            "scenario": plan.scenario_as_run(run.scenario).to_dict(),
-            "scale": settings.scale,
-            "phases": phases,
-            "offered": sum(p["offered_total"] for p in phases),
-            "workers": run.workers,
-            "start": run.start,
-            "lost": run.lost,
-            "connections": settings.connections,
-            "connections_needed": settings.connections_needed,
-            "connections_note": settings.connections_note,
-            "host": settings.host,
-            "accept_encoding": settings.accept_encoding,
-            "tls_trust": settings.trust.words(),
-            "tls_verified": not settings.trust.insecure,
-            "topology": settings.topology,
-            "machine": machine(),
-            "probes": probes or NOT_SUMMARISED,
-            "follow_up_grace_s": settings.follow_up_grace_s,
-            "follow_up_ended_at": run.followed_until,
-            "skipped": run.skipped,
-            "platform": run.platform,
-            "stopped": run.stopped or NOT_ENDED,
-            **mode_fields(self.environment.shape_class),
-        }
-        if settings.platform_log is not None:
-            record["platform_log"] = _log_stretch(settings.platform_log, run)
+        shape = self.environment.shape_class
+        record = RunRecord(
+            version=VERSION,
+            run_id=run.run_id,
+            started_at=run.started_at,
+            start_epoch=run.clock.start_epoch,
+            ended_at=_iso(run.clock.start_epoch + end_s) if ended else None,
+            duration_s=round(end_s, 3),
+            scenario=plan.scenario_as_run(run.scenario).to_dict(),
+            scale=settings.scale,
+            phases=phases,
+            offered=sum(p.offered_total for p in phases),
+            workers=run.workers,
+            start=(
+                None
+                if run.lead is None
+                else msgspec.structs.replace(run.lead, processes=run.process_starts)
+            ),
+            lost=run.lost,
+            connections=settings.connections,
+            connections_needed=settings.connections_needed,
+            connections_note=settings.connections_note,
+            host=settings.host,
+            accept_encoding=settings.accept_encoding,
+            tls_trust=settings.trust.words(),
+            tls_verified=not settings.trust.insecure,
+            topology=settings.topology,
+            machine=machine(),
+            probes=probes,
+            follow_up_grace_s=settings.follow_up_grace_s,
+            follow_up_ended_at=run.followed_until,
+            skipped=run.skipped,
+            platform=run.platform,
+            stopped=run.stopped or NOT_ENDED,
+            mode=mode_of(shape),
+            users=users_of(shape),
+            platform_log=(
+                UNSET if settings.platform_log is None else _log_stretch(settings.platform_log, run)
+            ),
+        )
         run.files.write_run_json(record)
         return record
 
@@ -795,13 +816,13 @@ def _lost_processes(run: _ActiveRun) -> list[dict]:
         due = [k for _, k in run.plan.indexes_before(run.end_s) if k % run.workers == slot]
         missing = [k for k in due if k not in returned[slot]]
         lost.append(
-            {
-                "slot": slot,
-                "worker": names.get(slot, ""),
-                "returned": len(returned[slot]),
-                "missing": len(missing),
-                "missing_ranges": _ranges(missing, run.workers),
-            }
+            LostProcess(
+                slot,
+                names.get(slot, ""),
+                len(returned[slot]),
+                len(missing),
+                _ranges(missing, run.workers),
+            )
         )
     return lost
 
@@ -847,17 +868,24 @@ def _size(log: Path | None) -> int:
         return 0
 
 
-def _log_stretch(log: Path, run: _ActiveRun) -> dict:
+def _log_stretch(log: Path, run: _ActiveRun) -> PlatformLogStretch:
     """run.json's ``platform_log``: the log relative to the run directory (so the report finds
     it wherever the two are mounted together), the bytes written since the test started,
     and their ERROR and CRITICAL lines counted now, while the log is at hand."""
     path = os.path.relpath(log.resolve(), run.files.dir.resolve())
     end = max(_size(log), run.platform_log_from)
     counted = read_stretch(log, run.platform_log_from, end, path)
-    stretch = {"path": path, "from_byte": run.platform_log_from, "to_byte": end}
-    if counted.missing is None:
-        stretch["counted"] = {k: v for k, v in asdict(counted).items() if k != "path"}
-    return stretch
+    stretch = PlatformLogStretch(path, run.platform_log_from, end)
+    if counted.missing is not None:
+        return stretch
+    count = LogCount(
+        counted.bytes_read,
+        dict(counted.by_level),
+        counted.most_frequent,
+        counted.most_frequent_count,
+        None,
+    )
+    return msgspec.structs.replace(stretch, counted=count)
 
 
 def _iso(epoch: float) -> str:

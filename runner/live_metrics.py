@@ -41,6 +41,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.utils import floatToGoString
 
+from engine.run_record import PhaseRecord
 from engine.samples import OK, OUTCOMES, SUCCESSFUL
 from engine.serve import CHAT
 from inputs.scenario import Scenario
@@ -168,16 +169,16 @@ class RunMetrics:
             {(workload, phases[segment]): n for segment, workload, n in offered}
         )
 
-    def end(self, run_id: str, phases: list[dict]) -> None:
+    def end(self, run_id: str, phases: list[PhaseRecord]) -> None:
         """The run ended: offered becomes run.json's (its ``phases``, each with ``name`` and
         ``offered`` per workload), never below what was already shown, and nothing is in
         flight any more."""
         run = self._runs.get(run_id)
         if run is None:
             return
-        final = Counter({(w, p["name"]): n for p in phases for w, n in p["offered"].items()})
+        final = Counter({(w, p.name): n for p in phases for w, n in p.offered.items()})
         run.final_offered = run.offered() | final
-        run.phases = [p["name"] for p in phases]
+        run.phases = [p.name for p in phases]
 
     @property
     def has_runs(self) -> bool:

@@ -12,7 +12,6 @@ with "did not end" until the run records how it ended.
 from __future__ import annotations
 
 import csv
-import json
 import os
 import platform
 import socket
@@ -22,10 +21,9 @@ from pathlib import Path
 import psutil
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
-from engine import nofollow
+from engine import nofollow, run_record
+from engine.run_record import RUN_FILE, Machine, RunRecord
 from engine.samples import COLUMNS, SAMPLES_FILE, Sample, csv_row
-
-RUN_JSON = "run.json"
 
 # Locust's own tables, kept beside ours for its familiar views (never used for the verdict).
 LOCUST_TABLES = {
@@ -58,9 +56,9 @@ class RunFiles:
         self._file.flush()
         return self.recorded - before
 
-    def write_run_json(self, record: dict) -> None:
+    def write_run_json(self, record: RunRecord) -> None:
         """Replace run.json in one step, so a reader never sees half of it."""
-        nofollow.replace(self.dir / RUN_JSON, json.dumps(record, indent=2) + "\n")
+        nofollow.replace(self.dir / RUN_FILE, run_record.encode(record))
 
     def write_locust_tables(self, environment) -> None:
         """Locust's own request, failure and exception tables, as its --csv would write them."""
@@ -74,12 +72,12 @@ class RunFiles:
         self._file.close()
 
 
-def machine() -> dict:
+def machine() -> Machine:
     """The machine the master ran on, for the report's header."""
-    return {
-        "hostname": socket.gethostname(),
-        "cpus": os.cpu_count(),
-        "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
-        "os": platform.platform(),
-        "python": platform.python_version(),
-    }
+    return Machine(
+        hostname=socket.gethostname(),
+        cpus=os.cpu_count(),
+        memory_gb=round(psutil.virtual_memory().total / 2**30, 1),
+        os=platform.platform(),
+        python=platform.python_version(),
+    )

@@ -29,12 +29,12 @@ from locust import User, constant, task
 
 from engine.deadlines import Deadlines
 from engine.dispatcher import Dispatcher
+from engine.run_record import USERS
 from engine.samples import Result, recorded
 from engine.schedule import Plan
 from engine.serve import CHAT, serve
 from engine.share import Share
 from inputs.scenario import WORKLOADS
-from shapes.kit_shape import USERS
 
 # How long an idle user (no run yet, run over, or its workload left out) waits before asking again.
 IDLE_S = 0.05

@@ -16,13 +16,11 @@ from pathlib import Path
 from typing import Protocol
 
 from locust import LoadTestShape
+from msgspec import UNSET, UnsetType
 
+from engine.run_record import OPEN_ARRIVAL, UsersStep
 from engine.schedule import Plan
 from inputs.scenario import Scenario
-
-# run.json's "mode" for each way of offering load; a report states it on its first screen.
-USERS = "users"
-OPEN_ARRIVAL = "open arrival"
 
 
 class Pacer(Protocol):
@@ -79,10 +77,7 @@ def mode_of(shape: object) -> str:
     return getattr(shape, "mode", OPEN_ARRIVAL)
 
 
-def mode_fields(shape: object) -> dict:
-    """run.json's record of the mode, and for users mode the users each step held."""
-    fields = {"mode": mode_of(shape)}
+def users_of(shape: object) -> list[UsersStep] | UnsetType:
+    """run.json's ``users``: for users mode, the users each step held; else none."""
     record = getattr(shape, "users_record", None)
-    if callable(record):
-        fields["users"] = record()
-    return fields
+    return record() if callable(record) else UNSET

@@ -29,10 +29,11 @@ from locust import User
 # know which workload gets its first user at which count is to ask the same generator.
 from locust.dispatch import _kl_generator
 
+from engine.run_record import USERS, UsersStep
 from engine.schedule import Plan, Segment
 from inputs.bad_input import SettingsError
 from inputs.scenario import Scenario
-from shapes.kit_shape import USERS, KitShape, Settings
+from shapes.kit_shape import KitShape, Settings
 
 # Locust ticks a shape about once a second; a step's users are counted after this long.
 SETTLE_S = 1.5
@@ -168,11 +169,12 @@ class UsersShape(KitShape):
         counts = getattr(runner, "reported_user_classes_count", None) or runner.user_classes_count
         step["classes"] = {name: count for name, count in counts.items() if count}
 
-    def users_record(self) -> list[dict]:
+    def users_record(self) -> list[UsersStep]:
         """Per step: its name, users asked for, start, the users of each class seen, and the
         workloads its users left without one (each with the count that gives it one)."""
         return [
-            dict(s, classes=dict(s["classes"]), unserved=dict(s["unserved"])) for s in self._steps
+            UsersStep(s["name"], s["users"], s["start_s"], dict(s["classes"]), dict(s["unserved"]))
+            for s in self._steps
         ]
 
 

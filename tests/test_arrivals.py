@@ -11,6 +11,7 @@ import math
 import statistics
 from collections import Counter
 
+import msgspec
 import pytest
 import yaml
 from jsonschema import Draft202012Validator
@@ -144,7 +145,7 @@ def test_a_trace_replays_exactly_spread_over_its_phase(tmp_path):
     assert [mix.pick_in(segment, first + j) for j in range(6)] == [w for _, w in ordered]
     # What the plan is counted to offer before load (engine/shortfall.py) is the same.
     assert mix.counts_in(segment)[0] == Counter(w for _, w in ordered)
-    assert segment.arrivals_record() == {
+    assert msgspec.to_builtins(segment.arrivals_record()) == {
         "kind": "trace",
         "file": "prod.csv",
         "arrivals": 6,
@@ -251,7 +252,7 @@ def test_the_report_and_summary_say_each_phase_s_arrival_process(tmp_path):
     _, plan = _mixed_plan(tmp_path)
     run_dir = write_run_dir(tmp_path / "run")
     record = json.loads((run_dir / "run.json").read_text())
-    kinds = [s.arrivals_record() for s in plan.segments]
+    kinds = [msgspec.to_builtins(s.arrivals_record()) for s in plan.segments]
     for phase, kind in zip(record["phases"], kinds, strict=True):
         phase["arrivals"] = kind
     (run_dir / "run.json").write_text(json.dumps(record))

@@ -12,11 +12,13 @@ import random
 from collections import Counter
 from types import SimpleNamespace
 
+import msgspec
 import pandas as pd
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from engine.run_record import PhaseRecord
 from engine.samples import COLUMNS, OUTCOMES, Sample, csv_row
 from inputs.bad_input import SettingsError
 from inputs.scenario import load_scenario
@@ -160,8 +162,8 @@ def test_in_flight_is_offered_minus_recorded_and_the_end_takes_run_jsons_offered
     assert _total(scraped, "loadkit_in_flight", workload="api_read") == 9
     # The end: run.json's offered (here a lost process's share of the plan included).
     offered = {w: 0 for w in WORKLOADS} | {"api_read": 20, "rag_query": 3}
-    phases = [{"name": PHASES[0], "offered": offered}]
-    metrics.end("r", phases + [{"name": p, "offered": {}} for p in PHASES[1:]])
+    phases = [PhaseRecord(p, 1.0, 0.0, 1.0, 0) for p in PHASES]
+    metrics.end("r", [msgspec.structs.replace(phases[0], offered=offered), *phases[1:]])
     scraped = _scrape(metrics)
     assert _total(scraped, "loadkit_offered_total") == 23
     assert _total(scraped, "loadkit_in_flight") == 0

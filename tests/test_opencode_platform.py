@@ -30,6 +30,7 @@ import gevent
 import pytest
 import yaml
 
+from engine.agent_plan import AgentPlan
 from engine.clock import RunClock
 from engine.deadlines import Deadlines
 from engine.dialect_kit import STOPPED_UNASKED
@@ -38,13 +39,14 @@ from engine.samples import CANCELLED, FAILED, OK, TIMEOUT
 from engine.seam import Attempt, DialectError
 from engine.serve import serve
 from inputs.fixture import load_fixture
-from inputs.scenario import load_scenario
+from inputs.scenario import load_scenario, scenario_from_dict
 from stack.demo import locust_command
 from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.opencode import basic_auth, ensure_opencode, start_stack
 from stack.processes import ROOT
 from tests.support.transport import transport
 from workloads.opencode.dialect import SESSION_KEY, OpenCode
+from workloads.opencode.platform import PLATFORM
 
 OFFERED = {"api_read", "chat_stream", "agent_run", "rag_query"}
 NOT_OFFERED = {"ingest", "trigger_fire"}
@@ -297,6 +299,30 @@ def test_a_timed_out_turns_session_is_aborted_and_never_given_another_message(st
     assert "user" not in roles[2:][1:], roles
     assert first not in _api(stack, "/session/status")  # type: ignore[operator]
     deadlines.close()
+
+
+def test_a_three_step_turn_runs_the_loop_with_opencodes_read_tool_counted_at_the_stub(stack):
+    """The kit's marker asks for 3 model calls: opencode runs its built-in read twice (the
+    corpus file, relative to its project folder) and answers at the third, streamed or not."""
+    raw = yaml.safe_load((ROOT / "scenario.yaml").read_text())
+    for name in ("chat_stream", "agent_run"):
+        raw["workloads"][name]["steps"] = 3
+    dialect = _dialect(stack)
+    run = f"loop-{time.time():.3f}"
+    dialect.agent_plan = AgentPlan(run, scenario_from_dict(raw), PLATFORM.tool)
+    clock = RunClock(time.time())
+    deadlines = Deadlines(clock)
+    outcomes = [
+        serve(dialect, dialect.http, clock, deadlines, workload, k, False, 60.0, lambda _: None)
+        for k, workload in ((20, "chat_stream"), (21, "agent_run"))
+    ]
+    deadlines.close()
+    assert [r.outcome for r in outcomes] == [OK, OK], outcomes
+    body = _get(f"{stack.stub.url}/calls?run={run}")[2]
+    calls = list(csv.DictReader(body.decode().splitlines()))
+    for k in ("20", "21"):
+        mine = [(c["step"], c["reply"]) for c in calls if c["arrival"] == k]
+        assert mine == [("1", "tool_calls"), ("2", "tool_calls"), ("3", "answer")], calls
 
 
 def test_the_wrong_password_is_refused_at_sign_in_in_one_line(stack):

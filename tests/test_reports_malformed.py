@@ -103,7 +103,7 @@ CASES = {
                 {k: v for k, v in json.loads((p / "run.json").read_text()).items() if k != "phases"}
             )
         ),
-        "run.json: missing keys phases",
+        "run.json: Object missing required field `phases`",
     ),
     "run.json with a platform log ending before it starts": (
         lambda p: edit_run_json(

@@ -255,7 +255,7 @@ def test_an_operators_stop_is_invalid_at_its_time_and_blames_nothing_else(tmp_pa
     )
     assert verdict.thresholds == () and verdict.jumps == () and verdict.recovery is None
     # The live tab, before the report and after it, agrees: never "valid so far" under "final".
-    assert final_verdict(path, run.meta) == STOPPED
+    assert final_verdict(path, run.record) == STOPPED
     build_report(path)
     rows = verdict_rows(path, None)
     head, validity = (row["workload"] for row in rows[:2])

@@ -41,16 +41,23 @@ def browser(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def ui(tmp_path_factory):
-    """The local stack and Locust's web UI on it, for every test of the module; its first
-    test's run directory is ``run``, the next ``run-2``."""
+def stack(tmp_path_factory):
+    """The local stack (stub, reference target, seeded fixture) every UI of the module uses."""
     root = tmp_path_factory.mktemp("webui")
     options = StackOptions(workdir=root / "stack", documents=4, stub_args=FAST_STUB)
-    with local_stack(options) as stack:
-        port = free_port()
-        command = locust_ui_command(stack, root / "run", port)[1:]
-        with running(command, "/", port, root / "locust.log", child_env()) as server:
-            yield server.url, root
+    with local_stack(options) as started:
+        yield started, root
+
+
+@pytest.fixture(scope="module")
+def ui(stack):
+    """Locust's web UI on the stack, for the module's runs; its first test's run directory is
+    ``run``, the next ``run-2``."""
+    started, root = stack
+    port = free_port()
+    command = locust_ui_command(started, root / "run", port)[1:]
+    with running(command, "/", port, root / "locust.log", child_env()) as server:
+        yield server.url, root
 
 
 def shown(browser, css: str) -> list:
@@ -70,10 +77,11 @@ def new_test_form(browser, url: str) -> None:
     browser.get(url)
 
     def drawn(b) -> bool:
+        block = b.find_elements(By.CSS_SELECTOR, "#loadkit-load")
         again = [e for e in b.find_elements(By.XPATH, "//button[.='New']") if e.is_displayed()]
-        if again and not shown(b, "#loadkit-load"):
+        if again and not block:
             again[0].click()
-        return bool(shown(b, "#loadkit-load"))
+        return bool(block)
 
     patiently(browser).until(drawn)
 
@@ -239,3 +247,33 @@ def test_users_mode_is_chosen_in_the_same_form(ui, browser):
     assert run["mode"] == "users"
     assert [phase["name"] for phase in run["phases"]] == ["users=3"]
     assert {phase["rate"] for phase in run["phases"]} == {0}
+
+
+@pytest.mark.timeout(180)
+def test_with_the_class_picker_each_shape_shows_only_the_fields_it_takes(stack, browser):
+    started, root = stack
+    port = free_port()
+    command = [*locust_ui_command(started, root / "picker-run", port)[1:], "--class-picker"]
+    with running(command, "/", port, root / "picker.log", child_env()) as server:
+        new_test_form(browser, server.url)
+        fields = ("sweepUsers", "sweepRates", "stepS", "scale")
+        layout = """
+          const box = (n) => document.querySelector(`[name=${n}]`).closest('.MuiFormControl-root');
+          return {
+            block: !document.querySelector('#loadkit-load').hidden,
+            rate: !!document.querySelector('#loadkit-load [name=rate]'),
+            users: !!document.querySelector('#loadkit-load [name=userCount]'),
+            fields: arguments[0].filter((n) => getComputedStyle(box(n)).display !== 'none'),
+          };
+        """
+        expected = {
+            "ConstantRateShape": (True, True, False, []),
+            "UsersShape": (True, False, True, []),
+            "ConcurrencySweepShape": (False, False, False, ["sweepUsers", "stepS"]),
+            "RateSweepShape": (False, False, False, ["sweepRates", "stepS"]),
+            "FourPhaseShape": (False, False, False, ["scale"]),
+        }
+        for shape, (block, rate, users, applies) in expected.items():
+            Select(browser.find_element(By.NAME, "shapeClass")).select_by_value(shape)
+            want = {"block": block, "rate": rate, "users": users, "fields": applies}
+            patiently(browser).until(lambda b, want=want: b.execute_script(layout, fields) == want)

@@ -53,7 +53,7 @@ STYLE = """<style>
   color: inherit; }
 #loadkit-load select option { color: #1b2430; }
 #loadkit-load .loadkit-hint { margin: 0 0 8px; opacity: .75; font-size: .9em; }
-#loadkit-load [hidden] { display: none; }
+#loadkit-load [hidden], #loadkit-load[hidden] { display: none; }
 </style>"""
 
 BLOCK = """
@@ -86,7 +86,7 @@ SCRIPT = """<script>
 (() => {
   const kit = (window.templateArgs || {}).loadkit_form || {};
   const shapeOf = (form) => {
-    const picked = form.querySelector('input[name="shapeClass"]');
+    const picked = form.querySelector('[name="shapeClass"]');
     if (kit.picker) return picked ? picked.value : "";
     const mode = form.querySelector('select[name="load_mode"]');
     return kit.modes[mode ? mode.value : kit.mode];
@@ -126,8 +126,13 @@ SCRIPT = """<script>
     for (const input of block.querySelectorAll("[data-kit-name]")) {
       input.value = values[input.dataset.kitName] ?? "";
     }
+    // After Locust's own fields in the page, so that its inputs of the same name (the users
+    // fields, disabled at 0) come first and the block's win; shown first (or right under
+    // --class-picker's shape field) by the flex order.
     submit.parentNode.insertBefore(block, submit);
-    block.addEventListener("change", () => sync(form));
+    const picker = form.querySelector('[name="shapeClass"]');
+    if (picker) picker.closest(".MuiFormControl-root").style.order = "-2";
+    form.addEventListener("change", () => sync(form));
     sync(form);
   };
   const look = () => document.querySelectorAll("form").forEach(adopt);

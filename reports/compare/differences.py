@@ -15,6 +15,10 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+import msgspec
+
+from engine.run_record import ArrivalsRecord, Machine
+from inputs.scenario import ArrivalKind
 from reports import formatting as fmt
 from reports.rundir import Run
 
@@ -30,7 +34,6 @@ ADDRESS_PORT = re.compile(
     r"(\b[a-z][a-z0-9+.-]*://[^\s/:,()\[\]]+|\[[0-9a-fA-F:.]+\]|\b\d{1,3}(?:\.\d{1,3}){3}"
     r"|\blocalhost):(\d{1,5})\b"
 )
-MACHINE_FIELDS = ("hostname", "cpus", "memory_gb", "os", "python")
 
 
 class Pairing(Enum):
@@ -51,7 +54,7 @@ class Facts:
     started_at: str
     host: str
     topology: str
-    machine: dict[str, object]
+    machine: Machine | None
     workers: object
 
 
@@ -74,20 +77,16 @@ class Differences:
 def facts(run: Run) -> Facts:
     """The run's record as compare needs it: platform, mode, scale, addresses without their
     ephemeral ports, machine, workers."""
-    meta = run.meta
-    platform = meta.get("platform")
-    name = platform.get("name") if isinstance(platform, dict) else None
-    machine = meta.get("machine")
-    scale = meta.get("scale")
+    record = run.record
     return Facts(
-        platform=str(name) if name else None,
-        mode="users" if run.closed_loop else "open arrival",
-        scale=float(scale) if isinstance(scale, int | float) else None,
-        started_at=str(meta.get("started_at") or ""),
-        host=without_ephemeral_ports(str(meta.get("host") or "")),
-        topology=without_ephemeral_ports(str(meta.get("topology") or "")),
-        machine=dict(machine) if isinstance(machine, dict) else {},
-        workers=meta.get("workers"),
+        platform=record.platform.name if record.platform is not None else None,
+        mode=record.mode,
+        scale=float(record.scale),
+        started_at=record.started_at,
+        host=without_ephemeral_ports(record.host),
+        topology=without_ephemeral_ports(record.topology),
+        machine=record.machine,
+        workers=record.workers,
     )
 
 
@@ -145,7 +144,7 @@ def phase_plan(run: Run) -> list[tuple[str, str]]:
         text = f"{phase.duration_s:g} s"
         step = run.users_step(window.name)
         if run.closed_loop:
-            users = step.get("users") if step else None
+            users = step.users if step is not None else None
             text += f" with {_said(users)} user{'' if users == 1 else 's'}"
         else:
             text += f" at {phase.rate:g}/s"
@@ -163,9 +162,9 @@ def plan_text(run: Run) -> str:
     return f"{phases} (scale {_said(scale)})"
 
 
-def _arrival_kind(record: dict) -> str:
+def _arrival_kind(record: ArrivalsRecord) -> str:
     """A phase's arrival kind as a plan states it: a Poisson seed is not part of it."""
-    if record.get("kind") == "poisson":
+    if record.kind == ArrivalKind.POISSON:
         return "poisson"
     return fmt.arrivals(record)
 
@@ -201,11 +200,11 @@ def _flat(data: dict, prefix: str = "") -> dict[str, object]:
 def _environment(old: Facts, new: Facts) -> tuple[str, ...]:
     """Where the runs ran, where it differs: each machine field, the topology and the host
     (ephemeral ports left out), the load processes."""
+    before, after = _fields(old.machine), _fields(new.machine)
     found = [
-        f"machine's {key}: {_said(old.machine.get(key))} in BASE, "
-        f"{_said(new.machine.get(key))} in RUN"
-        for key in MACHINE_FIELDS
-        if old.machine.get(key) != new.machine.get(key)
+        f"machine's {key}: {_said(before.get(key))} in BASE, {_said(after.get(key))} in RUN"
+        for key in Machine.__struct_fields__
+        if before.get(key) != after.get(key)
     ]
     for key, a, b in (
         ("topology", old.topology, new.topology),
@@ -223,3 +222,8 @@ def _said(value: object) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+def _fields(machine: Machine | None) -> dict[str, object]:
+    """A machine record's fields by name ({} for a run that recorded none)."""
+    return msgspec.structs.asdict(machine) if machine is not None else {}

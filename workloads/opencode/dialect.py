@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from urllib.parse import quote
 
 import gevent
+from gevent.lock import Semaphore
 
 from engine.dialect_kit import (
     BAD_FRAME,
@@ -152,6 +153,8 @@ class OpenCode(Dialect):
         self._json: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
         self._sessions: Sessions | None = None
+        # The sessions a conversation keeps, each held by the one turn running in it.
+        self._turns: dict[str, Semaphore] = {}
 
     def sign_in(self, email: str, password: str) -> None:
         """The server has no sign-in: the password is checked once here with a session list."""
@@ -321,28 +324,38 @@ class OpenCode(Dialect):
         return turn.failed(STREAM_ENDED)
 
     def _session_for(self, attempt: Attempt) -> str:
-        """The session this turn runs in: the user's own (users mode), else a fresh one made
-        ahead; one made now (after ``attempt.sent``: inside the arrival's time) if none is."""
+        """The session this turn runs in, held by it: the conversation's own (a users-mode
+        user's, or one an open arrival continues), waited for while an earlier turn of it is
+        still running (inside this turn's time: a person waits for the answer); else a fresh
+        one made ahead, or made now (after ``attempt.sent``) when none is left."""
         if self._sessions is None:
             raise DialectError("opencode: a turn needs sessions, which sign-in sets up")
         own = attempt.session
         if own is not None and SESSION_KEY in own:
-            return own[SESSION_KEY]
-        session = None if own is not None else self._sessions.take()
+            session = own[SESSION_KEY]
+            if self._turns.setdefault(session, Semaphore()).locked():
+                attempt.sent()
+            self._turns[session].acquire()
+            return session
+        session = self._sessions.take()
         if session is None:
             attempt.sent()
             session = self._sessions.make()
         if own is not None:
             own[SESSION_KEY] = session
+            self._turns.setdefault(session, Semaphore()).acquire()
         return session
 
     def _settle(self, attempt: Attempt, session: str, ended: bool) -> None:
         """After a turn: a session whose turn did not end as the server said may still be
         busy, so it is aborted (in the background: the sample is already decided) and never
         given another message; a user then gets a new one for its next turn."""
+        if session in self._turns:
+            self._turns[session].release()
         if ended:
             return
         gevent.spawn(self._abort, session)
+        self._turns.pop(session, None)
         if attempt.session is not None and attempt.session.get(SESSION_KEY) == session:
             del attempt.session[SESSION_KEY]
 

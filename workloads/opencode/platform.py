@@ -2,7 +2,8 @@
 
 A module of its own, as for every platform (workloads/agenticos/platform.py says why).
 opencode shows nothing of accepted work to follow (it accepts none for later), so it
-has no follower.
+has no follower. Its agent's tool for the loop is its own built-in ``read`` (a file of the
+corpus in the project folder, relative to it): cheap, no network, and it cannot wait.
 """
 
 from __future__ import annotations
