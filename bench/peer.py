@@ -41,6 +41,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import psutil
 
@@ -198,13 +199,13 @@ def run_k6(
         set_up = threading.Event()
         log: list[str] = []
 
-        def watch() -> None:
-            for line in proc.stderr:
+        def watch(stderr: IO[str]) -> None:
+            for line in stderr:
                 log.append(line)
                 if "LOADKIT_SETUP_DONE" in line:
                     set_up.set()
 
-        threading.Thread(target=watch, daemon=True).start()
+        threading.Thread(target=watch, args=(proc.stderr,), daemon=True).start()
         if not set_up.wait(60):
             proc.kill()
             raise RuntimeError(f"k6 did not start: {''.join(log)[-2000:]}")
@@ -299,8 +300,8 @@ def ladder(url: str, rates: list[float], seconds: float, cores, script) -> None:
             if not f.sustained:
                 break
             best[tool] = rate
-    for tool, rate in best.items():
-        said = f"{rate:.0f}/s" if rate is not None else "none of the rates"
+    for tool, highest in best.items():
+        said = f"{highest:.0f}/s" if highest is not None else "none of the rates"
         print(f"{tool}: highest rate with <= 1% of arrivals > {LATE_MS:.0f} ms late: {said}")
 
 

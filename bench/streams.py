@@ -124,7 +124,8 @@ def measure(
             samples += batch["samples"]
     after = cpu.cpu_times()
     samples += drained[0]["batch"]["samples"]
-    environment.runner.quit()
+    if environment.runner is not None:
+        environment.runner.quit()
     with urllib.request.urlopen(url + "/stats", timeout=30) as answer:
         server = json.loads(answer.read())
     errors = [s.ttft_ms - first_token_ms for s in samples if s.ttft_ms is not None]

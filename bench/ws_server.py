@@ -30,7 +30,7 @@ TOKEN_MS = 50.0
 FIRST = web.AppKey("first_token_s", float)
 # Each turn since the last /stats, by its arrival index: (message received, first token sent),
 # time.monotonic() seconds (the loop's own clock is uvloop's, cached per iteration to the ms).
-TURNS = web.AppKey("turns", dict)
+TURNS = web.AppKey("turns", dict[int, tuple[float, float]])
 # The arrival index in the kit's chat message (workloads/corpus.py turn_message).
 INDEX = re.compile(r"turn (\d+)")
 

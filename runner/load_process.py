@@ -47,7 +47,7 @@ from runner.messages import (
     to_wire,
 )
 from runner.self_probe import SelfProbe
-from runner.users import driver_class
+from runner.users import Driver, driver_class
 from runner.warm_up import settle_memory
 from workloads.platforms import platform
 
@@ -75,7 +75,9 @@ class _Run:
         self.scenario = scenario
         self.plan: Plan | None = None
         self.plan_closed = gevent.event.Event()
-        self.dispatcher = None
+        # When the plan ends, once it has an end (plan_closed is set then).
+        self.end_s = 0.0
+        self.dispatcher: Driver | None = None
         self.probe: SelfProbe | None = None
         self.lifecycle: gevent.Greenlet | None = None
         self.samples: list[Sample] = []
@@ -171,27 +173,27 @@ class LoadProcess:
                 on_sample=lambda sample: self._on_sample(run, sample),
                 conversations=run.scenario.agent(CHAT).conversations,
             )
-            run.dispatcher = driver_class(run.prepare.mode)(share)
-            run.probe = SelfProbe(run.slot, clock, lambda: run.dispatcher.in_flight, run.http.stats)
+            run.dispatcher = dispatcher = driver_class(run.prepare.mode)(share)
+            run.probe = SelfProbe(run.slot, clock, lambda: dispatcher.in_flight, run.http.stats)
             run.probe.start()
-            run.lifecycle = gevent.spawn(self._complete, run)
+            run.lifecycle = gevent.spawn(self._complete, run, dispatcher)
         else:
             run.dispatcher.update_plan(plan)
         if plan.closed:
+            run.end_s = plan.segments[-1].closed_end_s()
             run.plan_closed.set()
 
-    def _complete(self, run: _Run) -> None:
+    def _complete(self, run: _Run, dispatcher: Driver) -> None:
         """Offer the whole plan once it has an end, drain until the slowest timeout, report."""
-        run.dispatcher.start()
-        self._check_start(run)
+        dispatcher.start()
+        self._check_start(run, dispatcher.clock)
         run.plan_closed.wait()
-        run.dispatcher.drain(run.plan.end_s + run.scenario.timeouts.slowest_s)
+        dispatcher.drain(run.end_s + run.scenario.timeouts.slowest_s)
         self._finish(run, "completed")
 
-    def _check_start(self, run: _Run) -> None:
+    def _check_start(self, run: _Run, clock: RunClock) -> None:
         """Wake at t = 0 and say so if this process is behind: the plan came after the start,
         or the wake-up was late (a stalled event loop); either shows as late dispatches."""
-        clock = run.dispatcher.clock
         gevent.sleep(max(0.0, -clock.now()))
         behind_ms = round(max(0.0, clock.now()) * 1000, 1)
         run.start["behind_ms"] = behind_ms
@@ -239,7 +241,7 @@ class LoadProcess:
             self._tell_locust(run, samples)
         readings = run.probe.take() if run.probe is not None else []
         accepted = run.dialect.take_accepted()
-        offered = []
+        offered: list[list] = []
         if run.dispatcher is not None:
             offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
         return Batch(run.prepare.run_id, run.slot, samples, readings, accepted, offered)

@@ -425,13 +425,13 @@ def probe_database_url(options) -> str | None:
         return url
     if os.environ.get(DATABASE_URL_ENV):
         return os.environ[DATABASE_URL_ENV]
-    url = options.database_url or None
-    if url and urlsplit(url).password:
+    given: str | None = options.database_url or None
+    if given and urlsplit(given).password:
         raise SettingsError(
             f"--database-url: carries a password, which ps would show; export "
             f"{DATABASE_URL_ENV}=... or pass --database-url-file (or set PGPASSWORD)"
         )
-    return url
+    return given
 
 
 def prometheus_address(options) -> tuple[str, int] | None:
