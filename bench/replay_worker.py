@@ -141,8 +141,8 @@ class Replay:
 class ReplayProcess(LoadProcess):
     """The kit's load process, counting one sample in LOCUST_EVERY into Locust's statistics."""
 
-    def _tell_locust(self, run, samples: list[Sample]) -> None:
-        super()._tell_locust(run, [Sample(*s) for s in samples[::LOCUST_EVERY]])
+    def _tell_locust(self, samples: list[Sample], start_epoch: float) -> None:
+        super()._tell_locust([Sample(*s) for s in samples[::LOCUST_EVERY]], start_epoch)
 
 
 runner.load_process.driver_class = lambda mode: Replay

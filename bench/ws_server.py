@@ -94,7 +94,7 @@ async def agno_run(request: web.Request) -> web.StreamResponse:
 async def stats(request: web.Request) -> web.Response:
     """The turns since the last call: the server's own first-token lateness (p99 and worst,
     in ms) and each turn's (received, first token sent) by arrival index."""
-    turns, first = dict(request.app[TURNS]), request.app[FIRST]
+    turns, first = request.app[TURNS].copy(), request.app[FIRST]
     request.app[TURNS].clear()
     late = sorted((sent - received - first) * 1000 for received, sent in turns.values())
     p99 = late[max(0, -(-len(late) * 99 // 100) - 1)] if late else 0.0

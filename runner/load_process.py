@@ -237,8 +237,8 @@ class LoadProcess:
 
     def _batch(self, run: _Run) -> Batch:
         samples, run.samples = run.samples, []
-        if samples:
-            self._tell_locust(run, samples)
+        if samples and run.dispatcher is not None:  # a sample is a driver's, once it runs
+            self._tell_locust(samples, run.dispatcher.clock.start_epoch)
         readings = run.probe.take() if run.probe is not None else []
         accepted = run.dialect.take_accepted()
         offered: list[list] = []
@@ -246,9 +246,10 @@ class LoadProcess:
             offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
         return Batch(run.prepare.run_id, run.slot, samples, readings, accepted, offered)
 
-    def _tell_locust(self, run: _Run, samples: list[Sample]) -> None:
-        """Count a batch's samples into Locust's statistics (a batch exists once load has)."""
-        log_samples(self._stats, samples, run.dispatcher.clock.start_epoch)
+    def _tell_locust(self, samples: list[Sample], start_epoch: float) -> None:
+        """Count a batch's samples (on the run clock from ``start_epoch``) into Locust's
+        statistics."""
+        log_samples(self._stats, samples, start_epoch)
 
     def _on_sample(self, run: _Run, sample: Sample) -> None:
         run.samples.append(sample)
