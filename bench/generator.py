@@ -100,7 +100,7 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
         if kind == DRAINED:
             drained.append(data)
 
-    process = LoadProcess("bench", send, environment.events.request.fire)
+    process = LoadProcess("bench", send, environment.stats)
     scenario = scenario_from_dict(_scenario(rate, seconds))
     connections = math.ceil(rate * scenario.timeouts.slowest_s)
     fixture = {

@@ -3,11 +3,11 @@
 It does what the master's messages say: sign in and size its pool (Prepare),
 offer its share of the schedule from the common start time (PlanUpdate), drain
 when the plan ends or stop at once when told (Stop), and hand its samples over in
-batches, the last one in Drained. It also fires each arrival's one sample into
-Locust's own statistics, once, so the web UI charts every workload live and
-Locust's request count is the offered count: abandoned arrivals count (as
-failures), and a chat turn's first token is not a second request (it is in the
-kit's samples, report and "Verdict so far" tab).
+batches, the last one in Drained. Each batch's samples are also counted into
+Locust's own statistics, once each (runner/locust_stats.py), so the web UI charts
+every workload live and Locust's request count is the offered count: abandoned
+arrivals count (as failures), and a chat turn's first token is not a second request
+(it is in the kit's samples, report and "Verdict so far" tab).
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from collections.abc import Callable
 
 import gevent
 import gevent.event
+from locust.stats import RequestStats
 
 from engine.agent_plan import AgentPlan
 from engine.clock import RunClock
 from engine.http import HttpTransport
 from engine.mix import Mix
-from engine.samples import SUCCESSFUL, Sample
+from engine.samples import Sample
 from engine.schedule import Plan
 from engine.seam import Dialect, DialectError
 from engine.serve import CHAT
@@ -31,6 +32,7 @@ from engine.share import Share
 from engine.trust import trust_from_wire
 from inputs.fixture import FixtureError, fixture_from_dict, password_from_env
 from inputs.scenario import Scenario, scenario_from_dict
+from runner.locust_stats import log_samples
 from runner.messages import (
     DRAINED,
     PONG,
@@ -53,10 +55,6 @@ log = logging.getLogger(__name__)
 
 # Waking for t = 0 later than this is being behind at the start: the log and run.json say so.
 BEHIND_AFTER_MS = 10.0
-
-
-class RequestFailed(Exception):
-    """What Locust's failure table shows for a failed sample: its stable detail text."""
 
 
 class _Run:
@@ -89,10 +87,10 @@ class _Run:
 class LoadProcess:
     """Answers the master's messages for this process; ``send`` reaches the master."""
 
-    def __init__(self, client_id: str, send: Callable[[str, dict], None], fire_request):
+    def __init__(self, client_id: str, send: Callable[[str, dict], None], stats: RequestStats):
         self._client_id = client_id
         self._send = send
-        self._fire = fire_request
+        self._stats = stats
         self._run: _Run | None = None
         # The import graph is settled now, when this process starts, so that Prepare's
         # settle scans only what came after it (runner/warm_up.py).
@@ -239,6 +237,8 @@ class LoadProcess:
 
     def _batch(self, run: _Run) -> Batch:
         samples, run.samples = run.samples, []
+        if samples and run.dispatcher is not None:  # a sample is a driver's, once it runs
+            self._tell_locust(samples, run.dispatcher.clock.start_epoch)
         readings = run.probe.take() if run.probe is not None else []
         accepted = run.dialect.take_accepted()
         offered: list[list] = []
@@ -246,19 +246,13 @@ class LoadProcess:
             offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
         return Batch(run.prepare.run_id, run.slot, samples, readings, accepted, offered)
 
+    def _tell_locust(self, samples: list[Sample], start_epoch: float) -> None:
+        """Count a batch's samples (on the run clock from ``start_epoch``) into Locust's
+        statistics."""
+        log_samples(self._stats, samples, start_epoch)
+
     def _on_sample(self, run: _Run, sample: Sample) -> None:
         run.samples.append(sample)
-        kind = "WS" if sample.workload == CHAT else "HTTP"
-        latency_ms = (sample.finished_s - sample.sent_s) * 1000 if sample.sent_s is not None else 0
-        failed = None if sample.outcome in SUCCESSFUL else RequestFailed(sample.detail)
-        self._fire(
-            request_type=kind,
-            name=sample.workload,
-            response_time=latency_ms,
-            response_length=sample.bytes,
-            exception=failed,
-            context={},
-        )
 
 
 def _ms_since(began: float) -> float:
