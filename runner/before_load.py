@@ -14,6 +14,7 @@ from pathlib import Path
 from engine.run_record import USERS, PlatformRecord
 from engine.schedule import Plan
 from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
+from engine.trust import INSECURE_WARNING, refuse_untrusted, use
 from inputs.bad_input import SettingsError
 from inputs.fixture import password_from_env
 from inputs.scenario import Scenario
@@ -63,7 +64,8 @@ class Settled:
 def settle(environment, slots: dict[str, int], used_run_dirs: Set[Path]) -> Settled:
     """The options checked, the shape's plan, the run directory and preflight, then the
     scenario the run offers and its connection bound; one line for each check the plan is too
-    small to judge. BadInput or PreflightError (one line each) when the run cannot go."""
+    small to judge. BadInput, TrustError or PreflightError (one line each) when the run cannot
+    go."""
     settings = settings_from(environment.parsed_options, environment.host, frozenset(used_run_dirs))
     log_from = log_size(settings.platform_log)
     shape = environment.shape_class
@@ -74,6 +76,7 @@ def settle(environment, slots: dict[str, int], used_run_dirs: Set[Path]) -> Sett
         )
     plan = shape.initial_plan(settings)
     run_dir = _run_dir(settings, used_run_dirs)
+    _trust(settings)
     spoken, skipped = _preflight(settings)
     scenario = without(settings.scenario, skipped)
     shape.after_preflight(scenario)
@@ -100,6 +103,8 @@ def prepare_message(settled: Settled) -> Prepare:
         email=settings.email,
         mode=settled.mode,
         warm=warm_counts(settled.plan, shares),
+        accept_encoding=settings.accept_encoding,
+        tls=settings.trust.to_wire(),
     )
 
 
@@ -113,6 +118,16 @@ def _run_dir(settings: RunSettings, used: Set[Path]) -> Path:
         n += 1
         chosen = base.with_name(f"{base.name}-{n}")
     return chosen
+
+
+def _trust(settings: RunSettings) -> None:
+    """Every connection the run makes trusts the same certificates, checked before any:
+    TrustError (one line naming the fix) for a certificate the run will not trust."""
+    use(settings.trust)
+    if settings.trust.insecure:
+        log.warning(INSECURE_WARNING)
+    probed = (settings.probes.metrics_url, settings.probes.stub_url)
+    refuse_untrusted(settings.trust, settings.host, *probed)
 
 
 def _preflight(settings: RunSettings) -> tuple[PlatformRecord, dict[str, str]]:

@@ -21,6 +21,7 @@ from locust.runners import STATE_MISSING, WORKER_REPORT_INTERVAL, MasterRunner
 from engine.samples import INTERRUPTED, OPERATOR_STOP
 from engine.schedule import Plan
 from engine.seam import PreflightError
+from engine.trust import TrustError
 from runner.active_run import CHANGE_LEAD_S, DRAINING, ActiveRun
 from runner.before_load import prepare_message, settle
 from runner.ending import wrap_up
@@ -80,7 +81,7 @@ class Conductor:
         self._starting, self._early_change = True, None
         try:
             self._begin()
-        except (*BAD_INPUT, PreflightError) as exc:
+        except (*BAD_INPUT, PreflightError, TrustError) as exc:
             self.refuse(str(exc))
         except OSError as exc:
             self.refuse(f"--run-dir: cannot write the run directory ({exc}); pass another path")

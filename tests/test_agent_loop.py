@@ -96,7 +96,7 @@ def test_agno_and_langgraph_run_each_turn_and_run_for_three_steps(name, tmp_path
     """agno's function tool and LangGraph's tool node: the same 3 steps at the stub."""
     stack_module = importlib.import_module(f"stack.{name}")
     try:
-        getattr(stack_module, f"ensure_{name}_venv")()
+        getattr(stack_module, name.upper()).interpreter()
     except PlatformUnavailable as exc:
         pytest.skip(f"{name}'s environment cannot install here: {exc}")
     scenario = write_scenario(
