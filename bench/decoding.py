@@ -28,6 +28,7 @@ import sys
 import time
 import zlib
 from pathlib import Path
+from typing import Any
 
 import brotli
 import gevent  # noqa: F401  (the transport's sockets are gevent's, as in a load process)
@@ -150,9 +151,9 @@ def main(argv: list[str]) -> int:
         [sys.executable, __file__, "--serve", str(args.items)], stdout=subprocess.PIPE, text=True
     )
     try:
-        url = f"http://127.0.0.1:{int(server.stdout.readline())}"
+        url = f"http://127.0.0.1:{int(_first_line(server))}"
         rounds: dict[str, list[float]] = {e: [] for e in encodings}
-        sizes = {}
+        sizes: dict[str, int] = {}
         for _ in range(args.rounds):
             for encoding in encodings:
                 us, sizes[encoding] = cpu_per_read(url, encoding, args.requests)
@@ -161,7 +162,7 @@ def main(argv: list[str]) -> int:
         server.terminate()
         server.wait()
     body = page(args.items)
-    figures = {}
+    figures: dict[str, dict[str, Any]] = {}
     for encoding in encodings:
         median = statistics.median(rounds[encoding])
         figures[encoding] = {
@@ -195,3 +196,10 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def _first_line(process: subprocess.Popen) -> str:
+    """The first line a child wrote to its piped stdout."""
+    if process.stdout is None:
+        raise RuntimeError("the server's stdout is not piped")
+    return process.stdout.readline()

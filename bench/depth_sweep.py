@@ -19,6 +19,7 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import yaml
 
@@ -107,8 +108,8 @@ def history_rows(run_dir: Path) -> list[str]:
     overhead = percentile_table(turns, [HISTORY], STEP_OVERHEAD_MS)
     return [
         f"| {int(h)} | {int(row['count'])} | {_ms(row['p50'])} / {_ms(row['p95'])} | "
-        f"{_ms(overhead.loc[h, 'p50']) if h in overhead.index else '–'} |"
-        for h, row in latency.iterrows()
+        f"{_ms(cast(float, overhead['p50'][h])) if h in overhead.index else '–'} |"
+        for h, row in ((cast(float, key), row) for key, row in latency.iterrows())
     ]
 
 

@@ -49,7 +49,7 @@ def one_run(plat, scenario: Path, run_dir: Path, workers: int) -> str:
     late_first = sum(1 for s in first if lateness_ms(s) > LATE_AFTER_MS)
     late_all = sum(1 for s in samples if lateness_ms(s) > LATE_AFTER_MS)
     worst_first = max((lateness_ms(s) for s in first), default=0.0)
-    lag = {}
+    lag: dict[str, float] = {}
     with (run_dir / "probes.csv").open() as f:
         for row in csv.DictReader(f):
             if row["probe"].startswith("generator.") and row["metric"] == "loop_lag_ms":

@@ -100,7 +100,7 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
         if kind == DRAINED:
             drained.append(data)
 
-    process = LoadProcess("bench", send, environment.events.request.fire)
+    process = LoadProcess("bench", send, environment.stats)
     scenario = scenario_from_dict(_scenario(rate, seconds))
     connections = math.ceil(rate * scenario.timeouts.slowest_s)
     fixture = {
@@ -142,7 +142,8 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
     readings += drained[0]["batch"]["readings"]
     lateness = [(s.sent_s - s.due_s) * 1000 for s in samples if s.sent_s is not None]
     late = sum(1 for ms in lateness if ms > LATE_MS) + (len(samples) - len(lateness))
-    environment.runner.quit()
+    if environment.runner is not None:
+        environment.runner.quit()
     return Figures(
         rate=rate,
         arrivals=len(samples),

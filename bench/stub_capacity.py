@@ -37,15 +37,12 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import psutil
 
 from stub.plan import Marker, write_marker
-
-try:
-    import uvloop
-except ImportError:
-    uvloop = None
+from stub.serve import loop_factory
 
 ROOT = Path(__file__).resolve().parent.parent
 # The figures the issue asks for; override on the command line to explore.
@@ -97,13 +94,15 @@ class _StreamProbe(asyncio.Protocol):
         self.due = due
         self.finished = finished
         self.buffer = bytearray()
-        self.sent = self.first = self.done = None
-        self.transport = None
+        self.sent: float | None = None
+        self.first: float | None = None
+        self.done: float | None = None
+        self.transport: asyncio.BaseTransport | None = None
 
-    def connection_made(self, transport: asyncio.Transport) -> None:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
         self.sent = time.perf_counter()
-        transport.write(self.request)
+        cast(asyncio.Transport, transport).write(self.request)
 
     def data_received(self, data: bytes) -> None:
         now = time.perf_counter()
@@ -114,7 +113,8 @@ class _StreamProbe(asyncio.Protocol):
             self.first = now
         if _DONE in data or _DONE in self.buffer[-64:]:
             self.done = now
-            self.transport.close()
+            if self.transport is not None:
+                self.transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.finished.done():
@@ -127,6 +127,12 @@ class _StreamProbe(asyncio.Protocol):
         if self.tool_step:
             return _TOOL_CALLS in self.buffer
         return self.buffer.count(_CONTENT) == TOKENS
+
+    def times(self) -> tuple[float, float, float] | None:
+        """(sent, first token, done) of a request that answered as it should, else None."""
+        if not self.ok or self.sent is None or self.first is None or self.done is None:
+            return None
+        return self.sent, self.first, self.done
 
 
 @dataclass
@@ -243,18 +249,20 @@ async def run_round(
     await ticker
     stub_cpu = _stub_cpu_s(stub) - stub_cpu
     stats = _http_json(base + "/stats")
-    good = [p for p in probes if p.ok]
+    good = [(p, times) for p in probes if (times := p.times()) is not None]
     # The client's lag matters while frames arrive: from the first first-token to the last [DONE].
     window = (
-        min((p.first for p in good), default=0.0),
-        max((p.done for p in good), default=0.0),
+        min((first for _, (_, first, _) in good), default=0.0),
+        max((done for _, (_, _, done) in good), default=0.0),
     )
     total_ms = FIRST_TOKEN_MS + (TOKENS - 1) * TOKEN_MS
     return Round(
         concurrency=concurrency,
         ok=len(good),
-        ttft_error_ms=[(p.first - p.sent) * 1000.0 - FIRST_TOKEN_MS for p in good],
-        done_error_ms=[(p.done - p.sent) * 1000.0 - total_ms for p in good if not p.tool_step],
+        ttft_error_ms=[(first - sent) * 1000.0 - FIRST_TOKEN_MS for _, (sent, first, _) in good],
+        done_error_ms=[
+            (done - sent) * 1000.0 - total_ms for p, (sent, _, done) in good if not p.tool_step
+        ],
         client_lag_ms=[lag for due, lag in lags if window[0] <= due <= window[1]],
         client_send_late_ms=[(p.sent - p.due) * 1000.0 for p in probes if p.sent is not None],
         client_cpu_s=client_cpu,
@@ -377,10 +385,10 @@ def main(argv: list[str]) -> int:
             f"{TOKEN_MS:.0f} ms, streams opened over {args.open_ms:.0f} ms, "
             f"{args.processes} stub process(es), "
             f"{f'{args.loop_steps}-step agent turns' if args.loop_steps else 'plain calls'}, "
-            f"uvloop {'yes' if uvloop else 'no'}, "
+            f"uvloop {'yes' if loop_factory() else 'no'}, "
             f"{os.cpu_count()} cores, load average at start {os.getloadavg()[0]:.2f}"
         )
-        factory = uvloop.new_event_loop if uvloop else None
+        factory = loop_factory()
         for concurrency in levels:
             with asyncio.Runner(loop_factory=factory) as runner:
                 measured = runner.run(

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
+import time
 
 import uvloop
 from aiohttp import WSMsgType, web
@@ -26,8 +28,11 @@ FIRST_TOKEN_MS = 2000.0
 TOKENS = 4
 TOKEN_MS = 50.0
 FIRST = web.AppKey("first_token_s", float)
-# How late each first token left against its stated time, in ms, until /stats takes them.
-LATE = web.AppKey("first_token_late_ms", list)
+# Each turn since the last /stats, by its arrival index: (message received, first token sent),
+# time.monotonic() seconds (the loop's own clock is uvloop's, cached per iteration to the ms).
+TURNS = web.AppKey("turns", dict[int, tuple[float, float]])
+# The arrival index in the kit's chat message (workloads/corpus.py turn_message).
+INDEX = re.compile(r"turn (\d+)")
 
 
 async def sign_in(request: web.Request) -> web.Response:
@@ -38,21 +43,27 @@ async def health(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
 
+async def _stream(request: web.Request, text: str, send) -> None:
+    """The turn's tokens, the first FIRST_TOKEN_MS after its message (``text``) was received,
+    each through ``send()``; when the first left is noted under the turn's index."""
+    received = time.monotonic()
+    first = request.app[FIRST]
+    for n in range(TOKENS):
+        due = received + first + n * TOKEN_MS / 1000
+        await asyncio.sleep(max(0.0, due - time.monotonic()))
+        if n == 0 and (index := INDEX.search(text)):
+            request.app[TURNS][int(index.group(1))] = (received, time.monotonic())
+        await send()
+
+
 async def chat(request: web.Request) -> web.WebSocketResponse:
     ws = web.WebSocketResponse(protocols=("chat",))
     await ws.prepare(request)
-    loop = asyncio.get_running_loop()
+    delta = json.dumps({"type": "text_delta", "data": {"content": "x"}})
     async for message in ws:
         if message.type != WSMsgType.TEXT:
             break
-        received = loop.time()
-        first = request.app[FIRST]
-        for n in range(TOKENS):
-            due = received + first + n * TOKEN_MS / 1000
-            await asyncio.sleep(max(0.0, due - loop.time()))
-            if n == 0:
-                request.app[LATE].append((loop.time() - due) * 1000)
-            await ws.send_str(json.dumps({"type": "text_delta", "data": {"content": "x"}}))
+        await _stream(request, message.data, lambda: ws.send_str(delta))
         await ws.send_str(json.dumps({"type": "complete", "data": {"stopped": False}}))
         break
     await ws.close()
@@ -69,37 +80,32 @@ def _event(name: str, data: dict) -> bytes:
 
 async def agno_run(request: web.Request) -> web.StreamResponse:
     """agno's streamed run: the form read whole, then its events on one chunked answer."""
-    await request.read()
-    loop = asyncio.get_running_loop()
-    received = loop.time()
+    form = await request.post()
     answer = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await answer.prepare(request)
     await answer.write(_event("RunStarted", {"run_id": "bench"}))
-    first = request.app[FIRST]
-    for n in range(TOKENS):
-        due = received + first + n * TOKEN_MS / 1000
-        await asyncio.sleep(max(0.0, due - loop.time()))
-        if n == 0:
-            request.app[LATE].append((loop.time() - due) * 1000)
-        await answer.write(_event("RunContent", {"run_id": "bench", "content": "x"}))
+    content = _event("RunContent", {"run_id": "bench", "content": "x"})
+    await _stream(request, str(form.get("message", "")), lambda: answer.write(content))
     await answer.write(_event("RunCompleted", {"run_id": "bench", "content": "x"}))
     await answer.write_eof()
     return answer
 
 
 async def stats(request: web.Request) -> web.Response:
-    """The server's own first-token lateness since the last call (p99 and worst, in ms)."""
-    late = sorted(request.app[LATE])
-    request.app[LATE].clear()
+    """The turns since the last call: the server's own first-token lateness (p99 and worst,
+    in ms) and each turn's (received, first token sent) by arrival index."""
+    turns, first = dict(request.app[TURNS]), request.app[FIRST]
+    request.app[TURNS].clear()
+    late = sorted((sent - received - first) * 1000 for received, sent in turns.values())
     p99 = late[max(0, -(-len(late) * 99 // 100) - 1)] if late else 0.0
-    return web.json_response({"turns": len(late), "p99_ms": p99, "max_ms": max(late, default=0)})
+    return web.json_response({"turns": turns, "p99_ms": p99, "max_ms": max(late, default=0)})
 
 
 def app(first_token_ms: float) -> web.Application:
     """Both platforms' sign-in and chat, health, the server's own lateness."""
     application = web.Application()
     application[FIRST] = first_token_ms / 1000
-    application[LATE] = []
+    application[TURNS] = {}
     application.router.add_get("/stats", stats)
     application.router.add_post("/api/v1/auth/login", sign_in)
     application.router.add_get("/api/v1/ws/agent", chat)

@@ -24,10 +24,10 @@ import gevent.queue
 
 from engine.conversations import ConversationCursor
 from engine.deadlines import Deadlines
-from engine.limits import process_connection_limit
+from engine.limits import process_connection_limit, two_socket_share
 from engine.samples import Result, recorded
 from engine.schedule import Plan, SlotCursor
-from engine.serve import serve
+from engine.serve import CHAT, serve
 from engine.share import Share
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,9 @@ class Dispatcher:
             else SlotCursor(share.slot, share.workers)
         )
         connections = share.connections
-        hold = process_connection_limit(max(1, connections))
+        chat_share = self._mix.rates(1.0).get(CHAT, 0.0)
+        two = two_socket_share(chat_share, self._mix.cancel_share)
+        hold = process_connection_limit(max(1, connections), two)
         self.bound = hold.arrivals
         if hold.short_because:
             log.warning(
@@ -148,6 +150,10 @@ class Dispatcher:
             self._in_flight[index] = arrival
             # A full bound waits here, and the wait shows as the arrival's lateness.
             self._slots.acquire()
+            if workload == CHAT:
+                # A turn opens a socket of its own: the idle keep-alive ones stay within what
+                # the arrivals in flight leave of the bound, so the files suffice (limits.py).
+                self._http.trim_idle(self.bound - len(self._in_flight))
             if self._waiting_runners:
                 self._waiting_runners -= 1
             else:

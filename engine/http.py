@@ -238,6 +238,18 @@ class HttpTransport:
             self._idle.append(connection)
         return len(self._idle)
 
+    def trim_idle(self, keep: int) -> None:
+        """Close the oldest idle connections beyond ``keep``: what the process's files leave
+        for them beside the arrivals in flight (engine/limits.py). Idle: nothing of any
+        exchange is on them; counted as retired idle."""
+        idle = self._idle
+        if len(idle) > keep:
+            drop = len(idle) - max(0, keep)
+            for connection in idle[:drop]:
+                self._discard(connection)
+            del idle[:drop]
+            self.stats.retired_idle += drop
+
     def close(self) -> None:
         """Close every connection, idle or in use (the run is over)."""
         for connection in [*self._idle, *self._busy]:
@@ -253,10 +265,13 @@ class HttpTransport:
         self._busy.add(connection)
         reusable = False
         try:
-            connection.sock.sendall(data)
-            answer, reusable = _read_response(
-                connection.sock, call.method == "HEAD", self._max_body
-            )
+            sock = connection.sock
+            if self._tls is None:
+                first = _sent_and_answered(sock, data)
+            else:
+                sock.sendall(data)
+                first = b""
+            answer, reusable = _read_response(sock, call.method == "HEAD", self._max_body, first)
             if connection.last_status == 0 and self._tls is not None:
                 self.keep_session(connection.sock)
             connection.last_status = answer.status
@@ -406,14 +421,41 @@ def _alive(sock: socket.socket, tls: bool) -> bool:
     return bool(peeked) and tls
 
 
-def _read_response(sock: socket.socket, head_only: bool, max_body: int) -> tuple[Answer, bool]:
-    """The final answer, read to its end, and whether the connection may be reused.
+def _sent_and_answered(sock: socket.socket, data: bytes) -> bytes:
+    """Write a request on a plain connection; the first bytes of its answer (b"": closed).
+
+    On the kernel socket under gevent's, once it is readable: gevent's ``sendall`` asks
+    the kernel for the send buffer's size on every call, and its ``recv`` tries first
+    and waits only on the EAGAIN, which a request just written always meets (a syscall
+    and an exception per request, the list read's hot path). A request the kernel does
+    not take whole is finished by gevent's ``sendall``, as before.
+    """
+    # The kernel socket and gevent's own read watcher on it (its stubs do not declare them).
+    raw = sock._sock  # type: ignore[attr-defined]
+    try:
+        sent = raw.send(data)
+    except BlockingIOError:
+        sent = 0
+    if sent < len(data):
+        sock.sendall(memoryview(data)[sent:])
+    sock._wait(sock._read_event)  # type: ignore[attr-defined]
+    try:
+        return raw.recv(READ_CHUNK)
+    except BlockingIOError:
+        return sock.recv(READ_CHUNK)
+
+
+def _read_response(
+    sock: socket.socket, head_only: bool, max_body: int, first: bytes = b""
+) -> tuple[Answer, bool]:
+    """The final answer, read to its end (``first``: what was read of it already), and
+    whether the connection may be reused.
 
     Only what the workloads need: the status line, the framing (``_framing``), the
     Content-Encoding, ``Connection: close`` and HTTP/1.0, and a redirect's Location. A
     body past ``max_body``, as sent or decoded, raises.
     """
-    head, rest, status, version_10 = _final_head(sock, upgrade=False)
+    head, rest, status, version_10 = _final_head(sock, upgrade=False, first=first)
     lowered = head.lower()
     connection = _header(lowered, b"connection")
     reusable = b"close" not in connection if connection is not None else not version_10
@@ -449,11 +491,14 @@ def read_upgrade(sock: socket.socket, max_body: int) -> tuple[bytes, Answer | No
     return b"", Answer(status, b"".join(_decoded(body, lowered, max_body)), location)
 
 
-def _final_head(sock: socket.socket, upgrade: bool) -> tuple[bytes, bytes, int, bool]:
+def _final_head(
+    sock: socket.socket, upgrade: bool, first: bytes = b""
+) -> tuple[bytes, bytes, int, bool]:
     """The final answer's head, the bytes read past it, its status and whether the server
-    spoke HTTP/1.0. Any number of interim answers (100 Continue, 103 Early Hints) is read
-    past; a 101 is final where ``upgrade`` was asked for, and a named failure where not."""
-    head, rest = _read_head(sock, b"")
+    spoke HTTP/1.0 (``first``: what was read of the answer already). Any number of interim
+    answers (100 Continue, 103 Early Hints) is read past; a 101 is final where ``upgrade``
+    was asked for, and a named failure where not."""
+    head, rest = _read_head(sock, first)
     status, version_10 = _status(head)
     while 100 <= status < 200:
         if status == 101:
@@ -467,8 +512,8 @@ def _final_head(sock: socket.socket, upgrade: bool) -> tuple[bytes, bytes, int, 
 
 def _read_head(sock: socket.socket, buf: bytes) -> tuple[bytes, bytes]:
     """An answer's head (up to its blank line, not included) and the bytes read past it,
-    starting from ``buf`` (what an interim answer left); a connection that closes before the
-    head ends, or a head past MAX_HEAD, raises."""
+    starting from ``buf`` (what was read already: the first read, or what an interim answer
+    left); a connection that closes before the head ends, or a head past MAX_HEAD, raises."""
     if not buf:
         buf = sock.recv(READ_CHUNK)
         if not buf:

@@ -9,6 +9,7 @@ the probes into the dispatcher for one number).
 from __future__ import annotations
 
 import contextlib
+import math
 import resource
 from typing import NamedTuple
 
@@ -31,10 +32,12 @@ class Hold(NamedTuple):
     short_because: str
 
 
-def files_needed(arrivals: int) -> int:
-    """Descriptors ``arrivals`` concurrent arrivals may take: each one's socket, as many idle
-    keep-alive ones (the pool keeps what a peak opened), and FD_RESERVE for the rest."""
-    return FD_RESERVE + 2 * arrivals
+def files_needed(arrivals: int, two_socket_share: float = 0.0) -> int:
+    """Descriptors ``arrivals`` concurrent arrivals may take: a socket each (idle keep-alive
+    ones are kept within what the arrivals in flight leave: ``HttpTransport.trim_idle``), a
+    second for the share that may hold two at once (a chat turn cancelled through the
+    platform's HTTP API while its stream is open), and FD_RESERVE for the rest."""
+    return FD_RESERVE + arrivals + math.ceil(arrivals * two_socket_share)
 
 
 def raise_open_files_limit(needed: int) -> int:
@@ -59,15 +62,14 @@ def raise_open_files_limit(needed: int) -> int:
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-def process_connection_limit(wanted: int) -> Hold:
+def process_connection_limit(wanted: int, two_socket_share: float = 0.0) -> Hold:
     """How many of ``wanted`` concurrent arrivals this process can hold without running out
-    of files or memory, once its open-files limit is raised for them.
-
-    Files: ``files_needed`` counts two descriptors an arrival, so half of those left after
-    FD_RESERVE. Memory: what is available pays for ARRIVAL_BYTES each.
-    """
-    open_files = raise_open_files_limit(files_needed(wanted))
-    by_files = max(1, (open_files - FD_RESERVE) // 2)
+    of files or memory, once its open-files limit is raised for them (``files_needed``,
+    with ``two_socket_share`` of them holding two sockets); memory pays for ARRIVAL_BYTES
+    each out of what is available."""
+    needed = files_needed(wanted, two_socket_share)
+    open_files = raise_open_files_limit(needed)
+    by_files = max(1, math.floor((open_files - FD_RESERVE) / (1 + two_socket_share)))
     available = psutil.virtual_memory().available
     by_memory = max(1, available // ARRIVAL_BYTES)
     most = min(wanted, by_files, by_memory)
@@ -76,7 +78,7 @@ def process_connection_limit(wanted: int) -> Hold:
     if by_files <= by_memory:
         return Hold(
             most,
-            f"its open-files limit is {open_files}, below the {files_needed(wanted)} that "
+            f"its open-files limit is {open_files}, below the {needed} that "
             f"{wanted} arrivals need, and it may not raise its hard limit ({RAISE_HARD_LIMIT})",
         )
     return Hold(
@@ -84,3 +86,9 @@ def process_connection_limit(wanted: int) -> Hold:
         f"{available >> 20} MiB of memory available pays for {by_memory} at "
         f"{ARRIVAL_BYTES >> 10} KiB each",
     )
+
+
+def two_socket_share(chat_share: float, cancel_share: float) -> float:
+    """The share of arrivals that may hold two sockets at once: the chat turns cancelled (a
+    cancel may go over the platform's HTTP API while the turn's stream stays open)."""
+    return chat_share * cancel_share

@@ -51,13 +51,14 @@ class Segment:
 
     def closed_count(self) -> int:
         """Arrivals in a segment that has ended; ValueError for an open one (unbounded)."""
-        return self.count(self._end())
+        return self.count(self.closed_end_s())
 
     def span_s(self) -> float:
         """Seconds from the segment's start to its end; ValueError for an open one."""
-        return self._end() - self.start_s
+        return self.closed_end_s() - self.start_s
 
-    def _end(self) -> float:
+    def closed_end_s(self) -> float:
+        """When a segment that has ended ends; ValueError for an open one."""
         if self.end_s is None:
             raise ValueError(f"segment {self.name} is open: it has no end yet")
         return self.end_s

@@ -25,7 +25,10 @@ class PostgresProbe:
 
     def read(self) -> dict[str, float]:
         """Total and active connections to the database right now."""
-        total, active = self._conn.execute(QUERY).fetchone()
+        row = self._conn.execute(QUERY).fetchone()
+        if row is None:
+            raise ValueError("the connection count query returned no row")
+        total, active = row
         return {"connections_total": float(total), "connections_active": float(active)}
 
     def close(self) -> None:

@@ -8,9 +8,10 @@ only sometimes keeps its rows and is reported with its failure count.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import gevent
 import gevent.event
@@ -35,6 +36,17 @@ class ProbeOptions:
     stub_url: str | None = None
 
 
+class Probe(Protocol):
+    """One thing a run watches (the API process, its database, /metrics, the stub, the
+    machine): its name in probes.csv, a reading of it now, and its end."""
+
+    name: str
+
+    def read(self) -> dict[str, float]: ...
+
+    def close(self) -> None: ...
+
+
 @dataclass
 class _Health:
     readings: int = 0
@@ -47,7 +59,7 @@ class ProbeRun:
     """A running sampler; ``stop()`` ends it and says which probes were taken."""
 
     _csv: ProbeCsv
-    _probes: list
+    _probes: list[Probe]
     _missing: dict[str, str]
     _start_epoch: float
     _interval_s: float
@@ -61,7 +73,7 @@ class ProbeRun:
 
     def _sample_once(self) -> None:
         t_s = round(time.time() - self._start_epoch, 3)
-        rows = []
+        rows: list[Reading] = []
         for probe in self._probes:
             health = self._health.setdefault(probe.name, _Health())
             try:
@@ -113,26 +125,31 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def _open_probes(options: ProbeOptions, timeout_s: float) -> tuple[list, dict[str, str]]:
+def _open_probes(options: ProbeOptions, timeout_s: float) -> tuple[list[Probe], dict[str, str]]:
     """The probes that could start, and the reason for each that did not: the machine's always,
     the others where their option was given.
 
     Reasons never repeat the option's value: a database URL may carry a password.
     """
-    wanted = {
-        "api": ("--api-pid", options.api_pid, lambda: ProcessProbe(options.api_pid)),
-        "db": ("--database-url", options.database_url, lambda: PostgresProbe(options.database_url)),
+    api, db, metrics, stub = (
+        options.api_pid,
+        options.database_url,
+        options.metrics_url,
+        options.stub_url,
+    )
+    wanted: dict[str, tuple[str, Callable[[], Probe] | None]] = {
+        "api": ("--api-pid", (lambda: ProcessProbe(api)) if api else None),
+        "db": ("--database-url", (lambda: PostgresProbe(db)) if db else None),
         "metrics": (
             "--metrics-url",
-            options.metrics_url,
-            lambda: PrometheusProbe(options.metrics_url, timeout_s),
+            (lambda: PrometheusProbe(metrics, timeout_s)) if metrics else None,
         ),
-        "stub": ("--stub-url", options.stub_url, lambda: StubProbe(options.stub_url, timeout_s)),
+        "stub": ("--stub-url", (lambda: StubProbe(stub, timeout_s)) if stub else None),
     }
-    probes: list = [MachineProbe()]
+    probes: list[Probe] = [MachineProbe()]
     missing = {}
-    for name, (flag, given, make) in wanted.items():
-        if not given:
+    for name, (flag, make) in wanted.items():
+        if make is None:
             missing[name] = f"{flag} not given"
             continue
         try:

@@ -16,12 +16,14 @@ import io
 import math
 import re
 from dataclasses import dataclass
+from typing import Any, cast
 
 import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.typing import RcKeyType
 
 from reports.rundir import Run
 from reports.stats import percentile_table, timed_successes
@@ -34,7 +36,7 @@ WIDTH_IN = 8.0
 # A series with fewer readings than this gets markers, so one reading is still visible.
 FEW_POINTS = 30
 # Limits are drawn dashed in one colour no phase band or series uses.
-LIMIT_STYLE = {"colors": "#b00020", "linestyles": "dashed", "linewidth": 1.2}
+LIMIT_STYLE: dict[str, Any] = {"colors": "#b00020", "linestyles": "dashed", "linewidth": 1.2}
 # Most points a percentile curve gets; a million samples would otherwise be a million.
 CURVE_POINTS = 400
 # Percentiles marked on the distribution's axis, as (percent, label).
@@ -42,7 +44,7 @@ NINES_TICKS = ((50, "p50"), (95, "p95"), (99, "p99"), (99.9, "p99.9"))
 PANEL_HEIGHT_IN = 2.6
 PHASE_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
 # Matplotlib's text becomes SVG <text>, so the page's font is used and glyphs are not paths.
-SVG_STYLE = {"svg.fonttype": "none", "font.size": 9, "axes.titlesize": 10}
+SVG_STYLE: dict[RcKeyType, Any] = {"svg.fonttype": "none", "font.size": 9, "axes.titlesize": 10}
 NO_METADATA = {"Creator": None, "Date": None, "Format": None, "Type": None}
 
 
@@ -229,7 +231,7 @@ def distribution_chart(run: Run) -> Chart:
         ax.set_ylim(bottom=0)
         ax.set_ylabel("ms")
         ax.legend(fontsize=7, loc="best")
-        if ax.get_subplotspec().is_last_row():
+        if _last_row(ax):
             ax.set_xlabel("percentile (nines scale: each step right is ten times rarer)")
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
@@ -277,13 +279,14 @@ def _limit_lines(ax: Axes, run: Run, workload: str, metrics: tuple[str, ...]) ->
             continue
         spans = [p for p in run.phases if p.name in t.phases]
         for i, phase in enumerate(spans):
-            ax.hlines(
-                t.limit,
-                phase.start_s,
-                phase.end_s,
-                label=f"{t.metric.split('_')[0]} limit" if i == 0 else None,
-                **LIMIT_STYLE,
-            )
+            style = {**LIMIT_STYLE, "label": f"{t.metric.split('_')[0]} limit" if i == 0 else None}
+            ax.hlines(t.limit, phase.start_s, phase.end_s, **style)
+
+
+def _last_row(ax: Axes) -> bool:
+    """Whether ``ax`` is in its figure's bottom row (where the x axis is labelled)."""
+    spec = ax.get_subplotspec()
+    return spec is not None and spec.is_last_row()
 
 
 def probe_chart(
@@ -303,7 +306,8 @@ def probe_chart(
     if readings.empty:
         return Chart(chart_id, title, None, _no_probe_reason(run, metrics, probes))
     fig, (ax,) = _figure(1)
-    for (probe, metric), series in readings.groupby(["probe", "metric"], sort=True):
+    for key, series in readings.groupby(["probe", "metric"], sort=True):
+        probe, metric = cast(tuple[str, str], key)
         ax.plot(
             series["t_s"],
             series["value"] * metrics[metric],
@@ -358,7 +362,7 @@ def _finish(ax: Axes, run: Run, unit: str, clock: str) -> None:
             fontsize=8,
         )
     ax.set_xlim(0, max(run.end_s, ax.get_xlim()[1]))
-    if ax.get_subplotspec().is_last_row():
+    if _last_row(ax):
         ax.set_xlabel(f"seconds since load started ({clock})")
     ax.set_ylabel(unit)
     ax.set_ylim(bottom=0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import pandas as pd
 
@@ -71,21 +72,25 @@ def attach(run_dir: Path, samples: pd.DataFrame) -> pd.DataFrame:
     follow-up row; an accepted arrival without a row is "not verifiable".
     """
     rows = _read(run_dir / FOLLOWUPS_FILE)
-    state = samples["index"].map(rows["state"]) if rows is not None else None
-    detail = samples["index"].map(rows["detail"]) if rows is not None else None
     ok = samples["ok"] == 1
-    followed = state.notna() & ok if state is not None else pd.Series(False, index=samples.index)
+    followed = pd.Series(False, index=samples.index)
+    if rows is not None:
+        state = samples["index"].map(rows["state"])
+        followed = state.notna() & ok
     accepted = followed | (ok & (samples["status"] == ACCEPTED_STATUS))
     after = pd.Series("", index=samples.index, dtype=object)
     after_detail = pd.Series("", index=samples.index, dtype=object)
     after[accepted] = NOT_VERIFIABLE
     after_detail[accepted] = NO_FOLLOW_UP
-    if state is not None:
+    if rows is not None:
         after[followed] = state[followed]
-        after_detail[followed] = detail[followed]
+        after_detail[followed] = samples["index"].map(rows["detail"])[followed]
     # Categorical: every slice of a million-sample run compares this column.
-    after = pd.Categorical(after, categories=["", *STATES])
-    return samples.assign(**{AFTER: after, AFTER_DETAIL: after_detail})
+    columns: dict[str, Any] = {
+        AFTER: pd.Categorical(after, categories=["", *STATES]),
+        AFTER_DETAIL: after_detail,
+    }
+    return samples.assign(**columns)
 
 
 def _read(file: Path) -> pd.DataFrame | None:
@@ -118,7 +123,8 @@ def counts_by_workload(samples: pd.DataFrame) -> dict[str, FollowUpCounts]:
     accepted = samples[samples[AFTER] != ""]
     table = accepted.groupby(["workload", AFTER], observed=True).size()
     result: dict[str, dict[str, int]] = {}
-    for (workload, state), n in table.items():
+    for key, n in table.items():
+        workload, state = cast(tuple[str, str], key)
         if n:
             result.setdefault(str(workload), {})[_FIELDS[state]] = int(n)
     return {w: FollowUpCounts(sum(f.values()), **f) for w, f in result.items()}
@@ -140,5 +146,6 @@ def unverified_reasons(samples: pd.DataFrame) -> list[tuple[str, str, int]]:
         return []
     unverified = samples[samples[AFTER] == NOT_VERIFIABLE]
     groups = unverified.groupby(["workload", AFTER_DETAIL], observed=True).size()
-    ranked = sorted(groups.items(), key=lambda item: (-item[1], item[0]))
-    return [(str(w), str(why), int(n)) for (w, why), n in ranked if n]
+    pairs = [(cast(tuple[str, str], key), int(n)) for key, n in groups.items()]
+    ranked = sorted(pairs, key=lambda item: (-item[1], item[0]))
+    return [(str(w), str(why), n) for (w, why), n in ranked if n]

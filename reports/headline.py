@@ -187,7 +187,7 @@ def workload_table(summary: dict) -> list[str]:
     """Per workload over the whole run: n and nearest-rank p50/p95/p99 over successes, and
     the error rate over calls (chat's first token on a line of its own), aligned columns."""
     header = ("whole run", "n", "p50", "p95", "p99", "error rate", "calls")
-    rows = [header]
+    rows: list[tuple[str, ...]] = [header]
     for name, w in summary["whole_run"]["workloads"].items():
         rows.append((name, *_percentile_cells(w["latency_ms"]), _error_cell(w), f"{w['calls']:,}"))
         if w["ttft_ms"]["count"]:

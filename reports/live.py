@@ -143,7 +143,7 @@ def live_verdict(run_dir: str | Path, offered: int | None) -> LiveVerdict:
         closed_loop=run.closed_loop,
     )
     return LiveVerdict(
-        offered=run.offered if ended else offered,
+        offered=run.offered if offered is None else offered,
         recorded=whole.total.calls,
         rows=tuple(rows),
         thresholds=results,

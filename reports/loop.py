@@ -143,5 +143,6 @@ def _read(file: Path, samples: pd.DataFrame) -> pd.DataFrame | None:
     # The master fetched this run's rows by its key, calls_key(run id, start); a file put
     # together otherwise keeps only rows of the samples' run.
     run_ids = set(samples["run_id"].astype(str)) if len(samples) else set()
-    names = rows["run"].str.partition("@")[0]
+    # The run id before the key's "@" (split, not partition: an empty file has no column 0).
+    names = rows["run"].str.split("@", n=1).str[0]
     return rows[names.isin(run_ids)] if run_ids else rows

@@ -8,6 +8,8 @@ with no record says the loop was not measured.
 
 from __future__ import annotations
 
+from typing import cast
+
 import matplotlib
 import pandas as pd
 
@@ -164,7 +166,7 @@ def _history_blocks(run: Run) -> list[Block]:
 def _overhead_cell(table: pd.DataFrame, history: float) -> str:
     if history not in table.index:
         return "–"
-    row = table.loc[history]
+    row = cast(pd.Series, table.loc[history])
     return f"{fmt.ms(row['p50'])} / {fmt.ms(row['p95'])}"
 
 

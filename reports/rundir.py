@@ -169,7 +169,7 @@ def _numeric(file: Path, frame: pd.DataFrame, column: str, line_of: np.ndarray) 
     raw = frame[column]
     if pd.api.types.is_numeric_dtype(raw):
         values = raw.astype("float64")
-        bad = pd.Series(np.isinf(values.to_numpy()), index=values.index)
+        bad: pd.Series = pd.Series(np.isinf(values.to_numpy()), index=values.index)
     else:
         values = pd.to_numeric(raw, errors="coerce").astype("float64")
         bad = (values.isna() & raw.notna()) | np.isinf(values)

@@ -11,6 +11,7 @@ deployment falls behind.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -288,12 +289,12 @@ def slice_stats(
     absent workload shows up as absent instead of disappearing. ``stopped``: the
     operator stopped the run, so its abandoned arrivals were cut off, not failed.
     """
-    names = list(names)
+    listed = list(names)
     by_outcome = (
         samples.groupby(["workload", "outcome"], observed=True)
         .size()
         .unstack(fill_value=0)
-        .reindex(index=names, columns=list(_OUTCOME_FIELDS), fill_value=0)
+        .reindex(index=listed, columns=list(_OUTCOME_FIELDS), fill_value=0)
     )
     success = samples["ok"] == 1
     latency_ok = timed_successes(samples)
@@ -304,11 +305,12 @@ def slice_stats(
     after = counts_by_workload(samples)
     untimed = samples[planned_cancels(samples, scenario.chat_cancel_share)]
     cancelled = untimed.groupby("workload", observed=True).size()
+    outcomes = {name: cast(pd.Series, by_outcome.loc[name]) for name in listed}
     workloads = tuple(
         WorkloadStats(
             workload=name,
             counts=_counts(
-                by_outcome.loc[name],
+                outcomes[name],
                 scenario.shed_counts_as_error,
                 after.get(name, NO_FOLLOW_UPS),
                 stopped,
@@ -317,9 +319,9 @@ def slice_stats(
             latency_due=latency_due.get(name, NO_SAMPLES),
             ttft=ttft.get(name, NO_SAMPLES),
             step_overhead=overhead.get(name, NO_SAMPLES),
-            timeable=int(by_outcome.loc[name].sum()) - int(cancelled.get(name, 0)),
+            timeable=int(outcomes[name].sum()) - int(cancelled.get(name, 0) or 0),
         )
-        for name in names
+        for name in listed
     )
     return SliceStats(
         window_s=window_s,
@@ -383,4 +385,5 @@ def _failures(failed: pd.DataFrame, lost: pd.Series) -> tuple[FailureGroup, ...]
     if len(lost):
         groups = pd.concat([groups, lost])
     groups = groups[groups > 0].sort_values(ascending=False, kind="stable")
-    return tuple(FailureGroup(str(w), str(o), str(d), int(n)) for (w, o, d), n in groups.items())
+    keyed = ((cast(tuple[str, str, str], key), n) for key, n in groups.items())
+    return tuple(FailureGroup(str(w), str(o), str(d), int(n)) for (w, o, d), n in keyed)

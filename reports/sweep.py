@@ -22,9 +22,11 @@ import argparse
 import io
 import itertools
 import json
+import math
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import cast
 
 import matplotlib
 import numpy as np
@@ -328,7 +330,7 @@ def _memory(run: Run, steps: list[Step]) -> dict:
 
 def _generator_in_flight(probes: pd.DataFrame) -> pd.DataFrame:
     rows = probes[probes["probe"].str.startswith("generator.") & (probes["metric"] == "in_flight")]
-    return rows.groupby("t_s", as_index=False)["value"].sum()
+    return cast(pd.DataFrame, rows.groupby("t_s", as_index=False)["value"].sum())
 
 
 def _settled(readings: pd.DataFrame, start: float, end: float) -> float | None:
@@ -567,11 +569,16 @@ def _load_axis(ax: Axes, loads: list[float]) -> None:
         ax.xaxis.set_major_formatter(ScalarFormatter())
 
 
+def _plotted(values: list[float | None]) -> list[float]:
+    """Values as a chart plots them: an unmeasured one (None) is a gap (NaN)."""
+    return [math.nan if v is None else v for v in values]
+
+
 def _draw_memory(ax: Axes, sweep: Sweep) -> None:
     """RSS and Private_Dirty at each step's sessions, and the fitted lines."""
-    xs = [s.sessions for s in sweep.steps]
-    ax.plot(xs, [s.rss_mb for s in sweep.steps], "o", label="RSS")
-    ax.plot(xs, [s.private_dirty_mb for s in sweep.steps], "s", label="Private_Dirty")
+    xs = _plotted([s.sessions for s in sweep.steps])
+    ax.plot(xs, _plotted([s.rss_mb for s in sweep.steps]), "o", label="RSS")
+    ax.plot(xs, _plotted([s.private_dirty_mb for s in sweep.steps]), "s", label="Private_Dirty")
     for key in ("rss", "private_dirty"):
         fit = sweep.memory.get(key, {})
         if "slope_mb" in fit:

@@ -11,6 +11,7 @@ run is counted here as well (reports/platform_log.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -138,14 +139,19 @@ def _series(probes: pd.DataFrame, run: Run) -> tuple[ProbeSeries, ...]:
             final=float(row["last"]),
             peak_by_phase={name: _value_or_none(by_phase, (probe, metric), name) for name in names},
         )
-        for (probe, metric), row in overall.iterrows()
+        for (probe, metric), row in _keyed(overall)
     )
+
+
+def _keyed(table: pd.DataFrame) -> list[tuple[tuple[str, str], pd.Series]]:
+    """The rows of a table indexed by (probe, metric), each with its key."""
+    return [(cast(tuple[str, str], key), row) for key, row in table.iterrows()]
 
 
 def _value_or_none(table: pd.DataFrame, row: tuple, column: str) -> float | None:
     if column not in table.columns:
         return None
-    value = table.at[row, column]
+    value = cast(float, table.at[row, column])
     return None if pd.isna(value) else float(value)
 
 

@@ -276,7 +276,9 @@ def unserved(run: Run) -> dict[str, str]:
     needs: dict[str, int] = {}
     for phase in run.phases:
         step = run.users_step(phase.name)
-        for name, count in step.unserved.items() if step is not None else ():
+        if step is None:
+            continue
+        for name, count in step.unserved.items():
             at.setdefault(name, []).append(step.users)
             needs[name] = count
     sent = {name: sum(p.offered.get(name, 0) for p in run.phases) for name in at}
@@ -468,7 +470,7 @@ def _judge_latency(
     measured = getattr(source, name) if source is not None else None
     count, need = (source.count if source is not None else 0), threshold.min_count
     said = fmt.metric(threshold.metric, measured)
-    if count >= need:
+    if count >= need and measured is not None:
         status = PASS if measured <= threshold.limit else FAIL
         return _result(threshold, where, measured, count, status, said)
     observed = _observed(samples, threshold.workload, rest)
@@ -537,7 +539,7 @@ def _rate_jumps(workload: str, phase: str, before: Counts, now: Counts) -> list[
     return [
         Jump(workload, phase, kind, old, new, count, now.calls)
         for kind, old, new, count in pairs
-        if new - old > JUMP_POINTS
+        if old is not None and new is not None and new - old > JUMP_POINTS
     ]
 
 

@@ -114,7 +114,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
     except BAD_INPUT as exc:
         _refuse_at_start(str(exc))
     if generates_load:
-        _process = LoadProcess(runner.client_id, runner.send_message, events.request.fire)
+        _process = LoadProcess(runner.client_id, runner.send_message, environment.stats)
         runner.register_message(PREPARE, lambda msg, **_: _process.on_prepare(Prepare(**msg.data)))
         runner.register_message(PING, lambda msg, **_: _process.on_ping(Ping(**msg.data)))
         runner.register_message(PLAN, lambda msg, **_: _process.on_plan(PlanUpdate(**msg.data)))

@@ -99,16 +99,16 @@ class _RunCounts:
     samples: Counter = field(default_factory=Counter)
     late: Counter = field(default_factory=Counter)
     offered_by_slot: dict[int, Counter] = field(default_factory=dict)
-    final_offered: Counter | None = None
+    final_offered: Counter[tuple[str, str]] | None = None
     buckets: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     latency_sum: Counter = field(default_factory=Counter)
 
-    def offered(self) -> Counter:
+    def offered(self) -> Counter[tuple[str, str]]:
         """(workload, phase) -> offered: run.json's once the run ended, else the sum of every
         process's last report."""
         if self.final_offered is not None:
             return self.final_offered
-        total: Counter = Counter()
+        total: Counter[tuple[str, str]] = Counter()
         for counts in self.offered_by_slot.values():
             total.update(counts)
         return total
@@ -176,7 +176,9 @@ class RunMetrics:
         run = self._runs.get(run_id)
         if run is None:
             return
-        final = Counter({(w, p.name): n for p in phases for w, n in p.offered.items()})
+        final: Counter[tuple[str, str]] = Counter(
+            {(w, p.name): n for p in phases for w, n in p.offered.items()}
+        )
         run.final_offered = run.offered() | final
         run.phases = [p.name for p in phases]
 

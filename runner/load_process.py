@@ -3,11 +3,11 @@
 It does what the master's messages say: sign in and size its pool (Prepare),
 offer its share of the schedule from the common start time (PlanUpdate), drain
 when the plan ends or stop at once when told (Stop), and hand its samples over in
-batches, the last one in Drained. It also fires each arrival's one sample into
-Locust's own statistics, once, so the web UI charts every workload live and
-Locust's request count is the offered count: abandoned arrivals count (as
-failures), and a chat turn's first token is not a second request (it is in the
-kit's samples, report and "Verdict so far" tab).
+batches, the last one in Drained. Each batch's samples are also counted into
+Locust's own statistics, once each (runner/locust_stats.py), so the web UI charts
+every workload live and Locust's request count is the offered count: abandoned
+arrivals count (as failures), and a chat turn's first token is not a second request
+(it is in the kit's samples, report and "Verdict so far" tab).
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from collections.abc import Callable
 
 import gevent
 import gevent.event
+from locust.stats import RequestStats
 
 from engine.agent_plan import AgentPlan
 from engine.clock import RunClock
 from engine.http import HttpTransport
 from engine.mix import Mix
-from engine.samples import SUCCESSFUL, Sample
+from engine.samples import Sample
 from engine.schedule import Plan
 from engine.seam import Dialect, DialectError
 from engine.serve import CHAT
@@ -31,6 +32,7 @@ from engine.share import Share
 from engine.trust import trust_from_wire
 from inputs.fixture import FixtureError, fixture_from_dict, password_from_env
 from inputs.scenario import Scenario, scenario_from_dict
+from runner.locust_stats import log_samples
 from runner.messages import (
     DRAINED,
     PONG,
@@ -45,7 +47,7 @@ from runner.messages import (
     to_wire,
 )
 from runner.self_probe import SelfProbe
-from runner.users import driver_class
+from runner.users import Driver, driver_class
 from runner.warm_up import settle_memory
 from workloads.platforms import platform
 
@@ -53,10 +55,6 @@ log = logging.getLogger(__name__)
 
 # Waking for t = 0 later than this is being behind at the start: the log and run.json say so.
 BEHIND_AFTER_MS = 10.0
-
-
-class RequestFailed(Exception):
-    """What Locust's failure table shows for a failed sample: its stable detail text."""
 
 
 class _Run:
@@ -77,7 +75,9 @@ class _Run:
         self.scenario = scenario
         self.plan: Plan | None = None
         self.plan_closed = gevent.event.Event()
-        self.dispatcher = None
+        # When the plan ends, once it has an end (plan_closed is set then).
+        self.end_s = 0.0
+        self.dispatcher: Driver | None = None
         self.probe: SelfProbe | None = None
         self.lifecycle: gevent.Greenlet | None = None
         self.samples: list[Sample] = []
@@ -87,10 +87,10 @@ class _Run:
 class LoadProcess:
     """Answers the master's messages for this process; ``send`` reaches the master."""
 
-    def __init__(self, client_id: str, send: Callable[[str, dict], None], fire_request):
+    def __init__(self, client_id: str, send: Callable[[str, dict], None], stats: RequestStats):
         self._client_id = client_id
         self._send = send
-        self._fire = fire_request
+        self._stats = stats
         self._run: _Run | None = None
         # The import graph is settled now, when this process starts, so that Prepare's
         # settle scans only what came after it (runner/warm_up.py).
@@ -173,27 +173,27 @@ class LoadProcess:
                 on_sample=lambda sample: self._on_sample(run, sample),
                 conversations=run.scenario.agent(CHAT).conversations,
             )
-            run.dispatcher = driver_class(run.prepare.mode)(share)
-            run.probe = SelfProbe(run.slot, clock, lambda: run.dispatcher.in_flight, run.http.stats)
+            run.dispatcher = dispatcher = driver_class(run.prepare.mode)(share)
+            run.probe = SelfProbe(run.slot, clock, lambda: dispatcher.in_flight, run.http.stats)
             run.probe.start()
-            run.lifecycle = gevent.spawn(self._complete, run)
+            run.lifecycle = gevent.spawn(self._complete, run, dispatcher)
         else:
             run.dispatcher.update_plan(plan)
         if plan.closed:
+            run.end_s = plan.segments[-1].closed_end_s()
             run.plan_closed.set()
 
-    def _complete(self, run: _Run) -> None:
+    def _complete(self, run: _Run, dispatcher: Driver) -> None:
         """Offer the whole plan once it has an end, drain until the slowest timeout, report."""
-        run.dispatcher.start()
-        self._check_start(run)
+        dispatcher.start()
+        self._check_start(run, dispatcher.clock)
         run.plan_closed.wait()
-        run.dispatcher.drain(run.plan.end_s + run.scenario.timeouts.slowest_s)
+        dispatcher.drain(run.end_s + run.scenario.timeouts.slowest_s)
         self._finish(run, "completed")
 
-    def _check_start(self, run: _Run) -> None:
+    def _check_start(self, run: _Run, clock: RunClock) -> None:
         """Wake at t = 0 and say so if this process is behind: the plan came after the start,
         or the wake-up was late (a stalled event loop); either shows as late dispatches."""
-        clock = run.dispatcher.clock
         gevent.sleep(max(0.0, -clock.now()))
         behind_ms = round(max(0.0, clock.now()) * 1000, 1)
         run.start["behind_ms"] = behind_ms
@@ -237,26 +237,21 @@ class LoadProcess:
 
     def _batch(self, run: _Run) -> Batch:
         samples, run.samples = run.samples, []
+        if samples:
+            self._tell_locust(run, samples)
         readings = run.probe.take() if run.probe is not None else []
         accepted = run.dialect.take_accepted()
-        offered = []
+        offered: list[list] = []
         if run.dispatcher is not None:
             offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
         return Batch(run.prepare.run_id, run.slot, samples, readings, accepted, offered)
 
+    def _tell_locust(self, run: _Run, samples: list[Sample]) -> None:
+        """Count a batch's samples into Locust's statistics (a batch exists once load has)."""
+        log_samples(self._stats, samples, run.dispatcher.clock.start_epoch)
+
     def _on_sample(self, run: _Run, sample: Sample) -> None:
         run.samples.append(sample)
-        kind = "WS" if sample.workload == CHAT else "HTTP"
-        latency_ms = (sample.finished_s - sample.sent_s) * 1000 if sample.sent_s is not None else 0
-        failed = None if sample.outcome in SUCCESSFUL else RequestFailed(sample.detail)
-        self._fire(
-            request_type=kind,
-            name=sample.workload,
-            response_time=latency_ms,
-            response_length=sample.bytes,
-            exception=failed,
-            context={},
-        )
 
 
 def _ms_since(began: float) -> float:

@@ -20,8 +20,9 @@ from urllib.parse import urlsplit
 
 from engine.agent_plan import plan_problem
 from engine.content_coding import ACCEPTABLE, DEFAULT_ACCEPT, accept_problem
-from engine.limits import process_connection_limit
+from engine.limits import process_connection_limit, two_socket_share
 from engine.samples import SAMPLES_FILE
+from engine.serve import CHAT
 from engine.trust import CA_FILE_HELP, INSECURE_HELP, Trust, TrustError, trust_from
 from inputs.bad_input import BadInput, SettingsError, shown
 from inputs.fixture import (
@@ -366,7 +367,9 @@ def bound_connections(settings: RunSettings, processes: int) -> RunSettings:
     A cap turns the excess into late arrivals (the dispatcher waits for a slot), never
     into the generator's own OSErrors; ``connections_note`` says so in one line when it binds.
     """
-    hold = process_connection_limit(-(-settings.connections // processes))
+    scenario = settings.scenario
+    two = two_socket_share(scenario.mix.get(CHAT, 0.0), scenario.chat_cancel_share)
+    hold = process_connection_limit(-(-settings.connections // processes), two)
     most = hold.arrivals * processes
     if settings.connections <= most:
         return settings
@@ -422,13 +425,13 @@ def probe_database_url(options) -> str | None:
         return url
     if os.environ.get(DATABASE_URL_ENV):
         return os.environ[DATABASE_URL_ENV]
-    url = options.database_url or None
-    if url and urlsplit(url).password:
+    given: str | None = options.database_url or None
+    if given and urlsplit(given).password:
         raise SettingsError(
             f"--database-url: carries a password, which ps would show; export "
             f"{DATABASE_URL_ENV}=... or pass --database-url-file (or set PGPASSWORD)"
         )
-    return url
+    return given
 
 
 def prometheus_address(options) -> tuple[str, int] | None:

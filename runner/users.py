@@ -22,11 +22,15 @@ before load instead of a workload silently not appearing.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from typing import Protocol
 
 import gevent
 import gevent.event
+from greenlet import greenlet
 from locust import User, constant, task
 
+from engine.clock import RunClock
 from engine.deadlines import Deadlines
 from engine.dispatcher import Dispatcher
 from engine.run_record import USERS
@@ -42,7 +46,22 @@ IDLE_S = 0.05
 _active: UsersDriver | None = None
 
 
-def driver_class(mode: str) -> type:
+class Driver(Protocol):
+    """What offers a load process's requests: the open-arrival Dispatcher, or users mode's
+    UsersDriver, which stands where the dispatcher stands."""
+
+    clock: RunClock
+    offered: Counter[tuple[int, str]]
+
+    @property
+    def in_flight(self) -> int: ...
+    def start(self) -> None: ...
+    def update_plan(self, plan: Plan) -> None: ...
+    def drain(self, deadline_s: float) -> None: ...
+    def close(self, until_s: float | None) -> None: ...
+
+
+def driver_class(mode: str) -> Callable[[Share], Driver]:
     """What offers a load process's requests in ``mode``: users, or the open-arrival dispatcher."""
     return UsersDriver if mode == USERS else Dispatcher
 
@@ -83,7 +102,7 @@ class UsersDriver:
         self._served = {n for i, n in enumerate(mix.names) if bounds[i + 1] > bounds[i]}
         self._next = 0
         self._in_flight: dict[int, tuple[str, int, float]] = {}
-        self._serving: dict[int, gevent.Greenlet] = {}
+        self._serving: dict[int, greenlet] = {}
         self._idle = gevent.event.Event()
         self._idle.set()
         self._closed = False

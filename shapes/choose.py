@@ -34,7 +34,9 @@ def choose_shape(environment, conductor: Pacer, user_classes: Mapping[str, type[
                 shape.user_classes = user_classes
             # The web form's Users fields mean something only to users mode; open-arrival
             # shapes keep them disabled there, so the form cannot pretend users are load.
-            shape.use_common_options = environment.web_ui is None or isinstance(shape, UsersShape)
+            type(shape).use_common_options = environment.web_ui is None or isinstance(
+                shape, UsersShape
+            )
             if isinstance(shape, wanted):
                 chosen = shape
     return chosen

@@ -30,7 +30,7 @@ class ConstantRateShape(KitShape):
 
     def tick(self) -> tuple[int, float] | None:
         """Also picks up a rate the start form changed while the test runs."""
-        wanted = positive_rate(getattr(self.runner.environment.parsed_options, "rate", None))
+        wanted = positive_rate(getattr(self.options, "rate", None))
         if self.rate is not None and wanted is not None and wanted != self.rate:
             self.set_rate(wanted)
         return super().tick()
@@ -38,17 +38,19 @@ class ConstantRateShape(KitShape):
     def set_rate(self, rate: float) -> None:
         """Offer ``rate`` arrivals per second from a moment from now on."""
         self.rate = rate
-        self.runner.environment.parsed_options.rate = rate
+        self.options.rate = rate
         if self.conductor is not None:
             self.conductor.change_plan(lambda plan, at_s: self._bounded(plan.with_rate(rate, at_s)))
 
     def _bounded(self, plan: Plan) -> Plan:
-        run_time = self.runner.environment.parsed_options.run_time
+        run_time = self.options.run_time
         return plan.closed_at(float(run_time)) if run_time else plan
 
 
 def positive_rate(value: object) -> float | None:
     """The value as a rate, or None if it is not a positive number."""
+    if not isinstance(value, str | int | float):
+        return None
     try:
         rate = float(value)
     except (TypeError, ValueError):

@@ -11,11 +11,13 @@ through ``Pacer`` and ``Settings``, the protocols declared here.
 
 from __future__ import annotations
 
+from argparse import Namespace
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
 from locust import LoadTestShape
+from locust.runners import Runner
 from msgspec import UNSET, UnsetType
 
 from engine.run_record import OPEN_ARRIVAL, UsersStep
@@ -59,6 +61,21 @@ class KitShape(LoadTestShape):
     # --run-time (constant rate) and refuses the rest. choose_shape sets it false in the web
     # UI, where true would show Locust's users fields.
     use_common_options = True
+
+    @property
+    def locust(self) -> Runner:
+        """Locust's runner (Locust gives a shape its runner before it asks for a plan or ticks)."""
+        if self.runner is None:
+            raise RuntimeError("a shape was used before Locust gave it its runner")
+        return self.runner
+
+    @property
+    def options(self) -> Namespace:
+        """The run's parsed options, as Locust holds them (the web UI's form changes them)."""
+        options = self.locust.environment.parsed_options
+        if options is None:
+            raise RuntimeError("a shape was used before Locust parsed the options")
+        return options
 
     def tick(self) -> tuple[int, float] | None:
         """Keep the test running until the run says it is over."""

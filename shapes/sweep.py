@@ -14,12 +14,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 from engine.schedule import Plan, Segment
 from engine.sweep_steps import REST, rate_step, users_step
 from inputs.bad_input import SettingsError, shown
 from inputs.scenario import MAX_PHASE_S, MAX_RATE
-from shapes.kit_shape import KitShape, Settings
+from shapes.kit_shape import KitShape, Pacer, Settings
 from shapes.users import SteppedUsersShape, UsersShape
 
 # Seconds each step is held unless --step-s says otherwise: enough for a few turns at 2 s each.
@@ -119,20 +120,23 @@ class BreakWatch:
     JUDGE_AFTER_S after it ended (users mode, where the count is not known ahead).
     """
 
-    def __init__(self, plan: Plan, users_mode: bool, on_cut=None):
+    def __init__(
+        self, plan: Plan, users_mode: bool, on_cut: Callable[[Plan], None] | None = None
+    ) -> None:
         self.plan = plan
         self._users_mode = users_mode
         self._on_cut = on_cut
         self._next = 0
         self.broke: str | None = None
 
-    def check(self, conductor, now: float) -> None:
+    def check(self, conductor: Pacer, now: float) -> None:
         """Judge the earliest step not yet judged if it is ready; cut the plan if it broke."""
         steps = [s for s in self.plan.segments if s.name != REST]
         if self.broke is not None or self._next >= len(steps):
             return
         step = steps[self._next]
-        if now < step.end_s:
+        end_s = step.closed_end_s()
+        if now < end_s:
             return
         progress = conductor.progress()
         if progress is None:
@@ -141,8 +145,8 @@ class BreakWatch:
         from reports.sweep import broken_thresholds
 
         recorded, broken = broken_thresholds(progress[0], step.name)
-        waited = now >= step.end_s + JUDGE_AFTER_S
-        if not (waited if self._users_mode else recorded >= step.count() or waited):
+        waited = now >= end_s + JUDGE_AFTER_S
+        if not (waited if self._users_mode else recorded >= step.closed_count() or waited):
             return
         self._next += 1
         if broken:
@@ -165,11 +169,11 @@ def cut(plan: Plan, at_s: float) -> Plan:
         if segment.name == REST:
             rest = segment
         elif segment.start_s < at_s:
-            kept.append(replace(segment, end_s=min(segment.end_s, at_s)))
-    end = kept[-1].end_s
+            kept.append(replace(segment, end_s=min(segment.closed_end_s(), at_s)))
+    end = kept[-1].closed_end_s()
     if rest is not None:
-        first = kept[-1].first_index + kept[-1].count()
-        length = rest.end_s - rest.start_s
+        first = kept[-1].first_index + kept[-1].closed_count()
+        length = rest.span_s()
         kept.append(replace(rest, start_s=end, end_s=end + length, first_index=first))
     return Plan(tuple(kept))
 
@@ -177,9 +181,11 @@ def cut(plan: Plan, at_s: float) -> Plan:
 class ConcurrencySweepShape(SteppedUsersShape):
     """Users 1, 2, 4, ... N (``--sweep-users``), each held ``--step-s``; then ``--rest-s`` idle."""
 
+    _watch: BreakWatch | None = None
+
     def initial_plan(self, settings: Settings) -> Plan:
         """One zero-rate segment per user count, named ``c=<users>``."""
-        options = self.runner.environment.parsed_options
+        options = self.options
         if options.sweep_users in (None, ""):
             raise SettingsError("--sweep-users: not set; give the top user count, e.g. 64")
         step, rest = step_seconds(options)
@@ -199,19 +205,17 @@ class ConcurrencySweepShape(SteppedUsersShape):
 
     def tick(self) -> tuple | None:
         """The step's users; with --sweep-stop, each finished step judged first."""
-        answer = super().tick()
-        now = self.conductor.now() if self.conductor is not None else None
-        if answer is not None and now is not None and getattr(self, "_watch", None):
-            self._watch.check(self.conductor, now)
-        return answer
+        return _watched(super().tick(), self.conductor, self._watch)
 
 
 class RateSweepShape(KitShape):
     """Arrival rates from ``--sweep-rates``, each held ``--step-s``; then ``--rest-s`` idle."""
 
+    _watch: BreakWatch | None = None
+
     def initial_plan(self, settings: Settings) -> Plan:
         """One open-arrival segment per rate, named ``rate=<r>/s``."""
-        options = self.runner.environment.parsed_options
+        options = self.options
         if options.sweep_rates in (None, ""):
             raise SettingsError("--sweep-rates: not set; give the rates, e.g. 2,4,8,16")
         step, rest = step_seconds(options)
@@ -219,7 +223,7 @@ class RateSweepShape(KitShape):
         for rate in rate_steps(options.sweep_rates):
             segment = Segment(rate_step(rate), rate, start, start + step, first, "sweep step")
             segments.append(segment)
-            first += segment.count()
+            first += segment.closed_count()
             start += step
         if rest:
             segments.append(Segment(REST, 0.0, start, start + rest, first, "no load"))
@@ -229,11 +233,18 @@ class RateSweepShape(KitShape):
 
     def tick(self) -> tuple[int, float] | None:
         """Keep running until the conductor says; with --sweep-stop, judge each finished step."""
-        answer = super().tick()
-        now = self.conductor.now() if self.conductor is not None else None
-        if answer is not None and now is not None and getattr(self, "_watch", None):
-            self._watch.check(self.conductor, now)
-        return answer
+        return _watched(super().tick(), self.conductor, self._watch)
+
+
+Answer = TypeVar("Answer")
+
+
+def _watched(answer: Answer, conductor: Pacer | None, watch: BreakWatch | None) -> Answer:
+    """A sweep's tick answer, each finished step judged first (--sweep-stop) while it runs."""
+    now = conductor.now() if conductor is not None else None
+    if answer is not None and now is not None and conductor is not None and watch is not None:
+        watch.check(conductor, now)
+    return answer
 
 
 def capacity_shape_class(options) -> type | None:

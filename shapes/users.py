@@ -3,7 +3,8 @@
 Both hand the conductor a plan of zero-rate segments (one per step, named by
 its user count), so every request is filed under the step it was sent in and
 the reports read a users run like any other; and both ask Locust for the
-step's users, spread over the workload classes by weight (runner/users.py).
+step's users, spread over the workload classes by weight: the runner's User class
+per workload (runner/users.py), which ``choose_shape`` hands them.
 Users mode never offers open arrivals: the plan's rate is 0 by construction.
 
 A small share can get no user at all (Locust gives whole users by weight: at
@@ -21,7 +22,7 @@ failed): not a pass, and not a failure of the platform.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from locust import User
 
@@ -67,19 +68,19 @@ class UsersShape(KitShape):
                 "-u/--users and --rate: a run is in one mode; drop --rate for users mode "
                 "or -u for open arrival"
             )
-        run_time = self.runner.environment.parsed_options.run_time
+        run_time = self.options.run_time
         steps = [(f"users={users}", users, float(run_time) if run_time else None)]
         return self._plan(settings, steps)
 
     def _option_users(self) -> int:
-        users = getattr(self.runner.environment.parsed_options, "num_users", None)
+        users = getattr(self.options, "num_users", None)
         if not isinstance(users, int) or users < 1:
             raise SettingsError(
                 f"-u/--users: {users!r}; users mode needs at least one user, e.g. -u 20 -r 5"
             )
         return users
 
-    def _plan(self, settings: Settings, steps: list[tuple[str, int, float | None]]) -> Plan:
+    def _plan(self, settings: Settings, steps: Sequence[tuple[str, int, float | None]]) -> Plan:
         """Zero-rate segments for (name, users, seconds) steps; the classes weighted by the mix.
 
         Users being stopped finish their request first (Locust's stop timeout set to the
@@ -87,7 +88,7 @@ class UsersShape(KitShape):
         """
         self._classes = weighted_classes(self.user_classes, settings.scenario)
         self._mix = settings.scenario.mix
-        self.runner.environment.stop_timeout = settings.scenario.timeouts.slowest_s
+        self.locust.environment.stop_timeout = settings.scenario.timeouts.slowest_s
         segments, start = [], 0.0
         self._steps = []
         for name, users, seconds in steps:
@@ -129,10 +130,11 @@ class UsersShape(KitShape):
         if step is None:
             return 0
         if len(self._steps) == 1 and not isinstance(self, SteppedUsersShape):
-            wanted = getattr(self.runner.environment.parsed_options, "num_users", None)
-            if isinstance(wanted, int) and wanted >= 0 and wanted != step["users"]:
-                missing = unserved(self._classes, wanted)
-                step["users"], changed = wanted, missing != step["unserved"]
+            wanted = getattr(self.options, "num_users", None)
+            changed_to = wanted if isinstance(wanted, int) and wanted >= 0 else step["users"]
+            if changed_to != step["users"] and self._classes is not None:
+                missing = unserved(self._classes, changed_to)
+                step["users"], changed = changed_to, missing != step["unserved"]
                 step["unserved"] = missing
                 if changed:
                     self._warn_unserved()
@@ -143,7 +145,7 @@ class UsersShape(KitShape):
 
     def spawn_rate(self, users: int) -> float:
         """The operator's ``-r`` (Locust's default 1 if not given)."""
-        rate = getattr(self.runner.environment.parsed_options, "spawn_rate", None)
+        rate = getattr(self.options, "spawn_rate", None)
         return float(rate) if rate else 1.0
 
     def tick(self) -> tuple | None:
@@ -164,7 +166,7 @@ class UsersShape(KitShape):
         step = self._step_at(now)
         if step is None or now - step["start_s"] < SETTLE_S:
             return
-        runner = self.runner
+        runner = self.locust
         # A master counts what its workers report; a local runner counts its own users.
         counts = getattr(runner, "reported_user_classes_count", None) or runner.user_classes_count
         step["classes"] = {name: count for name, count in counts.items() if count}
@@ -230,7 +232,9 @@ def first_user_counts(classes: Mapping[str, type[User]]) -> dict[str, int]:
     count = 0
     while len(first) < len(weights):
         count += 1
-        first.setdefault(workload[next(order)], count)
+        name = next(order)
+        if name is not None:
+            first.setdefault(workload[name], count)
     return first
 
 

@@ -182,16 +182,3 @@ def build_once(target: str, what: str, expected: str) -> subprocess.CompletedPro
     if run_captured(["make", "-q", "--no-print-directory", target], env, 60).returncode != 0:
         print(f"{what}: built on first use ({expected}); later runs reuse it", flush=True)
     return run_captured(["make", "--no-print-directory", target], env, INSTALL_TIMEOUT_S)
-
-
-def ensure_venv(target: str, python: Path, what: str, expected: str) -> str:
-    """A platform's interpreter, building its environment first if needed (``make TARGET``):
-    a platform that pins its own web stack runs from an environment apart from the kit's."""
-    done = build_once(target, what, expected)
-    if done.returncode != 0 or not python.exists():
-        lines = (done.stderr or done.stdout).strip().splitlines()
-        raise PlatformUnavailable(
-            f"make {target} failed: {lines[-1] if lines else done.returncode}; "
-            "check that PyPI is reachable"
-        )
-    return str(python)

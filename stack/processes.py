@@ -163,7 +163,7 @@ def wait_ready(
     request = urllib.request.Request(url, headers=headers or {})
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args} exited with {proc.returncode} before it was ready")
+            raise RuntimeError(f"{proc.args!r} exited with {proc.returncode} before it was ready")
         with (
             contextlib.suppress(OSError, urllib.error.URLError),
             urllib.request.urlopen(request, timeout=1) as resp,

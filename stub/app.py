@@ -262,7 +262,7 @@ class _Stub:
         try:
             body = await _json_object(request)
             texts = _texts(body.get("input")) if body is not None else None
-            if texts is None:
+            if body is None or texts is None:
                 return _ollama_bad_request("'input' must be a string or a list of strings")
             fault = self.plan.next_fault()
             if fault is not None:
@@ -283,7 +283,7 @@ class _Stub:
         try:
             body = await _json_object(request)
             prompt = body.get("prompt") if body is not None else None
-            if not isinstance(prompt, str):
+            if body is None or not isinstance(prompt, str):
                 return _ollama_bad_request("'prompt' must be a string")
             fault = self.plan.next_fault()
             if fault is not None:

@@ -11,6 +11,7 @@ import argparse
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from typing import Any
 
 
 class ConfigError(ValueError):
@@ -41,8 +42,9 @@ class _Knob:
     """How one field is spelled on the command line and in the environment."""
 
     field: str
-    convert: Callable[[str], object]
-    check: Callable[[object], str | None]
+    # Each knob's own type: str, int or float.
+    convert: Callable[[str], Any]
+    check: Callable[[Any], str | None]
     help: str
 
     @property
@@ -54,19 +56,19 @@ class _Knob:
         return "STUB_" + self.field.upper()
 
 
-def _non_negative(value: object) -> str | None:
+def _non_negative(value: float) -> str | None:
     return None if value >= 0 else "must be >= 0"
 
 
-def _positive(value: object) -> str | None:
+def _positive(value: float) -> str | None:
     return None if value >= 1 else "must be >= 1"
 
 
-def _fraction(value: object) -> str | None:
+def _fraction(value: float) -> str | None:
     return None if 0.0 <= value <= 1.0 else "must be within [0, 1]"
 
 
-def _port(value: object) -> str | None:
+def _port(value: float) -> str | None:
     return None if 0 <= value <= 65535 else "must be a TCP port within [0, 65535]"
 
 
@@ -130,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_config(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> StubConfig:
     """Flags win over environment variables, which win over defaults; raise ConfigError if bad."""
     args = build_parser().parse_args(argv)
-    values = {}
+    values: dict[str, Any] = {}
     for knob in KNOBS:
         raw = getattr(args, knob.field)
         source = knob.flag

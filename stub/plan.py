@@ -166,7 +166,9 @@ def _offered(tools: object, wanted: str | None) -> tuple[str, dict] | None:
         return None
     for tool in tools:
         function = tool.get("function") if isinstance(tool, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(function, dict):
+            continue
+        name = function.get("name")
         if isinstance(name, str) and (wanted is None or name == wanted):
             parameters = function.get("parameters")
             return name, parameters if isinstance(parameters, dict) else {}
@@ -183,5 +185,6 @@ def _plain_arguments(schema: dict) -> dict:
         if isinstance(kind, list):  # ["string", "null"]: the first non-null type
             kind = next((k for k in kind if k != "null"), None)
         enum = spec.get("enum") if isinstance(spec, dict) else None
-        arguments[name] = enum[0] if enum else _PLAIN.get(kind, "loadkit")
+        plain = _PLAIN.get(kind, "loadkit") if isinstance(kind, str) else "loadkit"
+        arguments[name] = enum[0] if enum else plain
     return arguments

@@ -21,6 +21,7 @@ import socket
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
@@ -30,16 +31,21 @@ from stub.calls import CallLog
 from stub.config import ConfigError, StubConfig, describe
 from stub.stats import Stats
 
-try:
-    import uvloop
-except ImportError:  # uvloop is Linux/macOS only; the stub still runs, just slower.
-    uvloop = None
-
 # A whole benchmark's worth of connections may arrive at once; the kernel caps this at somaxconn.
 BACKLOG = 4096
 # Held (timeout-fault) requests would otherwise keep a stopping stub alive for a minute.
 SHUTDOWN_TIMEOUT_S = 2.0
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (Linux, macOS), else None: asyncio's own, the
+    stub still runs, just slower."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 def bind_sockets(config: StubConfig) -> list[socket.socket]:
@@ -55,7 +61,7 @@ def bind_sockets(config: StubConfig) -> list[socket.socket]:
         return [probe]
     port = probe.getsockname()[1]
     probe.close()
-    sockets = []
+    sockets: list[socket.socket] = []
     for _ in range(config.processes):
         sock = _reusable_socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
@@ -104,7 +110,7 @@ def serve(config: StubConfig) -> int:
     gc.freeze()
     print(
         f"stub: serving http://{config.host}:{port} ({describe(config)}, "
-        f"uvloop={'yes' if uvloop else 'no'})",
+        f"uvloop={'yes' if loop_factory() else 'no'})",
         flush=True,
     )
     calls = Path(tempfile.mkdtemp(prefix="stub-calls-"))
@@ -172,8 +178,7 @@ def _run_process(
     config: StubConfig, sock: socket.socket, stats: Stats, calls: Path, index: int
 ) -> None:
     """Serve on sock in this process until SIGTERM or SIGINT."""
-    factory = uvloop.new_event_loop if uvloop else None
-    with asyncio.Runner(loop_factory=factory) as runner:
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:
         runner.run(_serve_socket(config, sock, stats, CallLog(calls, index), index))
 
 

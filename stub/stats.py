@@ -231,7 +231,8 @@ class Stats:
                 at = base + _R_LATENESS + k * _L_SIZE
                 worst[k] = max(worst[k], mem[at + _L_WORST])
                 region = mem[at + _L_BINS : at + _L_BINS + N_BINS].tolist()
-                bins[k] = region if bins[k] is None else list(map(operator.add, bins[k], region))
+                before = bins[k]
+                bins[k] = region if before is None else list(map(operator.add, before, region))
         return {
             "in_flight": in_flight,
             "max_in_flight": max_in_flight,

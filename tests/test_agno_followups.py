@@ -24,7 +24,7 @@ from collections import Counter
 import pytest
 
 from inputs.fixture import PASSWORD_ENV, load_fixture
-from stack.agno import ensure_agno_venv
+from stack.agno import AGNO
 from stack.local import LOCUST, PlatformUnavailable, StackOptions
 from stack.platforms import local_stack
 from stack.processes import ROOT, free_port, running
@@ -50,7 +50,7 @@ pytestmark = [pytest.mark.system, pytest.mark.slow, pytest.mark.timeout(2 * RUN_
 
 def test_agno_uploads_lost_after_202_are_found_after_the_run(tmp_path, monkeypatch):
     try:
-        ensure_agno_venv()
+        AGNO.interpreter()
     except PlatformUnavailable as exc:
         pytest.skip(f"agno's environment cannot install here: {exc}")
     monkeypatch.setenv(PASSWORD_ENV, PASSWORD)

@@ -8,9 +8,11 @@ lateness, every arrival still has its sample, and no sample is an OSError of the
 generator's own (``Too many open files``).
 """
 
+import math
+
 import pytest
 
-from engine.limits import FD_RESERVE
+from engine.limits import FD_RESERVE, two_socket_share
 from tests.support.generator_env import (
     expected_counts,
     lateness_ms,
@@ -24,9 +26,10 @@ from tests.support.generator_env import (
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 # Open files the generator may hold: its own needs (FD_RESERVE) and room for a few dozen.
-OPEN_FILES = FD_RESERVE + 72
-# What it can then hold: each arrival a socket, and as many idle keep-alive ones.
-BOUND = (OPEN_FILES - FD_RESERVE) // 2
+OPEN_FILES = FD_RESERVE + 40
+# What it can then hold: each arrival a socket, the cancelled chat turns a second one (half the
+# mix is chat, a fifth of it cancelled).
+BOUND = math.floor((OPEN_FILES - FD_RESERVE) / (1 + two_socket_share(0.5, 0.2)))
 SLOW_STUB = ("--first-token-ms", "2500", "--token-ms", "5", "--tokens", "4")
 
 

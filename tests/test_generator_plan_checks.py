@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from engine.limits import FD_RESERVE
 from inputs.scenario import DEFAULT_PATH
 from tests.support.generator_env import (
     invalid_reasons,
@@ -28,10 +29,10 @@ pytestmark = [pytest.mark.system, pytest.mark.slow]
 # A busy shared machine's scheduling jitter (as tests/test_generator_run.py allows): these
 # runs are about what is judged, not about the machine's speed.
 LATENESS = {"late_after_ms": 250.0, "max_late_fraction": 0.05}
-# Open files a load process gets in the connection tests: it holds (1024 - 128) / 2 = 448
-# concurrent arrivals (engine/limits.py process_connection_limit).
-FILES = 1024
-HOLDS = (FILES - 128) // 2
+# Open files a load process gets in the connection tests: reads only, it holds a socket per
+# concurrent arrival beside FD_RESERVE (engine/limits.py process_connection_limit).
+FILES = FD_RESERVE + 500
+HOLDS = FILES - FD_RESERVE
 READS_ONLY = {"api_read": 1, "chat_stream": 0, "agent_run": 0, "rag_query": 0, "ingest": 0}
 # What marks a line said before load about a check the plan cannot judge.
 BEFORE_LOAD = "inconclusive before load: "
@@ -107,7 +108,7 @@ def test_a_short_constant_rate_ends_inconclusive_with_the_run_time_that_reaches_
 @pytest.mark.parametrize(
     ("timeout_s", "binds"),
     [
-        # 10/s x api_read's own 40 s = 400, within the 448 one process holds; sized by the
+        # 10/s x api_read's own 40 s = 400, within the 500 one process holds; sized by the
         # slowest timeout of the mix (90 s, workloads never offered) it was 900 and warned.
         (40, False),
         # 10/s x 60 s = 600: more than one process holds, so the cap binds and says so.

@@ -20,7 +20,7 @@ from collections import Counter
 import pytest
 
 from stack.demo import locust_command
-from stack.langgraph import ensure_langgraph_venv, start_stack
+from stack.langgraph import LANGGRAPH, start_stack
 from stack.local import PlatformUnavailable, StackOptions, child_env
 from stack.processes import ROOT
 
@@ -38,7 +38,7 @@ pytestmark = [pytest.mark.system, pytest.mark.slow, pytest.mark.timeout(2 * RUN_
 def run(tmp_path_factory):
     """One finished run directory against the server, with the Locust result."""
     try:
-        ensure_langgraph_venv()
+        LANGGRAPH.interpreter()
     except PlatformUnavailable as exc:
         pytest.skip(f"LangGraph's environment cannot install here: {exc}")
     base = tmp_path_factory.mktemp("langgraph")

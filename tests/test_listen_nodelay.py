@@ -17,8 +17,8 @@ import textwrap
 
 import pytest
 
-from stack.agno import ensure_agno_venv
-from stack.langgraph import ensure_langgraph_venv
+from stack.agno import AGNO
+from stack.langgraph import LANGGRAPH
 from stack.processes import ROOT
 
 pytestmark = pytest.mark.system
@@ -63,8 +63,8 @@ STUB = (
 # share platforms/listening.py, each in its own environment.
 SERVERS = {
     "platforms.reference": (LISTENING, lambda: sys.executable),
-    "platforms.agno": (LISTENING, ensure_agno_venv),
-    "platforms.langgraph": (LISTENING, ensure_langgraph_venv),
+    "platforms.agno": (LISTENING, AGNO.interpreter),
+    "platforms.langgraph": (LISTENING, LANGGRAPH.interpreter),
     "stub": (STUB, lambda: sys.executable),
 }
 

@@ -50,6 +50,6 @@ def test_the_soft_limit_goes_to_the_hard_one_and_what_fits_is_held_silently():
 def test_a_hard_limit_below_the_need_caps_the_arrivals_and_says_how_to_raise_it():
     arrivals, why, after = _hold(300, 400, 1000)
     assert after == 400
-    assert arrivals == (400 - FD_RESERVE) // 2
+    assert arrivals == 400 - FD_RESERVE
     assert "open-files limit is 400" in why and str(files_needed(1000)) in why
     assert "ulimit -Hn" in why and "LimitNOFILE" in why and "--ulimit nofile" in why

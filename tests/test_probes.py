@@ -58,9 +58,9 @@ def test_api_probe_measures_cpu_over_each_interval_and_memory(tmp_path, busy_pro
     run = start_probes(ProbeOptions(api_pid=busy_process.pid), path, time.time(), interval_s=0.5)
     wait_for_rows(path, "api", 4)
     result = run.stop()
-    assert result["taken"] == ["machine", "api"]
-    assert set(result["missing"]) == {"db", "metrics", "stub"}
-    assert result["missing"]["db"] == "--database-url not given"
+    assert result.taken == ["machine", "api"]
+    assert set(result.missing) == {"db", "metrics", "stub"}
+    assert result.missing["db"] == "--database-url not given"
     rows = rows_of(path, "api")
     # The first reading sets the baseline; stop()'s last may come a moment after a tick.
     cpu = [float(r["value"]) for r in rows if r["metric"] == "cpu_percent"][1:-1]
@@ -90,7 +90,7 @@ def test_prometheus_probe_keeps_every_gauge_and_counter_with_labels(tmp_path):
     values = {r["metric"]: float(r["value"]) for r in rows}
     assert values["pool_checked_out"] == 7
     assert values['http_requests_total{status="200"}'] == 3
-    assert result["taken"] == ["machine", "metrics"]
+    assert result.taken == ["machine", "metrics"]
 
 
 def test_probes_that_cannot_answer_are_named_and_write_no_rows(tmp_path):
@@ -106,12 +106,12 @@ def test_probes_that_cannot_answer_are_named_and_write_no_rows(tmp_path):
     run = start_probes(options, path, time.time(), interval_s=0.2)
     result = run.stop()  # stop() always takes one last reading, so each probe was tried
     # The machine's own probe needs no option and always answers.
-    assert result["taken"] == ["machine"]
-    assert result["missing"]["api"].startswith("--api-pid: NoSuchProcess")
-    assert result["missing"]["db"].startswith("--database-url: ")
-    assert "secret" not in result["missing"]["db"]
-    assert result["missing"]["metrics"].startswith("never answered: ConnectionError")
-    assert result["missing"]["stub"].startswith("never answered: ConnectionError")
+    assert result.taken == ["machine"]
+    assert result.missing["api"].startswith("--api-pid: NoSuchProcess")
+    assert result.missing["db"].startswith("--database-url: ")
+    assert "secret" not in result.missing["db"]
+    assert result.missing["metrics"].startswith("never answered: ConnectionError")
+    assert result.missing["stub"].startswith("never answered: ConnectionError")
     assert rows_of(path, "api") == rows_of(path, "metrics") == []
 
 
@@ -135,7 +135,7 @@ def test_stub_probe_reports_the_runs_own_numbers(tmp_path):
     final = {r["metric"]: float(r["value"]) for r in rows_of(path, "stub")}
     assert final[chat] == 1 and final["max_in_flight"] == 1
     assert "lateness.first_token.p99_ms" in final
-    assert result["taken"] == ["machine", "stub"]
+    assert result.taken == ["machine", "stub"]
 
 
 def test_db_probe_counts_connections_to_the_database(tmp_path):
@@ -149,4 +149,4 @@ def test_db_probe_counts_connections_to_the_database(tmp_path):
     # The test's own idle connection is counted; the probe's is left out.
     assert values["connections_total"] >= 1
     assert values["connections_active"] == 0
-    assert result["taken"] == ["machine", "db"]
+    assert result.taken == ["machine", "db"]

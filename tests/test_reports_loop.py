@@ -114,3 +114,13 @@ def test_a_broken_record_is_one_line_naming_the_file(tmp_path, damage):
     (path / STUB_CALLS_FILE).write_text(damage)
     with pytest.raises(ValueError, match=STUB_CALLS_FILE):
         load_run(path)
+
+
+def test_a_record_of_no_calls_reads_as_none(tmp_path):
+    # A run whose workloads make no model call (reads only) leaves the header alone.
+    path, _, _ = _run_dir(tmp_path, _scenario(), record=False)
+    (path / STUB_CALLS_FILE).write_text(
+        "run,arrival,step,steps,reply,tool_calls,turns,prompt_tokens,started_at,first_ms,"
+        "total_ms,outcome\n"
+    )
+    assert len(load_run(path).samples)

@@ -226,6 +226,20 @@ def test_connections_idle_past_the_idle_age_are_retired_not_reused(server):
     assert server.counts()["idle_closed"] == 0
 
 
+def test_trimming_closes_the_oldest_idle_connections_and_keeps_the_newest(server):
+    http = transport(server.url)
+    assert http.prepare(6) == 6
+    newest = [c.sock for c in http._idle[-2:]]
+    http.trim_idle(2)
+    assert http.stats.open_now == 2 and http.stats.retired_idle == 4
+    assert [c.sock for c in http._idle] == newest
+    http.trim_idle(-3)
+    assert http.stats.open_now == 0 and http.stats.retired_idle == 6
+    # Nothing was written to a trimmed connection: the next request opens its own.
+    assert http.send(HttpCall("GET", "/ok"))[0] == 200
+    assert http.stats.opened == 7
+
+
 def test_prepared_connections_are_open_before_the_first_request(server):
     http = transport(server.url)
     assert http.prepare(4) == 4

@@ -23,7 +23,7 @@ import pytest
 from engine.samples import OUTCOMES
 from inputs.fixture import webhook_secret
 from platforms.agno.app import webhook_secret as agno_platform_secret
-from stack.agno import ensure_agno_venv
+from stack.agno import AGNO
 from stack.demo import locust_command
 from stack.local import PlatformUnavailable, StackOptions, child_env
 from stack.platforms import local_stack
@@ -49,7 +49,7 @@ def runs(tmp_path_factory):
     """One finished run directory per platform, with the Locust result; for agno also a run
     against a fixture naming a WhatsApp interface the AgentOS does not have ("agno-no-webhook")."""
     try:
-        ensure_agno_venv()
+        AGNO.interpreter()
     except PlatformUnavailable as exc:
         pytest.skip(f"agno's environment cannot install here: {exc}")
     done = {}

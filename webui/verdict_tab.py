@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import gevent
@@ -156,13 +157,23 @@ def _await_report(run_dir: Path, state: Callable[[], str]) -> None:
         gevent.sleep(FINAL_POLL_S)
 
 
+@dataclass
+class _Shown:
+    """What the tab last showed: when, its rows, the run they are of, and whether final."""
+
+    at: float = 0.0
+    rows: list[dict] = field(default_factory=list)
+    run_dir: Path | None = None
+    final: bool = False
+
+
 def add_verdict_tab(web_ui, progress: Callable[[], tuple[Path, int] | None]) -> None:
     """Register the tab; ``progress`` gives the current run directory and offered count."""
     web_ui.template_args["extended_tabs"] = [{"title": "Verdict so far", "key": TAB_KEY}]
     web_ui.template_args["extended_tables"] = [
         {"key": TAB_KEY, "structure": [{"key": k, "title": t} for k, t in COLUMNS]}
     ]
-    cache = {"at": 0.0, "rows": [], "run_dir": None, "final": False}
+    cache = _Shown()
 
     def state() -> str:
         return web_ui.environment.runner.state
@@ -173,21 +184,21 @@ def add_verdict_tab(web_ui, progress: Callable[[], tuple[Path, int] | None]) -> 
         if request.path != "/stats/requests" or response.status_code != 200:
             return response
         payload = response.get_json()
-        current = progress()
+        current: tuple[Path, int | None] | None = progress()
         if current is not None:
-            cache["run_dir"], cache["final"] = current[0], False
-        if cache["run_dir"] is not None and not cache["final"] and state() in ENDING:
+            cache.run_dir, cache.final = current[0], False
+        if cache.run_dir is not None and not cache.final and state() in ENDING:
             # The run is ending: this is the page's last poll, so wait for the verdict.
-            _await_report(cache["run_dir"], state)
-            current, cache["at"] = (cache["run_dir"], None), 0.0
+            _await_report(cache.run_dir, state)
+            current, cache.at = (cache.run_dir, None), 0.0
             payload["state"] = state()
-        if current is not None and time.monotonic() - cache["at"] >= REFRESH_S:
+        if current is not None and time.monotonic() - cache.at >= REFRESH_S:
             try:
-                cache["rows"] = verdict_rows(*current)
-                cache["final"] = current[1] is None and (current[0] / SUMMARY_FILE).exists()
+                cache.rows = verdict_rows(*current)
+                cache.final = current[1] is None and (current[0] / SUMMARY_FILE).exists()
             except RunDirError as exc:
-                cache["rows"] = [{"workload": f"no verdict yet: {exc}"}]
-            cache["at"] = time.monotonic()
-        payload = {**payload, "extended_stats": [{"key": TAB_KEY, "data": cache["rows"]}]}
+                cache.rows = [{"workload": f"no verdict yet: {exc}"}]
+            cache.at = time.monotonic()
+        payload = {**payload, "extended_stats": [{"key": TAB_KEY, "data": cache.rows}]}
         response.set_data(json.dumps(payload))
         return response

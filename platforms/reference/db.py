@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import cast
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
@@ -94,7 +95,8 @@ class Database:
 
     def pool_status(self) -> dict[str, int]:
         """Size, checked out, overflow in use and waiting, for /metrics."""
-        pool = self.engine.pool
+        # The engine is built with this pool class (make_engine), on either database.
+        pool = cast(AsyncAdaptedQueuePool, self.engine.pool)
         return {
             "size": pool.size(),
             "checked_out": pool.checkedout(),

@@ -14,6 +14,8 @@ moment is reset. A pool timeout is such an exception on AgenticOS, so it is here
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -62,7 +64,10 @@ def error_body(status: int, message: str, details: dict | None = None) -> dict:
 
 
 def error_response(
-    status: int, message: str, details: dict | None = None, headers: dict | None = None
+    status: int,
+    message: str,
+    details: dict | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
     """A JSON response carrying the error body."""
     return JSONResponse(error_body(status, message, details), status_code=status, headers=headers)

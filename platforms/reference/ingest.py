@@ -65,6 +65,8 @@ async def index_document(state: AppState, doc_id: str) -> None:
         if doc is None or doc.status != "processing":
             return
         collection = await session.get(Collection, doc.collection_id)
+        if collection is None:
+            return
         try:
             chunks = chunk_text(parse(doc.filename, doc.raw))
             vectors = []

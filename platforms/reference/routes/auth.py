@@ -47,7 +47,7 @@ async def login(
     valid = user is not None and await asyncio.to_thread(
         check_password, password, user.password_hash
     )
-    if not valid:
+    if user is None or not valid:
         raise APIError(401, "wrong user name or password")
     signer = app_state(request).signer
     return {

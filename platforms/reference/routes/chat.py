@@ -221,7 +221,11 @@ class ChatSocket:
         )
         status = "stopped" if stopped else "completed"
         await finish_run(session, run, state.counts, status, completion)
-        finish = {"conversation_id": conversation.id, "run_id": run.id, "usage": usage}
+        finish: dict[str, object] = {
+            "conversation_id": conversation.id,
+            "run_id": run.id,
+            "usage": usage,
+        }
         if stopped:
             finish["stopped"] = True
         return saved.id, finish

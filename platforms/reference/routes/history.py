@@ -103,7 +103,9 @@ async def run_transcript(
     run = await session.get(Run, run_id)
     if run is None or run.org_id != caller.org.id:
         raise APIError(404, "run not found")
-    turns = [("user", run.prompt, run.started_at or run.created_at)]
+    turns: list[tuple[str, str, datetime | None]] = [
+        ("user", run.prompt, run.started_at or run.created_at)
+    ]
     if run.output:
         turns.append(("assistant", run.output, run.finished_at))
     items = [

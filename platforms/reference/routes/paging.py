@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Query
 from sqlalchemy import Select, func, select
@@ -40,7 +40,7 @@ PageDep = Annotated[Page, Depends(page_params)]
 
 
 async def page_of(
-    session: AsyncSession, query: Select, page: Page, render: Callable[[object], dict]
+    session: AsyncSession, query: Select, page: Page, render: Callable[[Any], dict]
 ) -> dict:
     """``{items, total}`` for one page of ``query`` (a select of ORM rows)."""
     total = await session.scalar(select(func.count()).select_from(query.order_by(None).subquery()))

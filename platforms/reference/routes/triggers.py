@@ -192,8 +192,10 @@ async def deliver(
     if not isinstance(event, dict):
         raise APIError(400, "the body must be a JSON object")
     delivery_id = request.headers.get("x-delivery-id")
-    if delivery_id and await session.get(WebhookDelivery, (trigger.id, delivery_id)):
-        return accepted
+    if delivery_id:
+        seen = await session.get(WebhookDelivery, (trigger.id, delivery_id))
+        if seen is not None:
+            return accepted
     run = Run(
         org_id=trigger.org_id,
         agent_id=trigger.agent_id,

@@ -1,0 +1,190 @@
+"""What the master settles before any load: the options checked, the shape's plan, the run
+directory, preflight (and the scenario once it has left workloads out), the checks the plan
+offers too few arrivals to judge, the connection bound, and what each load process is told.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Set
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from engine.run_record import USERS, PlatformRecord
+from engine.schedule import Plan
+from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
+from inputs.bad_input import SettingsError
+from inputs.fixture import password_from_env
+from inputs.scenario import Scenario
+from runner.messages import Prepare
+from runner.settings import (
+    RUNS_DIR,
+    RunSettings,
+    bound_connections,
+    check_new_run_dir,
+    offering,
+    run_stamp,
+    settings_from,
+    with_host,
+)
+from shapes.kit_shape import mode_of
+from workloads.platforms import platform
+
+log = logging.getLogger(__name__)
+
+# Connections each process opens before the start: its share of the first this-many seconds.
+WARM_WINDOW_S = 1.0
+# At most this many connections are opened ahead per process, whatever the rate.
+WARM_MAX = 256
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A run as settled before its load processes are met: what the run offers and where."""
+
+    settings: RunSettings
+    plan: Plan
+    run_dir: Path
+    # Each load process's Locust client id -> its slot.
+    slots: dict[str, int]
+    mode: str
+    # Workloads preflight left out, each with why.
+    skipped: dict[str, str]
+    platform: PlatformRecord
+    # Bytes in the platform's log when the test started (preflight included), if one is named.
+    platform_log_from: int
+
+    @property
+    def closed_loop(self) -> bool:
+        return self.mode == USERS
+
+
+def settle(environment, slots: dict[str, int], used_run_dirs: Set[Path]) -> Settled:
+    """The options checked, the shape's plan, the run directory and preflight, then the
+    scenario the run offers and its connection bound; one line for each check the plan is too
+    small to judge. BadInput or PreflightError (one line each) when the run cannot go."""
+    settings = settings_from(environment.parsed_options, environment.host, frozenset(used_run_dirs))
+    log_from = log_size(settings.platform_log)
+    shape = environment.shape_class
+    if not hasattr(shape, "initial_plan"):
+        raise SettingsError(
+            "shape: none of this kit's shapes is active; pick FourPhaseShape or "
+            "ConstantRateShape (or leave the class picker off)"
+        )
+    plan = shape.initial_plan(settings)
+    run_dir = _run_dir(settings, used_run_dirs)
+    spoken, skipped = _preflight(settings)
+    scenario = without(settings.scenario, skipped)
+    shape.after_preflight(scenario)
+    settings = offering(settings, scenario)
+    mode = mode_of(shape)
+    for line in too_few(settings, plan, mode == USERS, skipped):
+        log.warning(line)
+    settings = _bounded(settings, len(slots))
+    return Settled(settings, plan, run_dir, slots, mode, skipped, spoken, log_from)
+
+
+def prepare_message(settled: Settled) -> Prepare:
+    """What every load process is told before the run: its slot, its connections, the
+    scenario it offers, the deployment and how far to warm up."""
+    settings = settled.settings
+    shares = split(settings.connections, len(settled.slots))
+    return Prepare(
+        run_id=settled.run_dir.name,
+        slots=settled.slots,
+        connections=shares,
+        scenario=settings.scenario.to_dict(),
+        fixture=vars(with_host(settings.fixture, settings.host)),
+        host=settings.host,
+        email=settings.email,
+        mode=settled.mode,
+        warm=warm_counts(settled.plan, shares),
+    )
+
+
+def _run_dir(settings: RunSettings, used: Set[Path]) -> Path:
+    """--run-dir for the first test, else runs/<UTC timestamp>; later tests get a suffix."""
+    if settings.run_dir is not None and settings.run_dir not in used:
+        return check_new_run_dir(settings.run_dir)
+    base = settings.run_dir or RUNS_DIR / run_stamp()
+    chosen, n = base, 1
+    while chosen.exists():
+        n += 1
+        chosen = base.with_name(f"{base.name}-{n}")
+    return chosen
+
+
+def _preflight(settings: RunSettings) -> tuple[PlatformRecord, dict[str, str]]:
+    """The platform spoken to, and the workloads its preflight leaves out (each said in one
+    line). Only what the scenario offers is checked: a workload with share 0 never is."""
+    fixture = with_host(settings.fixture, settings.host)
+    spoken = platform(fixture.platform)
+    offered = frozenset(settings.scenario.offered)
+    preflight = spoken.run_preflight(fixture, settings.email, password_from_env(), offered)
+    skipped = dict(preflight.skipped)
+    for name, reason in skipped.items():
+        log.warning("%s skipped: %s", name, reason)
+    return PlatformRecord(spoken.name, dict(spoken.requests)), skipped
+
+
+def _bounded(settings: RunSettings, processes: int) -> RunSettings:
+    """The settings with the connection bound capped at what ``processes`` can hold (said in
+    one line when it binds); SettingsError when it cannot give each process one."""
+    if settings.connections < processes:
+        raise SettingsError(
+            f"--connections: {settings.connections} is fewer than the {processes} load "
+            f"processes; give at least {processes}"
+        )
+    settings = bound_connections(settings, processes)
+    if settings.connections_note:
+        log.warning(settings.connections_note)
+    return settings
+
+
+def log_size(log: Path | None) -> int:
+    """Bytes in the log now (0 when there is none, or it cannot be read)."""
+    try:
+        return log.stat().st_size if log is not None else 0
+    except OSError:
+        return 0
+
+
+def without(scenario: Scenario, workloads: dict[str, str]) -> Scenario:
+    """The scenario with each of ``workloads`` at share 0 (the others renormalise)."""
+    kept = tuple(replace(w, share=0.0) if w.name in workloads else w for w in scenario.workloads)
+    return replace(scenario, workloads=kept)
+
+
+def too_few(
+    settings: RunSettings, plan: Plan, closed_loop: bool, skipped: dict[str, str]
+) -> list[str]:
+    """One line per check the plan offers too few arrivals to judge, with what reaches it
+    (--scale for the scenario's phases, --run-time for one rate). None in users mode: a
+    closed loop has no plan to count (the users shape says which workloads get no user)."""
+    if closed_loop:
+        return []
+    scenario = settings.scenario
+    found = shortfalls(scenario, plan)
+    if not found:
+        return []
+    if settings.rate is not None:
+        return run_time_fixes(scenario, found, settings.rate)
+    if settings.unscaled is not None and [s.name for s in plan.segments] == [
+        p.name for p in scenario.phases
+    ]:
+        return scale_fixes(without(settings.unscaled, skipped), found, settings.scale)
+    return longer_phase_fixes(found, plan)
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` connections over ``parts`` processes, differing by at most one."""
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+def warm_counts(plan: Plan, shares: list[int]) -> list[int]:
+    """Connections each process opens ahead: its share of the first WARM_WINDOW_S of arrivals,
+    within its connection share and WARM_MAX."""
+    first = plan.due_before(WARM_WINDOW_S)
+    each = math.ceil(first / len(shares))
+    return [min(each, share, WARM_MAX) for share in shares]
