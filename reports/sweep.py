@@ -24,6 +24,7 @@ import itertools
 import json
 import math
 import sys
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import cast
@@ -44,7 +45,10 @@ from reports.charts import PANEL_HEIGHT_IN, SVG_STYLE, WIDTH_IN, Chart, svg
 from reports.document import Block, Bullets, Document, Figure, Paragraph, Section, Table
 from reports.rundir import Run, RunDirError, load_run
 from reports.stats import percentiles_by, run_stats, timed_successes
-from reports.verdict import FAIL, PASS, judge_thresholds
+from reports.verdict import FAIL, NOT_MEASURED, PASS, ThresholdResult, judge_thresholds
+
+# The statuses that judge a step: held, broken, or too few answered to time.
+JUDGED = (PASS, FAIL, NOT_MEASURED)
 
 # A step "grew" when its completed throughput beat the previous step's by this fraction.
 GROWTH_MIN = 0.10
@@ -139,12 +143,8 @@ def build(run: Run) -> Sweep:
         )
         step.latency = _latency(mine)
         step.overhead = _overhead(step.latency, knobs)
-        judged = [r for r in results if r.phase == phase.name and r.status in (PASS, FAIL)]
-        step.failed = [
-            f"{r.workload} {r.metric} {r.measured:g} > {r.limit:g}"
-            for r in judged
-            if r.status == FAIL
-        ]
+        judged = [r for r in results if r.phase == phase.name and r.status in JUDGED]
+        step.failed = _broken(judged, phase.name)
         step.holds = not step.failed
         step.thresholds = (
             f"{len(judged) - len(step.failed)} of {len(judged)} hold" if judged else "none judged"
@@ -179,10 +179,19 @@ def broken_thresholds(run_dir: str | Path, step: str) -> tuple[int, list[str]]:
     results = judge_thresholds(run, stats)
     phase = stats.phase(step)
     recorded = phase.recorded if phase else 0
-    return recorded, [
+    return recorded, _broken(results, step)
+
+
+def _broken(results: Iterable[ThresholdResult], step: str) -> list[str]:
+    """The step's thresholds that broke, in words. Not measured (the platform answered too
+    few to time) breaks a step as the verdict counts it failing: a step where nothing
+    succeeded must not read as one that held."""
+    return [
         f"{r.workload} {r.metric} {r.measured:g} > {r.limit:g}"
+        if r.status == FAIL and r.measured is not None
+        else f"{r.workload} {r.metric} {r.status}: {r.reading}"
         for r in results
-        if r.phase == step and r.status == FAIL
+        if r.phase == step and r.status in (FAIL, NOT_MEASURED)
     ]
 
 

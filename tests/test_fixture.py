@@ -249,14 +249,14 @@ def test_python_m_workloads_seed_and_preflight_are_never_silent(tmp_path):
 
     helped = run("workloads.seed", "--help")
     assert helped.returncode == 0 and "--platform" in helped.stdout and "--api-url" in helped.stdout
-    unknown = run("workloads.seed", "--platform", "opencode")
+    unknown = run("workloads.seed", "--platform", "nosuch")
     assert unknown.returncode == 2 and "agenticos, agno" in unknown.stderr
     missing = run("workloads.preflight", "--fixture", str(tmp_path / "none.json"))
     assert missing.returncode == 1 and "run `make seed` first" in missing.stderr
     (tmp_path / "bad.json").write_text(json.dumps({**asdict(GOOD), "api_url": 8000}))
     bad = run("workloads.preflight", "--fixture", str(tmp_path / "bad.json"))
     assert bad.returncode == 1 and "fixture.api_url: 8000 is not a URL" in bad.stderr
-    (tmp_path / "other.json").write_text(json.dumps({**asdict(GOOD), "platform": "opencode"}))
+    (tmp_path / "other.json").write_text(json.dumps({**asdict(GOOD), "platform": "nosuch"}))
     other = run("workloads.preflight", "--fixture", str(tmp_path / "other.json"))
-    assert other.returncode == 1 and "'opencode' is not one this kit speaks" in other.stderr
+    assert other.returncode == 1 and "'nosuch' is not one this kit speaks" in other.stderr
     assert "Traceback" not in missing.stderr + bad.stderr + unknown.stderr

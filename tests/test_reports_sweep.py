@@ -12,6 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from engine.sweep_steps import is_sweep
@@ -158,3 +159,23 @@ def test_a_sweep_is_written_and_a_single_users_step_is_no_sweep(tmp_path, capsys
         "sweep.json",
         "sweep.png",
     }
+
+
+def test_a_step_in_which_nothing_succeeded_does_not_hold(tmp_path):
+    """Latency is over successes only: a step whose every answer failed has no latency to
+    pass, and is not a step that held (it once was, and the knee moved past it)."""
+    run_dir = tmp_path / "sweep"
+    shutil.copytree(RESULTS / SWEEPS[1], run_dir)
+    samples = pd.read_csv(run_dir / "samples.csv", dtype=str, keep_default_na=False)
+    broken = samples["phase"] == "rate=16/s"
+    samples.loc[broken, ["ok", "outcome", "detail", "ttft_ms"]] = ["0", "failed", "HTTP 500", ""]
+    samples.to_csv(run_dir / "samples.csv", index=False)
+    sweep = build(load_run(run_dir))
+    step = next(s for s in sweep.steps if s.name == "rate=16/s")
+    assert not step.holds and step.failed
+    # Each latency threshold of the step is named for what it lacked, not left out as held.
+    assert "api_read p95_ms not measured: 0 of 73 timed arrivals succeeded" in step.failed[0]
+    latency = [w for w in step.failed if "_ms " in w]
+    assert latency and all(" not measured: 0 of " in w for w in latency), step.failed
+    assert sweep.knee == 8
+    assert sweep.knee_text.startswith("8/s: every threshold holds up to it; at rate=16/s ")

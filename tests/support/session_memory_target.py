@@ -30,15 +30,15 @@ _original = chat.ChatSocket._conversation
 
 
 async def _conversation_with_memory(self, session, request, agent_id):
-    """The platform's own conversation lookup, then this conversation's block kept warm."""
-    conversation = await _original(self, session, request, agent_id)
+    """The platform's own conversation lookup (conversation, created), then its block kept warm."""
+    conversation, created = await _original(self, session, request, agent_id)
     with _lock:
         entry = _held.get(conversation.id)
         if entry is None:
             _held[conversation.id] = [_block(), time.monotonic()]
         else:
             entry[1] = time.monotonic()
-    return conversation
+    return conversation, created
 
 
 def _block() -> mmap.mmap:
