@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from dataclasses import dataclass
 
 import msgspec
 from aiohttp import web
@@ -107,60 +108,57 @@ class _Stub:
         arrival = time.monotonic()
         self.stats.begin(_CHAT)
         try:
-            body = await _json_object(request)
-            if body is None:
+            answer = self._answer(await _json_object(request), arrival)
+            if answer is None:
                 return _bad_request("The body must be a JSON object.")
-            reply = reply_to(body)
-            call = None if reply.marker is None else _Call(self, reply, arrival)
-            fault = self.plan.next_fault()
-            if fault is not None:
-                if call is not None:
-                    call.end(fault.value)
-                return await self._fault(fault, ollama=False)
-            if reply.calls:
-                n_tokens, finish = tool_frames(reply.calls), TOOL_CALLS_FINISH
-            else:
-                n_tokens, finish = self._answer_length(body, reply)
-            first = arrival + self.plan.spread(self.first_s)
-            paces = [self.plan.spread(self.pace_s) for _ in range(n_tokens - 1)]
-            completion_id = f"{self.id_prefix}{next(self.ids)}"
-            model = str(body.get("model") or MODEL_ID)
-            prompt_tokens = count_prompt_tokens(body.get("messages"))
-            if call is not None:
-                call.prompt_tokens = prompt_tokens
-            if not body.get("stream"):
-                answered = first + sum(paces)
-                try:
-                    await self._until(answered)
-                except asyncio.CancelledError:
-                    self.stats.abandoned()
-                    if call is not None:
-                        call.end(LEFT)
-                    raise
-                self.stats.late(_FIRST, time.monotonic() - answered)
-                created = int(time.time())
-                answer = (
-                    tool_calls_body(completion_id, created, model, reply.calls, prompt_tokens)
-                    if reply.calls
-                    else completion_body(
-                        completion_id, created, model, n_tokens, finish, prompt_tokens
-                    )
-                )
-                if call is not None:
-                    call.first_s = time.monotonic() - arrival
-                    call.end(ANSWERED)
-                return web.Response(body=answer, content_type=_JSON)
-            options = body.get("stream_options")
-            include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-            frames = StreamFrames.for_stream(completion_id, int(time.time()), model, include_usage)
-            payloads = (
-                frames.tool_payloads(reply.calls, prompt_tokens)
-                if reply.calls
-                else frames.payloads(n_tokens, finish, prompt_tokens)
-            )
-            return await self._stream(request, payloads, first, paces, call)
+            if isinstance(answer, Fault):
+                return await self._fault(answer, ollama=False)
+            if answer.streamed:
+                return await self._stream(request, answer)
+            return await self._whole(answer)
         finally:
             self.stats.end()
+
+    def _answer(self, body: dict | None, arrival: float) -> _Answer | Fault | None:
+        """This request's answer, or the fault it draws (None: the body is no JSON object),
+        decided from the body alone; the body is not held while the answer waits."""
+        if body is None:
+            return None
+        reply = reply_to(body)
+        call = None if reply.marker is None else _Call(self, reply, arrival)
+        fault = self.plan.next_fault()
+        if fault is not None:
+            if call is not None:
+                call.end(fault.value)
+            return fault
+        if reply.calls:
+            n_tokens, finish = tool_frames(reply.calls), TOOL_CALLS_FINISH
+        else:
+            n_tokens, finish = self._answer_length(body, reply)
+        first = arrival + self.plan.spread(self.first_s)
+        paces = [self.plan.spread(self.pace_s) for _ in range(n_tokens - 1)]
+        completion_id = f"{self.id_prefix}{next(self.ids)}"
+        model = str(body.get("model") or MODEL_ID)
+        prompt_tokens = count_prompt_tokens(body.get("messages"))
+        if call is not None:
+            call.prompt_tokens = prompt_tokens
+        created = int(time.time())
+        if not body.get("stream"):
+            whole = (
+                tool_calls_body(completion_id, created, model, reply.calls, prompt_tokens)
+                if reply.calls
+                else completion_body(completion_id, created, model, n_tokens, finish, prompt_tokens)
+            )
+            return _Answer(False, [whole], first, paces, call)
+        options = body.get("stream_options")
+        include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+        frames = StreamFrames.for_stream(completion_id, created, model, include_usage)
+        payloads = (
+            frames.tool_payloads(reply.calls, prompt_tokens)
+            if reply.calls
+            else frames.payloads(n_tokens, finish, prompt_tokens)
+        )
+        return _Answer(True, payloads, first, paces, call)
 
     def _answer_length(self, body: dict, reply: Reply) -> tuple[int, str]:
         """Tokens to send and why the answer ends: ``length`` when max_tokens cuts it. The
@@ -173,19 +171,30 @@ class _Stub:
             return limit, "length"
         return tokens, "stop"
 
-    async def _stream(
-        self,
-        request: web.Request,
-        payloads: list[bytes],
-        first: float,
-        paces: list[float],
-        call: _Call | None,
-    ) -> web.StreamResponse:
+    async def _whole(self, answer: _Answer) -> web.Response:
+        """A non-streamed answer, sent in one piece at its last token's deadline."""
+        answered = answer.first + sum(answer.paces)
+        call = answer.call
+        try:
+            await self._until(answered)
+        except asyncio.CancelledError:
+            self.stats.abandoned()
+            if call is not None:
+                call.end(LEFT)
+            raise
+        self.stats.late(_FIRST, time.monotonic() - answered)
+        if call is not None:
+            call.first_s = time.monotonic() - call.arrival
+            call.end(ANSWERED)
+        return web.Response(body=answer.payloads[0], content_type=_JSON)
+
+    async def _stream(self, request: web.Request, answer: _Answer) -> web.StreamResponse:
         """Headers with the first token, middle tokens by the pacer, the last with the end.
 
         Each send is one write: aiohttp joins the buffered headers to the first chunk and
         the chunked terminator to the last, so a stream of n tokens costs n writes.
         """
+        payloads, first, paces, call = answer.payloads, answer.first, answer.paces, answer.call
         last = first + sum(paces)
         response = web.StreamResponse(headers=_SSE_HEADERS)
         await response.prepare(request)
@@ -346,22 +355,32 @@ class _Stub:
         return web.json_response(self.stats.snapshot())
 
 
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """One chat request's answer as decided, all that is held while it waits for its
+    deadlines: a loop's later steps resend the agent's whole history, and thousands of
+    bodies in flight were thousands of dicts for every garbage collection to walk (the
+    stub's CPU per loop call, docs/internals.md)."""
+
+    streamed: bool
+    payloads: list[bytes]  # streamed: one per send; whole: the one body
+    first: float  # the first token's deadline
+    paces: list[float]  # the later tokens' spacing
+    call: _Call | None  # the record's row, for a marked call
+
+
 class _Call:
     """One marked model call being served: the row the stub appends when it ends."""
 
-    __slots__ = ("arrival", "first_s", "prompt_tokens", "reply", "started_at", "stub")
+    __slots__ = ("arrival", "first_s", "plan", "prompt_tokens", "started_at", "stub")
 
     def __init__(self, stub: _Stub, reply: Reply, arrival: float) -> None:
-        self.stub, self.reply, self.arrival = stub, reply, arrival
-        self.started_at = time.time()
-        self.first_s: float | None = None
-        self.prompt_tokens = 0
-
-    def end(self, outcome: str) -> None:
-        """Append the call's row: its step, what the stub answered, its own times."""
-        reply, marker = self.reply, self.reply.marker
+        marker = reply.marker
         assert marker is not None  # only marked calls are recorded
-        self.stub.calls.write(
+        self.stub, self.arrival = stub, arrival
+        # What the row says of the plan, as plain values (the reply and its calls are not
+        # kept through the answer's wait; a tuple of them is no work for the collector).
+        self.plan = (
             marker.run,
             marker.arrival,
             reply.step,
@@ -369,6 +388,15 @@ class _Call:
             reply.kind,
             len(reply.calls),
             reply.turns,
+        )
+        self.started_at = time.time()
+        self.first_s: float | None = None
+        self.prompt_tokens = 0
+
+    def end(self, outcome: str) -> None:
+        """Append the call's row: its step, what the stub answered, its own times."""
+        self.stub.calls.write(
+            *self.plan,
             self.prompt_tokens,
             self.started_at,
             self.first_s,

@@ -127,23 +127,22 @@ def reply_to(body: dict) -> Reply:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return Reply(None, 1, 0, (), ANSWER)
-    marker, at, turns = None, -1, 0
-    for i, message in enumerate(messages):
-        if isinstance(message, dict) and message.get("role") == "user":
+    # From the newest message back: the tool-calling answers seen before the marked user
+    # message are this turn's steps so far, and older turns' markers are never read.
+    marker, step, turns = None, 1, 0
+    for message in reversed(messages):
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "user":
             turns += 1
-            content = message.get("content")
-            if MARKER_OPEN in (content if isinstance(content, str) else text_of(content)):
-                found = read_marker(text_of(content))
-                if found is not None:
-                    marker, at = found, i
+            if marker is None:
+                content = message.get("content")
+                marker = read_marker(content if isinstance(content, str) else text_of(content))
+        elif role == "assistant" and marker is None and message.get("tool_calls"):
+            step += 1
     if marker is None:
         return Reply(None, 1, turns, (), ANSWER)
-    step = 1 + sum(
-        1
-        for message in messages[at + 1 :]
-        if isinstance(message, dict) and message.get("role") == "assistant"
-        and message.get("tool_calls")
-    )  # fmt: skip
     if step >= marker.steps or body.get("tool_choice") == "none":
         return Reply(marker, step, turns, (), ANSWER)
     tool = _offered(body.get("tools"), marker.tool)

@@ -4,15 +4,18 @@ Real clients (the official SDK, LangChain, pydantic-ai) parse these frames, so
 the field order and spelling follow what api.openai.com sends. Each stream's
 fixed head is built once and every token frame is that head plus a
 pre-escaped delta plus a fixed tail, so a token costs a byte concatenation,
-never a ``json.dumps``: the stub must not be the bottleneck of a load run.
+never a serialisation: the stub must not be the bottleneck of a load run. What
+is serialised (a stream's head, a tool call's pieces, a whole answer) goes
+through msgspec, about ten times quicker than ``json.dumps`` on these small values.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:
     from stub.plan import ToolCall
@@ -32,6 +35,7 @@ DONE_FRAME = b"data: [DONE]\n\n"
 # delta would get broken JSON.
 ARGUMENT_PIECE = 12
 TOOL_CALLS_FINISH = "tool_calls"
+_encode = msgspec.json.Encoder().encode
 
 
 def answer_text(n_tokens: int) -> str:
@@ -78,7 +82,7 @@ class StreamFrames:
             + b'","object":"chat.completion.chunk","created":'
             + str(created).encode()
             + b',"model":'
-            + json.dumps(model).encode()
+            + _encode(model)
             + b',"system_fingerprint":"'
             + SYSTEM_FINGERPRINT.encode()
             + b'"'
@@ -131,8 +135,8 @@ class StreamFrames:
         )
         frames = self.head + b"{}" + finish
         if self.usage_head:
-            usage = json.dumps(_usage(prompt_tokens, completion_tokens), separators=(",", ":"))
-            frames += self.usage_head + usage.encode() + b"}\n\n"
+            usage = _encode(_usage(prompt_tokens, completion_tokens))
+            frames += self.usage_head + usage + b"}\n\n"
         return frames + DONE_FRAME
 
 
@@ -140,15 +144,15 @@ def _tool_head(index: int, call: ToolCall) -> bytes:
     """A streamed call's opening delta entry: its index, id, name and no arguments yet."""
     return b'{"index":%d,"id":%b,"type":"function","function":{"name":%b,"arguments":""}}' % (
         index,
-        json.dumps(call.id).encode(),
-        json.dumps(call.name).encode(),
+        _encode(call.id),
+        _encode(call.name),
     )
 
 
 def _pieces(arguments: str) -> list[bytes]:
     """The arguments as JSON string literals of ARGUMENT_PIECE characters each."""
     return [
-        json.dumps(arguments[at : at + ARGUMENT_PIECE]).encode()
+        _encode(arguments[at : at + ARGUMENT_PIECE])
         for at in range(0, len(arguments), ARGUMENT_PIECE)
     ]
 
@@ -220,15 +224,15 @@ def _completion(
         "usage": _usage(prompt_tokens, completion_tokens),
         "system_fingerprint": SYSTEM_FINGERPRINT,
     }
-    return json.dumps(body, separators=(",", ":")).encode()
+    return _encode(body)
 
 
 def openai_error(message: str, kind: str, code: str | None) -> bytes:
     """The error body OpenAI sends, which the SDK turns into its exception's message."""
     body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
-    return json.dumps(body, separators=(",", ":")).encode()
+    return _encode(body)
 
 
 def ollama_error(message: str) -> bytes:
     """The error body Ollama sends: a bare message under "error"."""
-    return json.dumps({"error": message}).encode()
+    return _encode({"error": message})
