@@ -45,10 +45,11 @@ from reports.charts import PANEL_HEIGHT_IN, SVG_STYLE, WIDTH_IN, Chart, svg
 from reports.document import Block, Bullets, Document, Figure, Paragraph, Section, Table
 from reports.rundir import Run, RunDirError, load_run
 from reports.stats import percentiles_by, run_stats, timed_successes
-from reports.verdict import FAIL, NOT_MEASURED, PASS, ThresholdResult, judge_thresholds
+from reports.verdict import FAIL, FAILING, PASS, ThresholdResult, judge_thresholds
 
-# The statuses that judge a step: held, broken, or too few answered to time.
-JUDGED = (PASS, FAIL, NOT_MEASURED)
+# The statuses that judge a step: held, or failing as the verdict counts it (over the
+# limit, or too few answered to time).
+JUDGED = FAILING | {PASS}
 
 # A step "grew" when its completed throughput beat the previous step's by this fraction.
 GROWTH_MIN = 0.10
@@ -183,15 +184,15 @@ def broken_thresholds(run_dir: str | Path, step: str) -> tuple[int, list[str]]:
 
 
 def _broken(results: Iterable[ThresholdResult], step: str) -> list[str]:
-    """The step's thresholds that broke, in words. Not measured (the platform answered too
-    few to time) breaks a step as the verdict counts it failing: a step where nothing
-    succeeded must not read as one that held."""
+    """The step's thresholds that broke, in words: each the verdict counts failing, so not
+    measured (the platform answered too few to time) breaks a step too, and a step where
+    nothing succeeded does not read as one that held."""
     return [
         f"{r.workload} {r.metric} {r.measured:g} > {r.limit:g}"
         if r.status == FAIL and r.measured is not None
         else f"{r.workload} {r.metric} {r.status}: {r.reading}"
         for r in results
-        if r.phase == step and r.status in (FAIL, NOT_MEASURED)
+        if r.phase == step and r.status in FAILING
     ]
 
 

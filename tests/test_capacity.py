@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from inputs.agent import Conversations
+from inputs.agent import MAX_TURNS
 from inputs.fixture import DEFAULT_EMAIL, load_fixture
 from inputs.scenario import WORKLOADS
 from reports.rundir import load_run
@@ -140,20 +140,22 @@ def _check_closed_loop_report(run_dir: Path, result: subprocess.CompletedProcess
 
 
 @pytest.mark.slow
-def test_users_mode_local_one_sample_per_request_six_classes_one_conversation_each(
-    plat, mode_scenario, tmp_path
-):
+def test_users_mode_local_one_sample_per_request_six_classes_one_conversation_each(plat, tmp_path):
+    # A chat user starts its next conversation after `turns` turns (inputs/agent.py): the cap
+    # is stated past what 6 s can reach, so each user's one conversation is exact.
+    chat = {"share": MIX["chat_stream"], "conversations": {"turns": MAX_TURNS}}
+    scenario = write_scenario(
+        tmp_path, [("sustain", 2.0, 1.0)], workloads={**MIX, "chat_stream": chat}
+    )
     before = _conversations(plat)
     run_dir = tmp_path / "users-local"
-    result = run_local(plat, mode_scenario, run_dir, "-u", str(USERS), "-r", str(USERS), "-t", "6")
+    result = run_local(plat, scenario, run_dir, "-u", str(USERS), "-r", str(USERS), "-t", "6")
     samples = _check_users_run(run_dir, result)
     chat_users = read_run(run_dir)["users"][0]["classes"]["ChatStreamUser"]
     turns = sum(1 for s in samples if s["workload"] == "chat_stream")
-    assert turns > chat_users
-    # Each chat user kept its own conversation: one new conversation per user, not per turn,
-    # and the next only after `turns` turns (inputs/agent.py: 16 unless the scenario says).
-    cap = Conversations().turns
-    assert chat_users <= _conversations(plat) - before <= chat_users + turns // cap
+    assert chat_users < turns < MAX_TURNS
+    # Each chat user kept its own conversation: one new conversation per user, not per turn.
+    assert _conversations(plat) - before == chat_users
 
 
 @pytest.mark.slow
