@@ -16,10 +16,13 @@ the message: connect, handshake, the write, the server's read), *at* it (the ser
 own lateness; its worst beside), and *from* it (the first token's leaving to the
 generator's reading it: the generator's loop); this process's CPU time per turn; and
 its memory per open stream (the growth of its resident set from before load to the
-peak in flight, over the turns then open; the kernel's socket buffers are not in it).
+peak in flight, over the turns then open; the kernel's socket buffers are not in it);
+the server's CPU time per turn (the two share this machine's cores); and the longest
+garbage collection in each process (load / server), the stall that delays every
+turn in flight at once.
 
     python bench/streams.py [--protocols ws,sse] [--concurrency 1000,3000]
-                            [--first-token-ms 10000] [--seconds 20]
+                            [--first-token-ms 10000] [--seconds 20] [--server-gc off]
 
 The machine may be shared: the figures say what this process reached here and now.
 """
@@ -27,6 +30,7 @@ The machine may be shared: the figures say what this process reached here and no
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -51,6 +55,28 @@ from runner.messages import DRAINED, PlanUpdate, Prepare
 from stack.processes import free_port, wait_ready
 
 LATE_MS = 10.0
+# The longest garbage collection in this process since the last reset (seconds), its
+# generation, and how many full collections there were.
+_GC = {"longest_s": 0.0, "began": 0.0, "generation": 0, "full": 0}
+
+
+def _time_collections(phase: str, info: dict) -> None:
+    """gc.callbacks' hook: the longest collection, to tell the collector's stalls from others."""
+    if phase == "start":
+        _GC["began"] = time.perf_counter()
+        return
+    took = time.perf_counter() - _GC["began"]
+    _GC["full"] += info["generation"] == 2
+    if took > _GC["longest_s"]:
+        _GC["longest_s"], _GC["generation"] = took, info["generation"]
+
+
+def _server_stats(url: str) -> dict:
+    """The server's /stats: its turns since the last call, lateness, CPU, longest collection."""
+    with urllib.request.urlopen(url + "/stats", timeout=30) as answer:
+        return json.loads(answer.read())
+
+
 # Each protocol's platform and the seeded part of its fixture (bench/ws_server.py serves both).
 FIXTURES = {
     "ws": {
@@ -105,6 +131,8 @@ def measure(
         Prepare("bench", {"bench": 0}, [connections], scenario.to_dict(), fixture, url, "b@x")
     )
     cpu = psutil.Process()
+    server_cpu_before = _server_stats(url)["cpu_s"]
+    _GC.update(longest_s=0.0, generation=0, full=0)
     start_epoch = time.time() + 0.5
     process.on_plan(PlanUpdate("bench", start_epoch, Plan.from_scenario(scenario).to_wire()))
     gevent.sleep(max(0.0, start_epoch - time.time()))
@@ -126,8 +154,7 @@ def measure(
     samples += drained[0]["batch"]["samples"]
     if environment.runner is not None:
         environment.runner.quit()
-    with urllib.request.urlopen(url + "/stats", timeout=30) as answer:
-        server = json.loads(answer.read())
+    server = _server_stats(url)
     errors = [s.ttft_ms - first_token_ms for s in samples if s.ttft_ms is not None]
     # Each turn's error in its three parts, on one clock: sent to the server's having the
     # message (connect, handshake, the write, the server's read), the server's own lateness,
@@ -162,6 +189,13 @@ def measure(
         "from_server_p99": _nearest_rank(from_server, 0.99),
         "cpu_us_per_turn": used / max(1, len(samples)) * 1e6,
         "kib_per_stream": (rss_at_peak - rss_before) / max(1, peak) / 1024,
+        "server_cpu_us_per_turn": (server["cpu_s"] - server_cpu_before)
+        / max(1, len(samples))
+        * 1e6,
+        "gc_max_ms": _GC["longest_s"] * 1000,
+        "gc_max_generation": _GC["generation"],
+        "gc_full": _GC["full"],
+        "server_gc_max_ms": server["gc_max_ms"],
     }
 
 
@@ -172,7 +206,15 @@ def main() -> int:
     parser.add_argument("--concurrency", default="1000,3000", help="turns in flight at once")
     parser.add_argument("--first-token-ms", type=float, default=10000.0)
     parser.add_argument("--seconds", type=float, default=20.0, help="length of each run")
+    parser.add_argument(
+        "--server-gc",
+        choices=("off", "default"),
+        default="off",
+        help="the server's collector off during load (collected between runs), "
+        "or Python's defaults",
+    )
     args = parser.parse_args()
+    gc.callbacks.append(_time_collections)
     os.environ.setdefault("LOAD_PASSWORD", "bench")
     port = free_port()
     server = subprocess.Popen(
@@ -181,6 +223,7 @@ def main() -> int:
             str(Path(__file__).with_name("ws_server.py")),
             str(port),
             str(args.first_token_ms),
+            args.server_gc,
         ]
     )
     try:
@@ -190,7 +233,8 @@ def main() -> int:
         print(
             f"{'':>3} {'C':>5} {'rate/s':>7} {'turns':>6} {'peak':>5} {'late>10ms':>9} "
             f"{'failed':>6} {'ttft err p50/p99/max ms':>24} {'p99 to/at/from srv':>20} "
-            f"{'server max':>10} {'cpu us/turn':>11} {'KiB/stream':>10}"
+            f"{'server max':>10} {'cpu us/turn':>11} {'KiB/stream':>10} "
+            f"{'srv cpu us/turn':>15} {'gc max ms':>10}"
         )
         for protocol in args.protocols.split(","):
             for c in (int(x) for x in args.concurrency.split(",")):
@@ -201,7 +245,9 @@ def main() -> int:
                     f"{protocol:>3} {c:5d} {f['rate']:7.0f} {f['turns']:6d} "
                     f"{f['peak_in_flight']:5d} {f['late']:9.2%} {f['failed']:6d} {err:>24} "
                     f"{parts:>20} {f['server_max']:10.1f} {f['cpu_us_per_turn']:11.0f} "
-                    f"{f['kib_per_stream']:10.1f}"
+                    f"{f['kib_per_stream']:10.1f} {f['server_cpu_us_per_turn']:15.0f} "
+                    f"{f['gc_max_ms']:4.1f}(gen {f['gc_max_generation']}, "
+                    f"{f['gc_full']} full)/{f['server_gc_max_ms']:.1f}"
                     + (f"  failed: {f['failed_by']}" if f["failed"] else ""),
                     flush=True,
                 )
