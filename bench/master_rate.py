@@ -209,6 +209,14 @@ def measure(args) -> list[dict]:
                     before = (cpu_seconds([master]), cpu_seconds(workers), time.time())
                     time.sleep(max(0.0, hi - time.time()))
                     after = (cpu_seconds([master]), cpu_seconds(workers), time.time())
+                    if run.master.poll() is not None:
+                        # A master gone mid-ladder reads as zero samples and negative CPU:
+                        # say why instead of printing rows that measure nothing.
+                        sys.stderr.writelines(said)
+                        raise RuntimeError(
+                            f"the master exited (code {run.master.returncode}) during the "
+                            f"{rate:.0f}/s step"
+                        )
                     steps.append({"rate": rate, "lo": lo, "hi": hi, "cpu": (before, after)})
                 time.sleep(CATCH_UP_S)
                 scraper.stopped.set()
