@@ -3,8 +3,8 @@
 Drives the real load-process path (dispatcher, a platform's dialect, samples,
 Locust's statistics, batches) with chat turns only against bench/ws_server.py,
 whose first token leaves exactly ``--first-token-ms`` after it received the
-message, over either stream the kit reads: ``ws`` (AgenticOS's WebSocket turn, wsproto
-over the transport's socket, engine/websocket.py) or ``sse`` (agno's run streamed as
+message, over either stream the kit reads: ``ws`` (AgenticOS's WebSocket turn, the kit's
+own client over the transport's socket, engine/websocket.py) or ``sse`` (agno's run streamed as
 server-sent events, ``HttpTransport.stream``). The arrival rate is chosen so that C
 turns are in flight at once (C / turn length); for each protocol and C it prints the
 peak turns in flight, the share of arrivals sent more than 10 ms late, failures, the
