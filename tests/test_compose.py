@@ -411,9 +411,14 @@ def run_dirs(runs: Path) -> list[Path]:
 
 
 def bridge_gateway() -> str:
-    """The address ``host-gateway`` names: the host on Docker's default bridge."""
-    inspect = ["docker", "network", "inspect", "bridge", "-f", "{{(index .IPAM.Config 0).Gateway}}"]
-    return subprocess.run(inspect, capture_output=True, text=True, timeout=60).stdout.strip()
+    """The address ``host-gateway`` names, asked of the engine itself: a container resolves it.
+
+    The default bridge's IPAM gateway is not it on every engine (Debian's docker.io 20.10 lists
+    the subnet alone), so the address is read where Compose's ``host-gateway`` is resolved."""
+    resolve = ["docker", "run", "--rm", "--add-host", "host.docker.internal:host-gateway"]
+    resolve += ["--entrypoint", "getent", pinned_images()[0], "ahostsv4", "host.docker.internal"]
+    answer = subprocess.run(resolve, capture_output=True, text=True, timeout=120, check=True)
+    return answer.stdout.split()[0]
 
 
 @pytest.mark.system
