@@ -18,8 +18,8 @@ generator's reading it: the generator's loop); this process's CPU time per turn;
 its memory per open stream (the growth of its resident set from before load to the
 peak in flight, over the turns then open; the kernel's socket buffers are not in it);
 the server's CPU time per turn (the two share this machine's cores); and the longest
-garbage collection in each process (load / server), the stall that delays every
-turn in flight at once.
+garbage collection in each process (load / server) while it serves, the stall that
+delays every turn in flight at once.
 
     python bench/streams.py [--protocols ws,sse] [--concurrency 1000,3000]
                             [--first-token-ms 10000] [--seconds 20] [--server-gc off]
@@ -48,6 +48,7 @@ from locust.env import Environment
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.ws_server import TOKEN_MS, TOKENS
+from engine.collector import THRESHOLDS as LOAD_THRESHOLDS
 from engine.schedule import Plan
 from inputs.scenario import scenario_from_dict
 from runner.load_process import LoadProcess
@@ -61,7 +62,10 @@ _GC = {"longest_s": 0.0, "began": 0.0, "generation": 0, "full": 0}
 
 
 def _time_collections(phase: str, info: dict) -> None:
-    """gc.callbacks' hook: the longest collection, to tell the collector's stalls from others."""
+    """gc.callbacks' hook: the longest collection under load (engine/collector.py's policy in
+    force; not the one that follows the run), to tell the collector's stalls from others."""
+    if gc.get_threshold() != LOAD_THRESHOLDS:
+        return
     if phase == "start":
         _GC["began"] = time.perf_counter()
         return

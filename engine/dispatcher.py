@@ -13,7 +13,6 @@ run ends with it still waiting or in flight. Nothing is recorded after ``close``
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections import Counter
 
@@ -22,6 +21,7 @@ import gevent.event
 import gevent.lock
 import gevent.queue
 
+from engine.collector import LoadCollector
 from engine.conversations import ConversationCursor
 from engine.deadlines import Deadlines
 from engine.limits import process_connection_limit, two_socket_share
@@ -32,10 +32,6 @@ from engine.share import Share
 
 log = logging.getLogger(__name__)
 
-# Collector thresholds during load: young collections every 5000 allocations (not 700),
-# full ones after 100 of the middle generation's (not 10); each stays short with the
-# pre-load heap frozen, and they come seldom enough not to stall thousands of turns.
-GC_THRESHOLDS = (5000, 50, 100)
 # A dispatch due further ahead than this waits on the plan-change event, so a new rate
 # interrupts it; a nearer one just sleeps (cheaper), being well inside any change's lead.
 PLAN_WATCH_S = 0.1
@@ -100,7 +96,7 @@ class Dispatcher:
         self._all_done = gevent.event.Event()
         self._plan_changed = gevent.event.Event()
         self._loop: gevent.Greenlet | None = None
-        self._gc_thresholds: tuple[int, ...] | None = None
+        self._collector = LoadCollector()
         self._closed = False
 
     @property
@@ -111,15 +107,10 @@ class Dispatcher:
     def start(self) -> None:
         """Begin offering; arrivals before their due time wait for it.
 
-        Everything that exists now (modules, Locust, the sign-in) lives until the end:
-        frozen, the garbage collector never walks it again, and collections are made
-        rarer. Measured with 3000 chat turns in flight, full collections otherwise
-        stalled the loop for 100-450 ms, which showed as lateness and TTFT error.
-        ``close`` undoes both.
+        The garbage collector walks none of the turns in flight until ``close``
+        (engine/collector.py): its stalls otherwise showed as lateness and TTFT error.
         """
-        self._gc_thresholds = gc.get_threshold()
-        gc.freeze()
-        gc.set_threshold(*GC_THRESHOLDS)
+        self._collector.start()
         self._loop = gevent.spawn(self._offer)
 
     def update_plan(self, plan: Plan) -> None:
@@ -240,9 +231,7 @@ class Dispatcher:
         abandoned = sorted(self._in_flight.values(), key=lambda a: a.index)
         gevent.killall(self._runners, block=True)
         self._deadlines.close()
-        if self._gc_thresholds is not None:
-            gc.unfreeze()
-            gc.set_threshold(*self._gc_thresholds)
+        self._collector.stop()
         for arrival in abandoned:
             self._record(arrival, None)
         self._closed = True
