@@ -29,8 +29,7 @@ _FILLER = " context"
 
 def calls_key(run_id: str, start_epoch: float) -> str:
     """What a run's marker names it by, and the master fetches its calls by: the run id and
-    the moment its load started, since a run id is only its directory's name and two runs
-    of one name against one long-lived stub must not share a record."""
+    the moment its load started, the key every committed stub_calls.csv's rows carry."""
     return f"{run_id}@{start_epoch:.3f}"
 
 

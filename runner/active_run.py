@@ -90,11 +90,11 @@ class ActiveRun:
         """The run, its start ``lead`` ahead (the slowest process's round trips, measured), its
         probes and progress line going and its live metrics begun."""
         start_epoch = time.time() + lead.lead_s
-        files = RunFiles(settled.run_dir, settled.run_dir.name)
+        files = RunFiles(settled.run_dir, settled.run_id)
         settings = settled.settings
         headless = bool(environment.parsed_options.headless)
         run = cls(
-            run_id=settled.run_dir.name,
+            run_id=settled.run_id,
             settings=settings,
             scenario=settings.scenario,
             plan=settled.plan,

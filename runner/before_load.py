@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import math
+import secrets
 from collections.abc import Set
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -47,6 +48,8 @@ class Settled:
     settings: RunSettings
     plan: Plan
     run_dir: Path
+    # The name the platform and every record know the run by (see run_name).
+    run_id: str
     # Each load process's Locust client id -> its slot.
     slots: dict[str, int]
     mode: str
@@ -85,7 +88,15 @@ def settle(environment, slots: dict[str, int], used_run_dirs: Set[Path]) -> Sett
     for line in too_few(settings, plan, mode == USERS, skipped):
         log.warning(line)
     settings = _bounded(settings, len(slots))
-    return Settled(settings, plan, run_dir, slots, mode, skipped, spoken, log_from)
+    run_id = run_name(run_dir)
+    return Settled(settings, plan, run_dir, run_id, slots, mode, skipped, spoken, log_from)
+
+
+def run_name(run_dir: Path) -> str:
+    """The run directory's name and eight random hex digits: a platform dedupes a webhook id
+    it has seen and a follow-up credits work by run name, so a reused --run-dir name must
+    still be a new run to the platform."""
+    return f"{run_dir.name}-{secrets.token_hex(4)}"
 
 
 def prepare_message(settled: Settled) -> Prepare:
@@ -94,7 +105,7 @@ def prepare_message(settled: Settled) -> Prepare:
     settings = settled.settings
     shares = split(settings.connections, len(settled.slots))
     return Prepare(
-        run_id=settled.run_dir.name,
+        run_id=settled.run_id,
         slots=settled.slots,
         connections=shares,
         scenario=settings.scenario.to_dict(),

@@ -123,7 +123,7 @@ class Conductor:
         self.rendezvous.prepare(prepare_message(settled), settled.settings.host)
         if settled.settings.run_dir is not None:
             self._used_run_dirs.add(settled.settings.run_dir)
-        lead = self.rendezvous.pick_lead(settled.run_dir.name, len(settled.slots))
+        lead = self.rendezvous.pick_lead(settled.run_id, len(settled.slots))
         self._run = run = ActiveRun.started(self.environment, settled, lead, self._metrics)
         if self._early_change is not None:
             # A change made before the run existed (the operator was quicker than the warm-up)

@@ -9,6 +9,7 @@ judged, and the connection bound warns only when it really binds (issue 25).
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -87,6 +88,9 @@ def test_scale_0_05_plans_no_trigger_fire_in_recover_and_ends_inconclusive(plat,
 
 
 def test_a_short_constant_rate_ends_inconclusive_with_the_run_time_that_reaches_it(plat, tmp_path):
+    """Also a second run of the module's run directory name against its platform: the
+    platform sees a new run (webhook ids it never saw), so its delivery is followed to the
+    routine run it became, not waited on for the whole grace as a deduped one was."""
     run_dir = tmp_path / "run"
     scenario = _out_of_reach(tmp_path)
     result = run_local(plat, scenario, run_dir, "--rate", "5", "--run-time", "10s")
@@ -103,6 +107,9 @@ def test_a_short_constant_rate_ends_inconclusive_with_the_run_time_that_reaches_
     assert statuses[("api_read", "error_rate")] == "pass"
     assert statuses[("ingest", "error_rate")] == "inconclusive"
     assert statuses[("trigger_fire", "error_rate")] == "inconclusive"
+    with (run_dir / "followups.csv").open() as f:
+        deliveries = [r for r in csv.DictReader(f) if r["workload"] == "trigger_fire"]
+    assert deliveries and {r["state"] for r in deliveries} == {"processed"}, deliveries
 
 
 @pytest.mark.parametrize(

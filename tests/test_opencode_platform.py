@@ -196,7 +196,8 @@ def test_no_session_is_given_a_second_message_and_no_title_call_reaches_the_mode
     scenario = load_scenario()
     turns = [r for r in samples if r["workload"] in ("chat_stream", "agent_run")]
     steps = {w: scenario.agent(w).steps for w in ("chat_stream", "agent_run")}
-    sessions = _api(stack, "/session?limit=100000&search=loadkit%20" + run_dir.name)
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    sessions = _api(stack, "/session?limit=100000&search=loadkit%20" + run_id)
     used = 0
     for session in sessions:  # type: ignore[union-attr]
         messages = _messages(stack, session["id"])

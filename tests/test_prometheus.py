@@ -161,7 +161,8 @@ def test_prometheus_saw_every_sample_and_every_offered_arrival(
     assert len(samples) == offered > 0
 
     at = _last_scrape_of_the_master(url)
-    queries = _dashboard_queries(run_dir.name)
+    run_id = record["run_id"]
+    queries = _dashboard_queries(run_id)
     # Every query of the dashboard is one Prometheus answers.
     for title, exprs in queries.items():
         for expr in exprs:
@@ -174,7 +175,7 @@ def test_prometheus_saw_every_sample_and_every_offered_arrival(
     # The histogram is over successes, and its p95 falls in the bucket of the report's
     # nearest-rank p95 (every latency limit is an edge, so a limit is judged the same).
     timed = samples[timed_successes(samples)]
-    count = f'sum(loadkit_latency_seconds_count{{run_id="{run_dir.name}"}})'
+    count = f'sum(loadkit_latency_seconds_count{{run_id="{run_id}"}})'
     assert _value(url, count, at) == len(timed)
     p95 = queries["p95 latency by workload over the phase so far"][0]
     for row in _api(url, "query", query=p95, time=f"{at:.3f}")["result"]:
@@ -185,7 +186,7 @@ def test_prometheus_saw_every_sample_and_every_offered_arrival(
             assert math.isnan(estimate)
             continue
         nearest_rank = latencies[math.ceil(0.95 * len(latencies)) - 1]
-        edges = _edges(url, run_dir.name, workload, at)
+        edges = _edges(url, run_id, workload, at)
         upper = next(e for e in edges if nearest_rank <= e)
         lower = max([0.0, *(e for e in edges if e < upper)])
         assert lower <= estimate <= upper, (workload, nearest_rank, estimate)
