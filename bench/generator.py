@@ -40,6 +40,7 @@ from locust.rpc import Message
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.sleeps import slept, voluntary_switches
 from engine.schedule import Plan
 from inputs.scenario import scenario_from_dict
 from runner.conductor import LOCAL_FLUSH_S
@@ -69,6 +70,8 @@ class Figures:
     system_us: float
     connections_opened: int
     peak_connections: int
+    # Times this process slept (bench/sleeps.py), per arrival.
+    sleeps_per_request: float
 
     @property
     def cpu_us_per_request(self) -> float:
@@ -123,7 +126,7 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
     with tempfile.TemporaryDirectory() as run_dir:
         files = RunFiles(Path(run_dir), "bench")
         gevent.sleep(max(0.0, start_epoch - time.time()))
-        before = cpu.cpu_times()
+        before, switches = cpu.cpu_times(), voluntary_switches(os.getpid())
         while not drained:
             # A local run's cadence: its master takes and writes batches every LOCAL_FLUSH_S
             # (a worker serialises the same rows, every 3 s, to send them instead).
@@ -136,7 +139,7 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
                 readings += batch["readings"]
         Message("loadkit_drained", drained[0], "bench").serialize()
         files.append_samples(0, drained[0]["batch"]["samples"], ["bench"])
-        after = cpu.cpu_times()
+        after, sleeps = cpu.cpu_times(), slept(switches, voluntary_switches(os.getpid()))
         files.close()
     samples += drained[0]["batch"]["samples"]
     readings += drained[0]["batch"]["readings"]
@@ -155,6 +158,7 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
         system_us=(after.system - before.system) / max(1, len(samples)) * 1e6,
         connections_opened=_most(readings, "connections_opened"),
         peak_connections=_most(readings, "connections_open"),
+        sleeps_per_request=sleeps / max(1, len(samples)),
     )
 
 
@@ -202,7 +206,8 @@ def _ladder(url: str, rates: list[float], seconds: float, as_json: bool) -> int:
         print(f"{psutil.cpu_count()} cpus shared with other work; load average {load:.2f} at start")
         print(
             f"{'rate/s':>7} {'arrivals':>8} {'late>10ms':>9} {'worst ms':>8} {'failed':>6} "
-            f"{'cpu us/req':>10} {'user':>6} {'system':>6} {'opened':>7} {'peak open':>9}"
+            f"{'cpu us/req':>10} {'user':>6} {'system':>6} {'sleeps/req':>10} {'opened':>7} "
+            f"{'peak open':>9}"
         )
     best = None
     for rate in rates:
@@ -213,7 +218,7 @@ def _ladder(url: str, rates: list[float], seconds: float, as_json: bool) -> int:
             print(
                 f"{f.rate:7.0f} {f.arrivals:8d} {f.late_fraction:9.2%} {f.worst_late_ms:8.1f} "
                 f"{f.failures:6d} {f.cpu_us_per_request:10.0f} {f.user_us:6.0f} {f.system_us:6.0f} "
-                f"{f.connections_opened:7d} {f.peak_connections:9d}"
+                f"{f.sleeps_per_request:10.2f} {f.connections_opened:7d} {f.peak_connections:9d}"
                 + (f"  failed: {f.failed_by}" if f.failed_by else "")
             )
         if not f.sustained:

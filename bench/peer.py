@@ -7,8 +7,10 @@ round ends with wrk (C, closed loop, keep-alive, ``WRK_CONNECTIONS`` connections
 fast as the server answers: the floor a client's own cost can approach). On a
 machine with two or more cores the server is pinned to core 1 and each load tool to
 core 0. Per round it prints each tool's CPU time per request over its load window,
-the share of arrivals sent more than 10 ms after their due time, k6's dropped
-iterations, and the kit/k6 and kit/wrk CPU ratios (below 1: the kit is cheaper).
+the times it slept per request, the share of arrivals sent more than 10 ms after
+their due time, k6's dropped iterations, and the kit/k6 and kit/wrk CPU ratios
+(below 1: the kit is cheaper); first, what one sleep and wake costs on core 0
+(bench/sleeps.py), which a closed loop such as wrk hardly pays.
 
 The kit runs its real load-process path (bench/generator.py: dispatcher,
 transport, samples, Locust's statistics, batches and samples.csv rows). k6 runs a
@@ -47,6 +49,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.sleeps import sleep_cost_us, slept, voluntary_switches
 from stack.processes import free_port, wait_ready
 
 HERE = Path(__file__).resolve().parent
@@ -56,6 +59,8 @@ MAX_LATE_FRACTION = 0.01
 # k6 waits this long after its set-up before the scenario starts, so its CPU can be read
 # between its start-up and its load.
 K6_START_S = 2.0
+# Seconds before the end of its scenario that k6's sleeps are last read.
+K6_THREADS_END_S = 0.5
 # k6's virtual users: enough for thousands of quick requests a second, as its docs size them.
 K6_VUS, K6_MAX_VUS = 200, 2000
 WRK = shutil.which("wrk")
@@ -121,6 +126,8 @@ class Figures:
     dropped: int
     failed: int
     cpu_us: float
+    # Times the tool's process slept (bench/sleeps.py), per request.
+    sleeps: float
     # Iterations begun, where more than completed (k6 interrupts some at its stop); 0: arrivals.
     started: int = 0
 
@@ -167,7 +174,8 @@ def run_kit(url: str, rate: float, seconds: float, core: int | None) -> Figures:
     late = round(f["late_fraction"] * f["arrivals"])
     if f["failed_by"]:
         print(f"kit at {rate:.0f}/s failed: {f['failed_by']}", flush=True)
-    return Figures("kit", rate, f["arrivals"], late, 0, f["failures"], f["cpu_us"])
+    sleeps = f["sleeps_per_request"]
+    return Figures("kit", rate, f["arrivals"], late, 0, f["failures"], f["cpu_us"], sleeps)
 
 
 def run_k6(
@@ -212,7 +220,13 @@ def run_k6(
         started = time.monotonic()
         k6 = psutil.Process(proc.pid)
         time.sleep(max(0.0, started + K6_START_S - 0.2 - time.monotonic()))
-        before = k6.cpu_times()
+        before, switches = k6.cpu_times(), voluntary_switches(proc.pid)
+        # Its sleeps are read before the scenario ends, while its threads live (a thread's
+        # count ends with it, and k6 ends most of them with the scenario).
+        counted_until = started + K6_START_S + seconds - K6_THREADS_END_S
+        time.sleep(max(0.0, counted_until - time.monotonic()))
+        sleeps = slept(switches, voluntary_switches(proc.pid))
+        sleeps_s = seconds + 0.2 - K6_THREADS_END_S
         time.sleep(max(0.0, started + K6_START_S + seconds + 0.3 - time.monotonic()))
         after = k6.cpu_times()
         proc.wait(timeout=120)
@@ -226,7 +240,11 @@ def run_k6(
     used = (after.user - before.user) + (after.system - before.system)
     cpu_us = used / max(1, arrivals) * 1e6
     dropped = count("dropped_iterations")
-    return Figures("k6", rate, arrivals, count("late"), dropped, failed, cpu_us, count("started"))
+    # Over the part of the window its sleeps were counted in, at the rate it completed.
+    per_request = sleeps / max(1.0, arrivals * sleeps_s / seconds)
+    return Figures(
+        "k6", rate, arrivals, count("late"), dropped, failed, cpu_us, per_request, count("started")
+    )
 
 
 def run_wrk(url: str, seconds: float, core: int | None, script: Path) -> Figures:
@@ -248,14 +266,16 @@ def run_wrk(url: str, seconds: float, core: int | None, script: Path) -> Figures
     if not said:
         raise RuntimeError(f"wrk printed no summary: {out[-2000:]}")
     requests, errors = int(said[-1][1]), int(said[-1][2])
-    return Figures("wrk", requests / seconds, requests, 0, 0, errors, used / max(1, requests) * 1e6)
+    cpu_us, sleeps = used / max(1, requests) * 1e6, usage.ru_nvcsw / max(1, requests)
+    return Figures("wrk", requests / seconds, requests, 0, 0, errors, cpu_us, sleeps)
 
 
 def row(f: Figures) -> str:
     """One run's figures on one line."""
     return (
         f"{f.tool:>4} {f.rate:7.0f}/s {f.arrivals:8d} arrivals {f.late_fraction:7.2%} late "
-        f"{f.dropped:6d} dropped {f.failed:5d} failed {f.cpu_us:7.0f} us CPU/req"
+        f"{f.dropped:6d} dropped {f.failed:5d} failed {f.cpu_us:7.0f} us CPU/req "
+        f"{f.sleeps:5.2f} sleeps/req"
     )
 
 
@@ -330,6 +350,10 @@ def main() -> int:
         print(
             f"{psutil.cpu_count()} cpus, shared with other work (load average "
             f"{os.getloadavg()[0]:.2f}); server on core {cores[1]}, load tools on core {cores[0]}"
+        )
+        print(
+            f"one sleep and wake costs {sleep_cost_us(cores[0]):.1f} us of CPU on core "
+            f"{cores[0]} (bench/sleeps.py): a tool's CPU per request holds that for each sleep"
         )
         with tempfile.TemporaryDirectory() as tmp:
             script = Path(tmp) / "reads.js"
