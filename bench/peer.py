@@ -221,12 +221,12 @@ def run_k6(
         k6 = psutil.Process(proc.pid)
         time.sleep(max(0.0, started + K6_START_S - 0.2 - time.monotonic()))
         before, switches = k6.cpu_times(), voluntary_switches(proc.pid)
+        counted_from = time.monotonic()
         # Its sleeps are read before the scenario ends, while its threads live (a thread's
         # count ends with it, and k6 ends most of them with the scenario).
-        counted_until = started + K6_START_S + seconds - K6_THREADS_END_S
-        time.sleep(max(0.0, counted_until - time.monotonic()))
+        time.sleep(max(0.0, started + K6_START_S + seconds - K6_THREADS_END_S - time.monotonic()))
         sleeps = slept(switches, voluntary_switches(proc.pid))
-        sleeps_s = seconds + 0.2 - K6_THREADS_END_S
+        sleeps_s = time.monotonic() - counted_from
         time.sleep(max(0.0, started + K6_START_S + seconds + 0.3 - time.monotonic()))
         after = k6.cpu_times()
         proc.wait(timeout=120)

@@ -94,7 +94,7 @@ def settle(environment, slots: dict[str, int], used_run_dirs: Set[Path]) -> Sett
 
 def run_name(run_dir: Path) -> str:
     """The run directory's name and eight random hex digits: a platform dedupes a webhook id
-    it has seen and a follow-up credits work by run name, so a reused --run-dir name must
+    it has seen and a follow-up credits work by run id, so a reused --run-dir name must
     still be a new run to the platform."""
     return f"{run_dir.name}-{secrets.token_hex(4)}"
 

@@ -44,6 +44,7 @@ from stack.demo import locust_command
 from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.opencode import basic_auth, ensure_opencode, start_stack
 from stack.processes import ROOT
+from tests.support.generator_env import read_run
 from tests.support.transport import transport
 from workloads.opencode.dialect import SESSION_KEY, OpenCode
 from workloads.opencode.platform import PLATFORM
@@ -196,8 +197,7 @@ def test_no_session_is_given_a_second_message_and_no_title_call_reaches_the_mode
     scenario = load_scenario()
     turns = [r for r in samples if r["workload"] in ("chat_stream", "agent_run")]
     steps = {w: scenario.agent(w).steps for w in ("chat_stream", "agent_run")}
-    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
-    sessions = _api(stack, "/session?limit=100000&search=loadkit%20" + run_id)
+    sessions = _api(stack, "/session?limit=100000&search=loadkit%20" + read_run(run_dir)["run_id"])
     used = 0
     for session in sessions:  # type: ignore[union-attr]
         messages = _messages(stack, session["id"])
