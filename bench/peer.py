@@ -41,6 +41,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -148,6 +150,27 @@ def pin(core: int | None):
     if core is None:
         return None
     return lambda: os.sched_setaffinity(0, {core})
+
+
+def load_and_server_cores() -> tuple[int | None, int | None]:
+    """The core a load tool runs on and the server's: 0 and 1 where there are two, else none."""
+    return (0, 1) if (psutil.cpu_count() or 1) >= 2 else (None, None)
+
+
+@contextmanager
+def trivial_server(core: int | None) -> Iterator[str]:
+    """bench/trivial_server.py on a free port, pinned to ``core``, ready; its URL."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, str(HERE / "trivial_server.py"), str(port)], preexec_fn=pin(core)
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url + "/health", server)
+        yield url
+    finally:
+        server.terminate()
+        server.wait()
 
 
 def generator_figures(url: str, rate: float, seconds: float, core: int | None) -> dict:
@@ -339,14 +362,8 @@ def main() -> int:
     if WRK is None:
         print("wrk not found: apt-get install wrk (Debian's package)", file=sys.stderr)
         return 2
-    cores = (0, 1) if (psutil.cpu_count() or 1) >= 2 else (None, None)
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, str(HERE / "trivial_server.py"), str(port)], preexec_fn=pin(cores[1])
-    )
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_ready(url + "/health", server)
+    cores = load_and_server_cores()
+    with trivial_server(cores[1]) as url:
         print(
             f"{psutil.cpu_count()} cpus, shared with other work (load average "
             f"{os.getloadavg()[0]:.2f}); server on core {cores[1]}, load tools on core {cores[0]}"
@@ -366,9 +383,6 @@ def main() -> int:
                 ladder(url, [float(r) for r in args.ladder.split(",")], args.seconds, cores, script)
         print(f"load average {os.getloadavg()[0]:.2f} at end")
         return 0
-    finally:
-        server.terminate()
-        server.wait()
 
 
 if __name__ == "__main__":
