@@ -6,8 +6,8 @@ closed; docs/internals.md, "One attempt per request"). The rules it keeps:
 
 - once any byte may have reached the server, whatever breaks is raised, named
   (``ExchangeError``, or the OS error itself) and never re-sent; an idle connection is
-  checked (one non-blocking peek) before anything is written to it, and never reused
-  once idle for ``idle_s``;
+  checked (a zero-timeout poll, and a peek if readable) before anything is written to
+  it, and never reused once idle for ``idle_s``;
 - every answer is read by one reader: interim 1xx answers read past, the framing
   decided once (``_framing``: a bad, negative or twice-and-different Content-Length
   named), the body read in bounded pieces (``_Body``) and bounded by the caller's
@@ -32,7 +32,7 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 import gevent
-from gevent import socket, ssl
+from gevent import monkey, socket, ssl
 
 from engine.content_coding import (
     DEFAULT_ACCEPT,
@@ -63,6 +63,10 @@ CHUNKED = -1
 TO_CLOSE = -2
 # Peek flags for the liveness check: look without consuming, never block.
 _PEEK = _stdlib_socket.MSG_PEEK | _stdlib_socket.MSG_DONTWAIT
+# The liveness check's first look: the kernel's own poll (gevent's would go through its hub
+# for a zero timeout), one for the process, its registration undone before anything switches.
+_POLL = monkey.get_original("select", "poll")()
+_READABLE = monkey.get_original("select", "POLLIN")
 # Statuses that never carry a body, whatever the headers say.
 _NO_BODY = (204, 304)
 # A request head never carries these: a CR or LF in a path or header would end the line early
@@ -406,10 +410,18 @@ def _first_line(head: list[str]) -> str:
 def _alive(sock: socket.socket, tls: bool) -> bool:
     """Whether an idle connection is still open: no FIN, no reset, no unread bytes.
 
-    One non-blocking peek on the kernel socket. Unread bytes on an idle plain
-    connection are a protocol error (an answer to nothing), so it is not reused
-    either; under TLS they may be session tickets, which the TLS layer consumes.
+    A zero-timeout poll of the kernel socket first: nothing to read is what almost every
+    idle connection shows, and answers without the exception a non-blocking peek raises
+    on it. Only a readable one is peeked at. Unread bytes on an idle plain connection
+    are a protocol error (an answer to nothing), so it is not reused either; under TLS
+    they may be session tickets, which the TLS layer consumes.
     """
+    fd = sock.fileno()
+    _POLL.register(fd, _READABLE)
+    readable = _POLL.poll(0)
+    _POLL.unregister(fd)
+    if not readable:
+        return True
     try:
         # The kernel socket under gevent's (its stubs, which pretend gevent's socket is the
         # stdlib's, do not declare it): gevent's own recv would wait out an EAGAIN.

@@ -48,13 +48,13 @@ class RunFiles:
 
     def append_samples(self, worker: int, rows: Iterable, phases: list[str]) -> int:
         """Append a batch of sample tuples from one process; returns how many were written."""
-        before = self.recorded
-        for row in rows:
-            sample = Sample(*row)
-            self._csv.writerow(csv_row(self.run_id, worker, phases[sample.segment], sample))
-            self.recorded += 1
+        samples = [Sample(*row) for row in rows]
+        run_id = self.run_id
+        # One writerows for the batch: a master writes every process's rows.
+        self._csv.writerows([csv_row(run_id, worker, phases[s.segment], s) for s in samples])
         self._file.flush()
-        return self.recorded - before
+        self.recorded += len(samples)
+        return len(samples)
 
     def write_run_json(self, record: RunRecord) -> None:
         """Replace run.json in one step, so a reader never sees half of it."""
