@@ -216,6 +216,18 @@ def test_a_connection_closed_while_idle_is_replaced_before_writing_not_failed(se
     assert http.stats.open_now == 0
 
 
+def test_bytes_on_an_idle_connection_are_an_answer_to_nothing_and_it_is_not_reused(server):
+    """The liveness check's readable branch: what lies unread on an idle plain connection is
+    never taken for the next request's answer."""
+    http = transport(server.url)
+    assert http.send(HttpCall("GET", "/case/stray_after_answer")) == (200, BODY, None)
+    # The stray answer is on the client's socket once the server has sent it (loopback).
+    server.wait_for("sent stray_after_answer", 1)
+    assert http.send(HttpCall("GET", "/ok")) == (200, BODY, None)
+    assert http.stats.opened == 2 and http.stats.open_now == 1
+    http.close()
+
+
 def test_connections_idle_past_the_idle_age_are_retired_not_reused(server):
     http = transport(server.url, idle_s=0.3)
     call = HttpCall("GET", "/ok")

@@ -204,6 +204,9 @@ CASES: dict[str, tuple] = {
         b"19\r\n" + BODY + b"\r\n0\r\n\r\n",
     ),
     "transfer_gzip": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",),
+    # An answer, then, once the client has read it, bytes no request asked for: an idle
+    # connection with something unread on it.
+    "stray_after_answer": (_answer("length"), 0.2, b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
     # The head a byte at a time, 2 ms apart (well within any timeout), then the body.
     "dribbled_head": (
         *(part for byte in _answer("length")[: -len(BODY)] for part in (bytes([byte]), 0.002)),
@@ -335,8 +338,9 @@ def _asked_coding(head: bytes) -> str:
     return "nothing"
 
 
-def _serve_case(conn: socket.socket, name: str) -> bool:
-    """Send CASES[name]; False when the connection must not be reused."""
+def _serve_case(conn: socket.socket, name: str, counts: Counts) -> bool:
+    """Send CASES[name], counted as ``sent NAME`` once all of it is sent; False when the
+    connection must not be reused."""
     for part in (CODED[name](),) if name in CODED else CASES[name]:
         if isinstance(part, float):
             time.sleep(part)
@@ -345,6 +349,7 @@ def _serve_case(conn: socket.socket, name: str) -> bool:
             return False
         else:
             conn.sendall(part)
+    counts.add(f"sent {name}")
     return name not in CLOSES
 
 
@@ -425,7 +430,7 @@ def _serve(conn: socket.socket, counts: Counts) -> None:
                 name = target[len(b"/case/") :].decode()
                 counts.add(name)
                 counts.add(f"asked {_asked_coding(head)}")
-                if _serve_case(conn, name):
+                if _serve_case(conn, name, counts):
                     continue
                 return
             if target.startswith(b"/ws/"):
