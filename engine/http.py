@@ -64,8 +64,8 @@ TO_CLOSE = -2
 # Peek flags for the liveness check: look without consuming, never block.
 _PEEK = _stdlib_socket.MSG_PEEK | _stdlib_socket.MSG_DONTWAIT
 # The liveness check's first look: the kernel's own poll (gevent's would go through its hub
-# for a zero timeout), one for the process, its registration undone before anything switches.
-_POLL = monkey.get_original("select", "poll")()
+# for a zero timeout), one for each connection, its socket registered once.
+_POLL = monkey.get_original("select", "poll")
 _READABLE = monkey.get_original("select", "POLLIN")
 # Statuses that never carry a body, whatever the headers say.
 _NO_BODY = (204, 304)
@@ -157,10 +157,13 @@ class TransportStats:
 
 
 class _Connection:
-    __slots__ = ("idle_since", "last_status", "open", "sock")
+    __slots__ = ("idle_since", "last_status", "open", "readable", "sock")
 
     def __init__(self, sock: socket.socket):
         self.sock = sock
+        # What the liveness check asks of the kernel: whether the idle socket is readable.
+        self.readable = _POLL()
+        self.readable.register(sock.fileno(), _READABLE)
         self.idle_since = 0.0
         # The status of the last answer read on it (0: none yet).
         self.last_status = 0
@@ -307,7 +310,7 @@ class HttpTransport:
                     self._discard(old)
                 idle.clear()
                 break
-            if _alive(connection.sock, self._tls is not None):
+            if _alive(connection, self._tls is not None):
                 return connection
             self.stats.reconnects += 1
             self._discard(connection)
@@ -407,7 +410,7 @@ def _first_line(head: list[str]) -> str:
     return "the request line" if bad is head[0] else f"header {bad.split(':', 1)[0][:40]!r}"
 
 
-def _alive(sock: socket.socket, tls: bool) -> bool:
+def _alive(connection: _Connection, tls: bool) -> bool:
     """Whether an idle connection is still open: no FIN, no reset, no unread bytes.
 
     A zero-timeout poll of the kernel socket first: nothing to read is what almost every
@@ -416,16 +419,12 @@ def _alive(sock: socket.socket, tls: bool) -> bool:
     are a protocol error (an answer to nothing), so it is not reused either; under TLS
     they may be session tickets, which the TLS layer consumes.
     """
-    fd = sock.fileno()
-    _POLL.register(fd, _READABLE)
-    readable = _POLL.poll(0)
-    _POLL.unregister(fd)
-    if not readable:
+    if not connection.readable.poll(0):
         return True
     try:
         # The kernel socket under gevent's (its stubs, which pretend gevent's socket is the
         # stdlib's, do not declare it): gevent's own recv would wait out an EAGAIN.
-        peeked = sock._sock.recv(1, _PEEK)  # type: ignore[attr-defined]
+        peeked = connection.sock._sock.recv(1, _PEEK)  # type: ignore[attr-defined]
     except BlockingIOError:
         return True
     except OSError as exc:
@@ -450,7 +449,10 @@ def _sent_and_answered(sock: socket.socket, data: bytes) -> bytes:
         sent = 0
     if sent < len(data):
         sock.sendall(memoryview(data)[sent:])
-    sock._wait(sock._read_event)  # type: ignore[attr-defined]
+    # The hub's own wait: the socket's goes through its timeout's machinery (a dummy timer,
+    # as a pooled socket has none); the deadline is the caller's (``send``'s or the
+    # dispatcher's).
+    sock.hub.wait(sock._read_event)  # type: ignore[attr-defined]
     try:
         return raw.recv(READ_CHUNK)
     except BlockingIOError:
