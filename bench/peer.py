@@ -319,8 +319,8 @@ def run_wrk(
 def run_wrk_paced(url: str, rate: float, seconds: float, core: int | None, script: Path) -> Figures:
     """wrk paced by ``script`` on as many connections as bring it nearest ``rate``: sized by a
     short run on one connection per millisecond of pace a request."""
-    sizing = run_wrk(url, WRK_SIZING_S, core, script, max(1, round(rate * WRK_PACE_MS / 1000)))
-    per_connection = sizing.rate / max(1, round(rate * WRK_PACE_MS / 1000))
+    first_guess = max(1, round(rate * WRK_PACE_MS / 1000))
+    per_connection = run_wrk(url, WRK_SIZING_S, core, script, first_guess).rate / first_guess
     connections = max(1, round(rate / max(1.0, per_connection)))
     return replace(run_wrk(url, seconds, core, script, connections), tool="wrk~")
 
@@ -335,8 +335,8 @@ def row(f: Figures) -> str:
 
 
 def compare(url: str, rates: list[float], rounds: int, seconds: float, cores, scripts) -> None:
-    """Interleaved rounds at each rate, each ending with wrk; the ratios of CPU per request,
-    paired by round."""
+    """Interleaved rounds at each rate, each ending with wrk flat out and wrk paced; the
+    ratios of CPU per request, paired by round."""
     k6_script, wrk_script, wrk_paced_script = scripts
     for rate in rates:
         ratios: dict[str, list[float]] = {"k6": [], "wrk": [], "wrk~": []}
