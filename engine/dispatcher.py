@@ -19,7 +19,7 @@ from collections import Counter
 import gevent
 import gevent.event
 import gevent.lock
-import gevent.queue
+from gevent.hub import Waiter, get_hub
 
 from engine.collector import LoadCollector
 from engine.conversations import ConversationCursor
@@ -88,9 +88,9 @@ class Dispatcher:
                 hold.short_because,
             )
         self._slots = gevent.lock.Semaphore(self.bound)
-        self._handoff: gevent.queue.SimpleQueue = gevent.queue.SimpleQueue()
         self._runners: list[gevent.Greenlet] = []
-        self._waiting_runners = 0
+        # The runners waiting for an arrival, each by its own Waiter, the last to finish last.
+        self._idle: list[Waiter[_Arrival]] = []
         self._deadlines = Deadlines(clock)
         self._in_flight: dict[int, _Arrival] = {}
         self._all_done = gevent.event.Event()
@@ -145,28 +145,32 @@ class Dispatcher:
                 # A turn opens a socket of its own: the idle keep-alive ones stay within what
                 # the arrivals in flight leave of the bound, so the files suffice (limits.py).
                 self._http.trim_idle(self.bound - len(self._in_flight))
-            if self._waiting_runners:
-                self._waiting_runners -= 1
+            if self._idle:
+                # A Waiter is switched to from the hub only: the runner starts on the next turn.
+                get_hub().loop.run_callback(self._idle.pop().switch, arrival)
             else:
-                self._runners.append(gevent.spawn(self._run_arrivals))
-            self._handoff.put(arrival)
+                self._runners.append(gevent.spawn(self._run_arrivals, arrival))
 
-    def _run_arrivals(self) -> None:
-        """A long-lived runner: serves one arrival after another, handed over by the loop.
+    def _run_arrivals(self, arrival: _Arrival) -> None:
+        """A long-lived runner: serves ``arrival``, then one after another handed to it by the loop.
 
         Starting a greenlet per arrival cost more than the request itself; a runner
-        waits for the next one instead. The loop claims an idle runner for each
-        arrival it hands over (or starts one when none is idle), so no arrival waits
-        in the hand-off for a busy runner, and runners never outnumber the bound.
+        waits for the next one instead. The loop hands each arrival to the runner that
+        finished last (its stack the likeliest still in the cache), or starts one when
+        none is idle, so no arrival waits for a busy runner and runners never outnumber
+        the bound. Each runner waits on a Waiter of its own, so a hand-off costs the same
+        however many runners a burst left idle (a shared queue's did not: docs/internals.md).
         """
-        handoff = self._handoff
+        waiter: Waiter[_Arrival] = Waiter()
         while True:
-            arrival = handoff.get()
             try:
                 self._serve(arrival)
             finally:
-                self._waiting_runners += 1
                 self._slots.release()
+            # Nothing switches between these two lines, so the loop hands over only to a
+            # runner already waiting.
+            self._idle.append(waiter)
+            arrival = waiter.get()
 
     def _serve(self, arrival: _Arrival) -> None:
         workload = arrival.workload
