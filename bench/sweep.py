@@ -25,9 +25,9 @@ from pathlib import Path
 from reports import sweep as sweep_report
 from reports.rundir import load_run
 from stack.local import LOCUST, StackOptions, child_env
-from stack.platforms import local_stack
+from stack.platforms import STACKS, local_stack
 from stack.processes import ROOT
-from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS
+from workloads.platforms import DEFAULT_PLATFORM
 
 # The model the sweeps run against unless told: a short, realistic-shaped answer.
 DEFAULT_STUB = ("--first-token-ms", "500", "--token-ms", "10", "--tokens", "8")
@@ -60,7 +60,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--zero-delay", action="store_true", help="stub answers at once")
     parser.add_argument(
         "--platform",
-        choices=PLATFORMS,
+        choices=STACKS,
         default=DEFAULT_PLATFORM,
         help=f"the platform whose local stack is swept (default {DEFAULT_PLATFORM})",
     )

@@ -14,8 +14,8 @@ first turn), so all of its turns are served by one load process, the one its
 first turn's global index falls to (index mod W), as every other arrival is; each
 process walks every arrival in order and takes those that are its own
 (``ConversationCursor``). The conversation's state (the id the platform gave it)
-travels in a session dict, the same users mode gives a user, which the process
-forgets once no later turn can continue it.
+travels in a ``Conversation`` (engine/seam.py), the record users mode gives a user,
+which the process forgets once no later turn can continue it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from engine.mix import Mix
 from engine.schedule import Plan, Segment
+from engine.seam import Conversation
 from inputs.agent import Conversations
 
 # sqrt(7) - 2 is rationally independent of the mix's golden step and the cancels' sqrt(2) - 1,
@@ -83,8 +84,8 @@ def planned_depths(chat_indexes: list[int], shape: Conversations) -> list[int]:
 class ConversationCursor:
     """Walks every arrival of a plan in order and stops at this process's own: every arrival
     but a continuing chat turn by index mod W (as SlotCursor does), a continuing chat turn
-    by its conversation's first turn's. Each own chat turn comes with its conversation's
-    session dict (``session``), shared by the turns of one conversation.
+    by its conversation's first turn's. Each own chat turn comes with its ``conversation``,
+    shared by the turns of one conversation.
 
     Arrivals are walked by global index, which a plan change keeps (a rate change closes
     the open segment and numbers the next one on), so the walk survives one.
@@ -95,13 +96,13 @@ class ConversationCursor:
         self.walk = ConversationWalk(shape)
         self.segment = 0
         self._next = 0  # the next global index to walk
-        self._pending: tuple[int, dict | None] | None = None
-        self._sessions: dict[int, dict] = {}
-        self.session: dict | None = None
+        self._pending: tuple[int, Conversation | None] | None = None
+        self._conversations: dict[int, Conversation] = {}
+        self.conversation: Conversation | None = None
 
     def peek(self, plan: Plan) -> tuple[int, int, float] | None:
         """(segment number, global index, due_s) of this process's next arrival, None when
-        the plan has no more; ``session`` is that arrival's conversation (None if not chat)."""
+        the plan has no more; ``conversation`` is that arrival's (None if not chat)."""
         while True:
             if self._pending is None:
                 located = self._locate(plan, self._next)
@@ -113,12 +114,12 @@ class ConversationCursor:
                 self._pending = self._own(segment, k)
                 if self._pending is None:
                     continue
-            k, session = self._pending
+            k, conversation = self._pending
             located = self._locate(plan, k)
             if located is None:
                 return None
             number, segment = located
-            self.session = session
+            self.conversation = conversation
             return number, k, segment.due_s(k - segment.first_index)
 
     def advance(self) -> None:
@@ -126,8 +127,8 @@ class ConversationCursor:
         assert self._pending is not None
         self._pending = None
 
-    def _own(self, segment: Segment, k: int) -> tuple[int, dict | None] | None:
-        """(k, its session) if arrival k is this process's, else None; every chat turn is
+    def _own(self, segment: Segment, k: int) -> tuple[int, Conversation | None] | None:
+        """(k, its conversation) if arrival k is this process's, else None; every chat turn is
         walked here, once, in order, whoever serves it."""
         if self.mix.pick_in(segment, k) != CHAT:
             return (k, None) if k % self.workers == self.slot else None
@@ -137,14 +138,14 @@ class ConversationCursor:
             return None
         ends = self.walk.ends(turn)
         if turn.depth == 1:
-            session: dict = {}
+            conversation = Conversation()
             if not ends:
-                self._sessions[turn.head] = session
+                self._conversations[turn.head] = conversation
         else:
-            session = self._sessions.get(turn.head, {})
+            conversation = self._conversations.get(turn.head) or Conversation()
             if ends:
-                self._sessions.pop(turn.head, None)
-        return k, session
+                self._conversations.pop(turn.head, None)
+        return k, conversation
 
     def _locate(self, plan: Plan, k: int) -> tuple[int, Segment] | None:
         """The segment holding global index k (its number), None past a closed plan's end."""

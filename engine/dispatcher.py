@@ -27,6 +27,7 @@ from engine.deadlines import Deadlines
 from engine.limits import process_connection_limit, two_socket_share
 from engine.samples import Result, recorded
 from engine.schedule import Plan, SlotCursor
+from engine.seam import Conversation
 from engine.serve import CHAT, serve
 from engine.share import Share
 
@@ -40,16 +41,23 @@ PLAN_WATCH_S = 0.1
 class _Arrival:
     """An arrival taken off the schedule and not yet recorded."""
 
-    __slots__ = ("due_s", "index", "segment", "sent_s", "session", "workload")
+    __slots__ = ("conversation", "due_s", "index", "segment", "sent_s", "workload")
 
-    def __init__(self, index: int, workload: str, segment: int, due_s: float, session: dict | None):
+    def __init__(
+        self,
+        index: int,
+        workload: str,
+        segment: int,
+        due_s: float,
+        conversation: Conversation | None,
+    ):
         self.index = index
         self.workload = workload
         self.segment = segment
         self.due_s = due_s
         self.sent_s: float | None = None
         # The conversation a continuing chat turn belongs to (engine/conversations.py).
-        self.session = session
+        self.conversation = conversation
 
     def mark_sent(self, now: float) -> None:
         """Note the run time at which the request left."""
@@ -133,11 +141,11 @@ class Dispatcher:
             if wait > 0:
                 # Shorter than any plan change's lead: this arrival is due under either plan.
                 gevent.sleep(wait)
-            session = cursor.session if isinstance(cursor, ConversationCursor) else None
+            conversation = cursor.conversation if isinstance(cursor, ConversationCursor) else None
             cursor.advance()
             workload = self._mix.pick_in(self._plan.segments[segment], index)
             self.offered[segment, workload] += 1
-            arrival = _Arrival(index, workload, segment, due_s, session)
+            arrival = _Arrival(index, workload, segment, due_s, conversation)
             self._in_flight[index] = arrival
             # A full bound waits here, and the wait shows as the arrival's lateness.
             self._slots.acquire()
@@ -184,7 +192,7 @@ class Dispatcher:
             self._mix.cancels(arrival.index),
             self._timeouts.for_workload(workload),
             arrival.mark_sent,
-            arrival.session,
+            arrival.conversation,
         )
         self._record(arrival, result)
 

@@ -1,20 +1,24 @@
 """The contract between the core and a platform: the types the core drives (Dialect, Attempt,
-Turn, what a preflight found, the Platform record and its protocols). A platform package
-under ``workloads/`` implements them and the core never imports one; mypy and
-tests/test_platform_contract.py hold every registered record to these signatures.
+Turn, the conversation a turn continues, what a preflight found, the Platform record and
+what its skeleton calls). A platform package, the kit's own or an installed distribution
+of a team's, implements them and the core never imports one; mypy holds the built-ins to
+these signatures and ``loadkit check-platform`` holds any registered record to them.
 
 A dialect turns each workload into requests for one platform and judges each answer
 against that platform's contract; the dispatcher owns the clock (a dialect calls
-``attempt.sent()`` as its request leaves and never catches a timeout).
+``attempt.sent()`` as its request leaves and never catches a timeout). What is not the
+platform's own (reaching the API, signing in, checking the credential, seeding's command
+line, preflight's default, the follow-up's scaffolding) is the kit's skeleton, written
+once in ``workloads/``; a platform fills in only the parts named here.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeVar
 
 from engine.agent_plan import AgentPlan, AgentTool
 from engine.followups import FollowUp
@@ -24,16 +28,36 @@ from engine.http import (
     classify,
 )
 from engine.samples import FAILED, Result
-from inputs.fixture import Fixture
+from engine.sign_in import NO_SIGN_IN, Credential, SignIn
+from inputs.fixture import Fixture, read_seeded
 from inputs.scenario import WORKLOADS
 
 if TYPE_CHECKING:
     # typeshed's "any dataclass": what fixture.read_seeded reads a platform's part into.
     from _typeshed import DataclassInstance
 
+# A platform's part of the fixture, as its own dataclass.
+S = TypeVar("S", bound="DataclassInstance")
+S_co = TypeVar("S_co", bound="DataclassInstance", covariant=True)
+S_contra = TypeVar("S_contra", bound="DataclassInstance", contravariant=True)
+
 # Work a platform accepted for later, as the dialect notes it: (arrival index, workload, the
 # platform's reference to it), followed after the run by the platform's FollowUpAccepted.
 Accepted = tuple[int, str, str]
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One conversation's state, shared by its turns (a users-mode user's, or in open arrival
+    the one a continuing chat turn joins): how many turns it has had, counted by the kit, and
+    the platform's id for it once the platform has one (a thread, a session, a context)."""
+
+    turns: int = 0
+    id: str | None = None
+
+    def begin(self) -> None:
+        """Start over: the next turn opens a new conversation."""
+        self.turns, self.id = 0, None
 
 
 @dataclass
@@ -44,9 +68,8 @@ class Attempt:
     cancel: bool
     now: Callable[[], float]
     sent: Callable[[], float]
-    # A users-mode user's own state, kept across its requests (a chat user's conversation);
-    # None in open arrival, where every arrival is a stranger.
-    session: dict | None = None
+    # The conversation a chat turn continues, or a users-mode user's own; None for a stranger.
+    conversation: Conversation | None = None
 
 
 class Turn:
@@ -74,34 +97,70 @@ class Turn:
         return Result(status, FAILED, detail, self.received, self.tokens, self.ttft_ms)
 
 
-class Dialect(ABC):
-    """How one platform is signed in to and how each workload becomes requests.
+@dataclass(frozen=True)
+class Deployment(Generic[S]):
+    """What a dialect is built on: the deployment as seeded (its platform's part already read
+    and checked as the record's dataclass), the address the run was given, and the run."""
 
-    Every dialect is built as the load process builds it: ``(fixture, base_url, run_id,
-    http)``. A platform's own constructor takes exactly these (the contract test holds it
-    to them) and reads its part of the fixture there, so a missing field stops the run
-    before sign-in.
+    fixture: Fixture
+    seeded: S
+    # The API's address as the run was given it (--host, else the fixture's api_url).
+    base_url: str
+    run_id: str
+
+
+class Dialect(ABC, Generic[S]):
+    """How one platform's workloads become requests, and what its answers mean.
+
+    The kit builds it as every load process does, ``Dialect(deployment, http)``, then signs
+    in (``sign_in``, a class attribute: none, a key in a header, or the platform's own),
+    checks the credential with ``check`` and hands the headers to ``signed_in``. Load
+    traffic goes through ``self.http`` only (``send``; ``stream`` for server-sent events),
+    never a client of the platform's own.
     """
 
-    def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
-        self.fixture = fixture
-        # The API's address as the run was given it (--host); ``http`` is bound to the same,
-        # resolved once. A connection the transport does not carry (a WebSocket) starts here.
-        self.base_url = base_url
-        self.run_id = run_id
+    # The API's unauthenticated "are you there" path (None: the platform has none; reaching
+    # it is then the credential check's first request).
+    HEALTH: ClassVar[str | None] = None
+    # How the run signs in (engine/sign_in.py).
+    sign_in: ClassVar[SignIn] = NO_SIGN_IN
+
+    def __init__(self, deployment: Deployment[S], http: HttpTransport):
+        self.deployment = deployment
+        self.seeded: S = deployment.seeded
+        # --host; ``http`` is bound to the same, resolved once. A connection the transport
+        # does not carry (a WebSocket) starts here.
+        self.base_url = deployment.base_url
+        self.run_id = deployment.run_id
         self.http = http
+        # What every request carries once signed in (kept in memory only).
+        self.auth: dict[str, str] = {}
         self._accepted: list[Accepted] = []
         # The prompts of chat turns and agent runs, with the kit's plan of the loop; the load
         # process gives the run's (the scenario's shape, the platform's tool) after building.
-        self.agent_plan = AgentPlan(run_id)
+        self.agent_plan = AgentPlan(deployment.run_id)
 
-    @abstractmethod
-    def sign_in(self, email: str, password: str) -> None:
-        """Sign in once for this process; keep the credential in memory only."""
+    def check(self) -> HttpCall | None:
+        """One cheap request that needs the credential, sent by the kit after sign-in with
+        ``auth`` added: a 401 or 403 is the credential refused. None: nothing to check."""
+        return None
+
+    def signed_in(self, auth: Mapping[str, str], secret: str) -> None:
+        """The kit signed in: ``auth`` goes on every request. A platform that makes requests
+        ahead (its list reads) or derives something from the credential (a webhook's
+        signing secret) does so here."""
+        del secret
+        self.auth = dict(auth)
+
+    @property
+    def json_headers(self) -> dict[str, str]:
+        """``auth`` and a JSON body's Content-Type."""
+        return {**self.auth, "Content-Type": "application/json"}
 
     @abstractmethod
     def call(self, workload: str, k: int) -> HttpCall:
-        """The request for arrival k of a plain-HTTP workload (everything but chat_stream)."""
+        """The request for arrival k of a plain-HTTP workload (everything but chat_stream);
+        ValueError for a workload it does not serve."""
 
     @abstractmethod
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
@@ -147,6 +206,15 @@ class PreflightError(Exception):
     """The deployment cannot do the work; the message is one line with the fix."""
 
 
+class SeedError(Exception):
+    """Seeding cannot continue; the message is one line naming what and the fix."""
+
+
+class Skip(Exception):
+    """An optional probe's workloads cannot run on this deployment and the run goes on
+    without them; the message is the reason the report gives."""
+
+
 @dataclass(frozen=True)
 class PreflightResult:
     """What preflight saw, in the summary's words, and which workloads the run leaves out.
@@ -178,35 +246,92 @@ class PreflightResult:
         return "; ".join(parts)
 
 
-class RunPreflight(Protocol):
-    """A platform's preflight, as the runner and ``python -m workloads.<platform>.preflight``
-    call it: (fixture, email, password, the workloads the run offers) -> what it saw, whose
-    ``skipped`` maps workload -> reason; PreflightError (one line) when the deployment cannot
-    do that work. A platform without users takes the password as its key and ignores email."""
+@dataclass(frozen=True)
+class Setup(Generic[S_co]):
+    """A signed-in deployment outside the load, as the kit hands it to a platform's probes
+    and follower: the fixture and its platform part, the credential (in memory), the
+    headers sign-in made of it, and one arrival of a workload served through the run's own
+    dialect and transport, judged as a sample would be."""
 
-    def __call__(
-        self, fixture: Fixture, email: str, password: str, offered: frozenset[str], /
-    ) -> PreflightResult: ...
-
-
-class SeedCommand(Protocol):
-    """A platform's seed command line (``python -m workloads.<platform>.seed ARGS``, ``make
-    seed``, ``loadkit seed``): builds or finds what the fixture names and writes it; 0, or 1
-    with one line (2 for a bad option). ``prog`` is how its usage and refusals name it."""
-
-    def __call__(self, argv: list[str], /, prog: str = ...) -> int: ...
+    fixture: Fixture
+    seeded: S_co
+    email: str
+    secret: str
+    auth: Mapping[str, str]
+    one: Callable[[str], Result]
 
 
-class FollowUpAccepted(Protocol):
+@dataclass(frozen=True)
+class Probe:
+    """One real request of the kind the run will make, made only when the run offers a
+    workload in ``needed_by``. ``check`` returns what it saw in the summary's words ("" for
+    nothing to add) or raises PreflightError, one line with the fix. An ``optional`` probe may
+    raise Skip instead, leaving its workloads out; when it does not, they are said ready."""
+
+    needed_by: frozenset[str]
+    check: Callable[[], str]
+    optional: bool = False
+
+
+# A platform's preflight beyond the kit's reach and credential check: its probes, made while
+# the block is open (a setup client opened for them is closed on the way out).
+Probes = Callable[[Setup[S]], AbstractContextManager[Sequence[Probe]]]
+
+
+@dataclass(frozen=True)
+class SeedOption:
+    """A seed option of the platform's own (``--agent ID``): its flag, help and default; a
+    ``switch`` takes no value and is True when given."""
+
+    flag: str
+    help: str
+    default: str | None = None
+    switch: bool = False
+
+    @property
+    def dest(self) -> str:
+        """Its name in SeedSetup.own: the flag without dashes, ``_`` for ``-``."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+
+@dataclass(frozen=True)
+class SeedSetup:
+    """What seeding is given: the options as the command line said them (the platform's own
+    under ``own``), the credential (in memory only) and the headers the platform's sign-in
+    made of it before anything was seeded (``auth``: a setup client sends these)."""
+
+    api_url: str
+    stub_url: str
+    documents: int
+    email: str
+    secret: str
+    # Seconds to keep asking before the API answers (0: ask once).
+    wait_s: float
+    own: Mapping[str, str | bool | None] = field(default_factory=dict)
+    auth: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Seeding(Generic[S]):
+    """What a platform's seed makes or finds (``make``: the platform's part of the fixture,
+    SeedError in one line when it cannot), where the platform listens by default and the
+    options of its own. The command around it (``loadkit seed``) is the kit's."""
+
+    make: Callable[[SeedSetup], S]
+    api_url: str
+    options: tuple[SeedOption, ...] = ()
+    # What --stub-url is to this platform, for --help.
+    stub_help: str = "the stub as the platform reaches it, for the record"
+
+
+class FollowUpAccepted(Protocol[S_contra]):
     """After the run, what became of the work the platform accepted for later: one FollowUp
     per ``accepted`` arrival, polled for at most ``grace_s``. Called on the master, which
     writes them to followups.csv; what the platform cannot show is "not verifiable"."""
 
     def __call__(
         self,
-        fixture: Fixture,
-        email: str,
-        password: str,
+        setup: Setup[S_contra],
         /,
         *,
         run_id: str,
@@ -216,25 +341,50 @@ class FollowUpAccepted(Protocol):
     ) -> list[FollowUp]: ...
 
 
+def _served(seeded: object) -> str:
+    del seeded
+    return "served"
+
+
 @dataclass(frozen=True, kw_only=True)
-class Platform:
+class Platform(Generic[S]):
     """One platform, whole: what its package exports as ``PLATFORM`` and the registry
-    (workloads/platforms.py) hands the runner, the seed and preflight commands and the tests.
-    Each part is typed, so a platform that spells one differently fails ``make lint``."""
+    (workloads/platforms.py) hands the runner, the seed and preflight commands, ``loadkit
+    check-platform`` and the tests. Each part is typed, so a platform that spells one
+    differently fails ``make lint`` (and ``loadkit check-platform``)."""
 
     # The name the registry and the fixture's ``platform`` know it by.
     name: str
-    # How each workload becomes requests; built as Dialect.__init__ says.
-    dialect: type[Dialect]
-    # The fixture's platform part (``Fixture.seeded``) as a dataclass, read by
-    # fixture.read_seeded: what the seed writes and the dialect, preflight and follow-up read.
-    seeded: type[DataclassInstance]
-    seed: SeedCommand
-    run_preflight: RunPreflight
-    # None when the platform shows nothing of accepted work (it is then "not verifiable").
-    follow_up: FollowUpAccepted | None
+    # How each workload becomes requests, and how the run signs in.
+    dialect: type[Dialect[S]]
+    # The fixture's platform part as a dataclass: what the seed makes and the dialect,
+    # probes and follow-up read (``seeded_from``). A platform with nothing seeded has one
+    # without fields.
+    seeded: type[S]
     # What each workload it offers becomes on this platform, for the report's mix.
-    requests: Mapping[str, str]
+    offers: Mapping[str, str]
+    # Every other workload, with the reason it is not offered (the report says it).
+    not_offered: Mapping[str, str] = field(default_factory=dict)
+    # What seeding makes; None: nothing (the part is the dataclass's defaults).
+    seeding: Seeding[S] | None = None
+    # Preflight's probes beyond reach and the credential; None: the kit's default (one
+    # arrival of each offered agent workload, through the dialect).
+    probes: Probes[S] | None = None
+    # None when the platform shows nothing of accepted work (it is then "not verifiable").
+    follow_up: FollowUpAccepted[S] | None = None
     # The one tool its agent is given for the loop (engine/agent_plan.py); None: the kit
-    # gives it none yet, and a scenario with steps above 1 is refused before load.
+    # gives it none, and a scenario with steps above 1 is refused before load.
     tool: AgentTool | None = None
+    # What serves the work, for preflight's line ("agent <id> published").
+    subject: Callable[[S], str] = _served
+    # How its operator starts it, for a refusal when it does not answer ("make langgraph").
+    started_by: str = ""
+
+    def seeded_from(self, fixture: Fixture) -> S:
+        """The fixture's part for this platform, checked against ``seeded``'s fields:
+        FixtureError naming every field missing or wrong."""
+        return read_seeded(self.seeded, fixture)
+
+    def credential(self, seeded: S | None) -> Credential:
+        """What LOAD_PASSWORD (and --email) are to this deployment."""
+        return self.dialect.sign_in.asks(seeded)

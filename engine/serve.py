@@ -18,7 +18,7 @@ from engine.deadlines import DeadlinePassed, Deadlines
 from engine.dialect_kit import redirected
 from engine.http import HttpTransport, failure_detail
 from engine.samples import FAILED, TIMED_OUT, TIMEOUT, Result
-from engine.seam import Attempt, Dialect
+from engine.seam import Attempt, Conversation, Dialect
 
 CHAT = "chat_stream"
 
@@ -33,13 +33,13 @@ def serve(
     cancel: bool,
     timeout_s: float,
     on_sent: Callable[[float], None],
-    session: dict | None = None,
+    conversation: Conversation | None = None,
 ) -> Result:
     """How arrival ``index`` ended; ``on_sent`` gets the run time at which its request left,
     and ``deadlines`` holds it to ``timeout_s`` from that moment.
 
-    ``session`` is a users-mode user's own state (its conversation), or in open arrival the
-    conversation a chat turn continues (engine/conversations.py); None for a stranger.
+    ``conversation`` is a users-mode user's own, or in open arrival the one a chat turn
+    continues (engine/conversations.py); None for a stranger.
     """
     armed: list | None = None
     sent_at: float | None = None
@@ -56,7 +56,7 @@ def serve(
         return sent_at
 
     try:
-        attempt = Attempt(index, cancel, clock.now, sent, session)
+        attempt = Attempt(index, cancel, clock.now, sent, conversation)
         if workload == CHAT:
             return dialect.chat_turn(attempt, timeout_s)
         with dialect.exchange(workload, attempt) as call:

@@ -8,12 +8,20 @@ at once, one line each: its ids go into request lines and headers, where a CR or
 LF would split a request in two, and its URLs decide where load goes.
 
 What every platform has is a field here (where the API is, where the stub is,
-which platform it is); what one platform's seed made or found (AgenticOS's
+which platform it is, and for a platform package that is not installed the module
+that exports it); what one platform's seed made or found (AgenticOS's
 organisation, agent, collection and trigger; agno's agent, knowledge base and
-WhatsApp path; LangGraph's graph and store namespace) is that platform's own
-part, ``seeded``, read and checked by its package into a record of its own
-(``workloads/<platform>/fixture.py``, through ``read_seeded``). Files written
-before the split, with those fields at the top level, read the same.
+WhatsApp path; LangGraph's graph and store namespace; an A2A server's interface)
+is that platform's own part, ``seeded``, read and checked into the platform
+record's dataclass (``Platform.seeded_from``, through ``read_seeded``). Files
+written before the split, with those fields at the top level, read the same.
+
+What a seeded value may be (``seeded_rules``, said in every refusal): nothing
+(None or ""), a count, a boolean, an id, a path, or an http(s) URL. Each goes
+into a request line or a header, where a space, CR or LF would split the request,
+so an id is RFC 3986's unreserved characters and a path is ``/`` or segments of
+those and ``:`` and ``@`` (A2A's ``/v1/message:stream``); a query or anything
+else is refused, naming the rule.
 
 It sits at the top level beside ``inputs/scenario.py``, not under ``workloads/``: like the
 scenario it is an input record the core reads (every Dialect is built on one), and the
@@ -47,14 +55,25 @@ DEFAULT_EMAIL = "admin@loadkit.local"
 PASSWORD_ENV = "LOAD_PASSWORD"
 # The platform a fixture without one was seeded for: the only one there was.
 DEFAULT_PLATFORM = "agenticos"
-# The fields every platform's fixture has; everything else is the platform's own.
-COMMON = ("api_url", "stub_url", "platform")
+# The fields every platform's fixture has; everything else is the platform's own. ``module``
+# names the module exporting a platform that is not installed (--platform-module), so
+# that every process of a run finds it again; None for a built-in or installed one.
+COMMON = ("api_url", "stub_url", "platform", "module")
 # An id goes into URL paths and headers: RFC 3986's unreserved characters, which every
 # server reads as the id itself (and percent-encoding leaves as they are), and no more than
 # any platform's ids need.
 ID_CHARS = re.compile(r"[A-Za-z0-9._~-]{1,200}")
-# A path the platform mounts something at (agno's WhatsApp interface): ids joined by "/".
-PATH_CHARS = re.compile(r"(/[A-Za-z0-9._~-]{1,200}){1,20}")
+# A path the platform mounts something at (agno's WhatsApp interface, an A2A interface at
+# ``/`` or ``/a2a/agents/x/v1/message:stream``): "/" alone, or segments of an id's characters
+# and ":" and "@", with a trailing "/" or not.
+PATH_CHARS = re.compile(r"/|(/[A-Za-z0-9._~:@-]{1,200}){1,20}/?")
+# A dotted module name (--platform-module).
+MODULE_CHARS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,20}")
+# What a seeded value may be, as every refusal of one says it.
+SEEDED_RULES = (
+    "null, a count to {most}, a bool, an id (A-Za-z0-9._~-), a path (/ or segments of id "
+    "characters and : @) or an http(s) URL"
+)
 # Longer URLs are refused by common servers (8 KB request lines) long before any use here.
 MAX_URL_CHARS = 2000
 # The largest count a seed writes (documents in a knowledge base).
@@ -77,6 +96,8 @@ class Fixture:
     stub_url: str
     # Which dialect speaks to this deployment (workloads/platforms.py).
     platform: str = DEFAULT_PLATFORM
+    # The module exporting the platform's record, when it is not installed; else None.
+    module: str | None = None
     # What the platform's seed made or found there, read by that platform's package alone.
     seeded: dict[str, Any] = field(default_factory=dict)
 
@@ -84,6 +105,8 @@ class Fixture:
         """Write the fixture readable by its owner only, once every field is checked (a
         platform that answered a bad id is refused here, not at the next run)."""
         data = asdict(self)
+        if data["module"] is None:
+            del data["module"]
         fixture_from_dict(data, "the seeded fixture")
         path = Path(path)
         path.write_text(json.dumps(data, indent=2) + "\n")
@@ -122,6 +145,9 @@ def fixture_from_dict(data: object, source: str = "the fixture") -> Fixture:
     platform = data.get("platform", DEFAULT_PLATFORM)
     if not (isinstance(platform, str) and ID_CHARS.fullmatch(platform)):
         problems.add(f"fixture.platform: {shown(platform)} is not a platform's name")
+    module = data.get("module")
+    if module is not None and not (isinstance(module, str) and MODULE_CHARS.fullmatch(module)):
+        problems.add(f"fixture.module: {shown(module)} is not a module's dotted name")
     for key, value in seeded.items():
         where = f"fixture.seeded.{label(key)}"
         if not (isinstance(key, str) and ID_CHARS.fullmatch(key)):
@@ -132,19 +158,23 @@ def fixture_from_dict(data: object, source: str = "the fixture") -> Fixture:
     return Fixture(**common, seeded=seeded)
 
 
+def seeded_rules() -> str:
+    """What a seeded value may be, in the words of every refusal of one."""
+    return SEEDED_RULES.format(most=f"{MAX_COUNT:,}")
+
+
 def _seeded_problem(value: object) -> str | None:
-    """What keeps a platform's seeded value from going safely into a request (None: nothing):
-    it is None or empty (nothing there), a count from 0 to MAX_COUNT, an id, or a mount path
-    of ids."""
-    if value is None or value == "":
+    """What keeps a platform's seeded value from going safely into a request (None: nothing),
+    by the rules ``seeded_rules`` states."""
+    if value is None or value == "" or isinstance(value, bool):
         return None
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        return f"{shown(value)} is not an id, a path or a count"
     if isinstance(value, int):
-        return None if 0 <= value <= MAX_COUNT else f"{value} is outside 0 to {MAX_COUNT}"
-    if ID_CHARS.fullmatch(value) or PATH_CHARS.fullmatch(value):
+        return None if 0 <= value <= MAX_COUNT else f"{value} is outside 0 to {MAX_COUNT:,}"
+    if isinstance(value, str) and (ID_CHARS.fullmatch(value) or PATH_CHARS.fullmatch(value)):
         return None
-    return f"{shown(value)} is not an id (1 to 200 of A-Z a-z 0-9 . _ ~ -) nor a path of them"
+    if isinstance(value, str) and value.startswith(("http://", "https://")):
+        return url_problem(value)
+    return f"{shown(value)} is none of: {seeded_rules()}"
 
 
 def url_problem(value: object) -> str | None:
@@ -197,7 +227,8 @@ def load_fixture(path: str | Path = DEFAULT_PATH) -> Fixture:
 
 def read_seeded(record: type[Record], fixture: Fixture) -> Record:
     """The fixture's platform part as ``record`` (a dataclass of the platform's), each field
-    checked against its declared type (str, int, str | None); FixtureError naming every field
+    checked against its declared type (str, int, bool, or one of them | None); FixtureError
+    naming every field
     missing or wrong, and the seed that writes it. Fields the record does not declare are left
     alone (an old file's unused ones)."""
     values: dict[str, Any] = {}
@@ -214,6 +245,7 @@ def read_seeded(record: type[Record], fixture: Fixture) -> Record:
         wanted = str(spec.type)
         ok = (
             (value is None and "None" in wanted)
+            or (isinstance(value, bool) and "bool" in wanted)
             or (not isinstance(value, bool) and isinstance(value, int) and "int" in wanted)
             or (isinstance(value, str) and "str" in wanted)
         )

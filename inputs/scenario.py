@@ -10,7 +10,7 @@ be rebuilt from it alone.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -145,6 +145,18 @@ class Arrivals:
     offsets: tuple[float, ...] = ()
     workloads: tuple[str, ...] = ()
 
+    def without(self, workloads: Collection[str]) -> Arrivals:
+        """A trace that names its arrivals' workloads, without those of ``workloads`` (a
+        platform that does not offer them): the others keep their instants."""
+        if not self.workloads:
+            return self
+        kept = [i for i, name in enumerate(self.workloads) if name not in workloads]
+        return replace(
+            self,
+            offsets=tuple(self.offsets[i] for i in kept),
+            workloads=tuple(self.workloads[i] for i in kept),
+        )
+
     def within(self, duration_s: float) -> Arrivals:
         """The arrivals a phase shortened to ``duration_s`` keeps: a trace's beginning."""
         kept = sum(1 for offset in self.offsets if offset < duration_s)
@@ -168,6 +180,18 @@ class Phase:
     rate: float
     reason: str
     arrivals: Arrivals = field(default_factory=Arrivals)
+
+    def thinned(self, kept: float, not_offered: Collection[str]) -> Phase:
+        """The phase with the arrivals of ``not_offered`` workloads left out and every other
+        workload's rate as it was: a rate shrinks to the ``kept`` share of the mix, a trace
+        that names workloads drops theirs. A trace without names has no arrivals of one
+        workload to drop: its rate stays, and the offered workloads take the whole of it."""
+        if self.arrivals.kind != ArrivalKind.TRACE:
+            return replace(self, rate=self.rate * kept)
+        if not self.arrivals.workloads:
+            return self
+        arrivals = self.arrivals.without(not_offered)
+        return replace(self, rate=len(arrivals.offsets) / self.duration_s, arrivals=arrivals)
 
     def lasting(self, duration_s: float) -> Phase:
         """The phase shortened (or lengthened) to ``duration_s``; a trace keeps its beginning."""
@@ -363,19 +387,36 @@ class Scenario:
         """The loop ``workload``'s turns make (one call for a workload not in the mix)."""
         return next((w.agent for w in self.workloads if w.name == workload), Agent())
 
-    def for_platform(self, platform: str) -> Scenario:
+    def for_platform(self, platform: str, not_offered: Mapping[str, str] | None = None) -> Scenario:
         """The scenario as ``platform`` is offered and judged: each workload at that platform's
-        share, each threshold at its limit.
+        share, each threshold at its limit, and what the platform does not offer left out.
 
         A limit is a statement about what a platform should do; where one platform's design
         sets a floor the others lack (LangGraph's in-memory queue), the scenario says so
-        beside the limit, and the run records the limit it was judged on. A share of 0 for
-        one platform is a workload it does not offer (opencode's uploads): never offered,
-        sized for or judged there, and the report says why.
+        beside the limit, and the run records the limit it was judged on. A workload the
+        platform says it does not offer (``not_offered``, workload -> why: A2A has no
+        uploads) gets share 0 with the platform's reason, and every other workload keeps the
+        rate this scenario states (the phases' rates shrink by the share left out), so one
+        scenario offers chat turns at one rate on every platform. A share the scenario sets
+        for a platform (``per_platform``) is the scenario's own mix there and renormalises.
         """
+        workloads = tuple(w.for_platform(platform) for w in self.workloads)
+        phases = self.phases
+        left_out = {w.name: why for w in workloads if (why := (not_offered or {}).get(w.name))}
+        total = sum(w.share for w in workloads)
+        kept = sum(w.share for w in workloads if w.name not in left_out)
+        if left_out and kept > 0:
+            workloads = tuple(
+                replace(w, share=0.0, why=f"Not offered by {platform}: {left_out[w.name]}")
+                if w.name in left_out
+                else w
+                for w in workloads
+            )
+            phases = tuple(p.thinned(kept / total, left_out) for p in phases)
         return replace(
             self,
-            workloads=tuple(w.for_platform(platform) for w in self.workloads),
+            workloads=workloads,
+            phases=phases,
             thresholds=tuple(t.for_platform(platform) for t in self.thresholds),
         )
 

@@ -19,6 +19,14 @@ COMMANDS = {
         "stub + platform on loopback, seed, the four phases headless, report (make demo)",
     ),
     "ui": ("stack.ui", "the same stack and Locust's web UI at an arrival rate you set (make ui)"),
+    "platforms": (
+        "workloads.platforms",
+        "every platform found (built-in, installed, named) and where from",
+    ),
+    "check-platform": (
+        "workloads.check",
+        "a platform package against the contract; with --api-url, one request of each workload",
+    ),
     "seed": ("workloads.seed", "build the fixture through a platform's API (make seed)"),
     "preflight": ("workloads.preflight", "check that the fixture's deployment can do the work"),
     "run": ("loadkit.run", "the generator, headless, against a seeded deployment (make load-test)"),

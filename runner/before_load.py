@@ -15,9 +15,9 @@ from pathlib import Path
 from engine.run_record import USERS, PlatformRecord
 from engine.schedule import Plan
 from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
+from engine.sign_in import secret_for
 from engine.trust import INSECURE_WARNING, refuse_untrusted, use
 from inputs.bad_input import SettingsError
-from inputs.fixture import password_from_env
 from inputs.scenario import Scenario
 from runner.messages import Prepare
 from runner.settings import (
@@ -31,7 +31,8 @@ from runner.settings import (
     with_host,
 )
 from shapes.kit_shape import mode_of
-from workloads.platforms import platform
+from workloads.platforms import platform_of
+from workloads.preflight import preflight
 
 log = logging.getLogger(__name__)
 
@@ -145,13 +146,14 @@ def _preflight(settings: RunSettings) -> tuple[PlatformRecord, dict[str, str]]:
     """The platform spoken to, and the workloads its preflight leaves out (each said in one
     line). Only what the scenario offers is checked: a workload with share 0 never is."""
     fixture = with_host(settings.fixture, settings.host)
-    spoken = platform(fixture.platform)
+    spoken = platform_of(fixture)
     offered = frozenset(settings.scenario.offered)
-    preflight = spoken.run_preflight(fixture, settings.email, password_from_env(), offered)
-    skipped = dict(preflight.skipped)
+    secret = secret_for(spoken.credential(spoken.seeded_from(fixture)))
+    checked = preflight(spoken, fixture, settings.email, secret, offered)
+    skipped = dict(checked.skipped)
     for name, reason in skipped.items():
         log.warning("%s skipped: %s", name, reason)
-    return PlatformRecord(spoken.name, dict(spoken.requests)), skipped
+    return PlatformRecord(spoken.name, dict(spoken.offers)), skipped
 
 
 def _bounded(settings: RunSettings, processes: int) -> RunSettings:

@@ -10,11 +10,12 @@ import time
 from collections import Counter
 
 from engine.followups import NOT_VERIFIABLE, FollowUp, write_followups
-from inputs.fixture import password_from_env
+from engine.sign_in import secret_for
 from runner.active_run import COMPLETED, ActiveRun
 from runner.recording import iso_ms
 from runner.settings import with_host
-from workloads.platforms import platform
+from workloads.one_arrival import signed_setup
+from workloads.platforms import platform_of
 
 log = logging.getLogger(__name__)
 
@@ -32,21 +33,23 @@ def follow_up(run: ActiveRun) -> None:
         write_followups(run.files.dir, _unverifiable(accepted, why))
         return
     fixture = with_host(run.settings.fixture, run.settings.host)
-    follow = platform(fixture.platform).follow_up
+    spoken = platform_of(fixture)
     grace_s = run.settings.follow_up_grace_s
     log.info("following %d accepted arrivals for up to %g s", len(accepted), grace_s)
     try:
-        if follow is None:
+        if spoken.follow_up is None:
             raise NotImplementedError(f"{fixture.platform} shows no follow-up")
-        followups = follow(
-            fixture,
-            run.settings.email,
-            password_from_env(),
-            run_id=run.run_id,
-            start_epoch=run.clock.start_epoch,
-            accepted=accepted,
-            grace_s=grace_s,
-        )
+        secret = secret_for(spoken.credential(spoken.seeded_from(fixture)))
+        with signed_setup(
+            spoken, fixture, run.settings.email, secret, purpose="follow-up", fix="check --host"
+        ) as (setup, _dialect):
+            followups = spoken.follow_up(
+                setup,
+                run_id=run.run_id,
+                start_epoch=run.clock.start_epoch,
+                accepted=accepted,
+                grace_s=grace_s,
+            )
     except Exception as exc:
         # The report must still be written; what could not be followed says so.
         log.error("follow-up failed: %s: %s", type(exc).__name__, exc)

@@ -26,11 +26,12 @@ from engine.http import HttpTransport
 from engine.mix import Mix
 from engine.samples import Sample
 from engine.schedule import Plan
-from engine.seam import Dialect, DialectError
+from engine.seam import Deployment, Dialect, DialectError
 from engine.serve import CHAT
 from engine.share import Share
+from engine.sign_in import secret_for
 from engine.trust import trust_from_wire
-from inputs.fixture import FixtureError, fixture_from_dict, password_from_env
+from inputs.fixture import FixtureError, fixture_from_dict
 from inputs.scenario import Scenario, scenario_from_dict
 from runner.locust_stats import log_samples
 from runner.messages import (
@@ -49,7 +50,8 @@ from runner.messages import (
 from runner.self_probe import SelfProbe
 from runner.users import Driver, driver_class
 from runner.warm_up import settle_memory
-from workloads.platforms import platform
+from workloads.platforms import PlatformError, platform_of
+from workloads.reach import signed_in
 
 log = logging.getLogger(__name__)
 
@@ -113,12 +115,15 @@ class LoadProcess:
         error = ""
         began = time.monotonic()
         try:
-            # The dialect reads its platform's part of the fixture: a missing field stops here.
-            spoken = platform(fixture.platform)
-            dialect = spoken.dialect(fixture, prepare.host, prepare.run_id, http)
+            # The platform's part of the fixture is read here: a missing field stops the run.
+            spoken = platform_of(fixture)
+            seeded = spoken.seeded_from(fixture)
+            deployment = Deployment(fixture, seeded, prepare.host, prepare.run_id)
+            dialect = spoken.dialect(deployment, http)
             dialect.agent_plan = AgentPlan(prepare.run_id, scenario, spoken.tool)
-            dialect.sign_in(prepare.email, password_from_env())
-        except (DialectError, FixtureError) as exc:
+            secret = secret_for(spoken.credential(seeded))
+            signed_in(spoken, dialect, prepare.email, secret, "check --host")
+        except (DialectError, FixtureError, PlatformError) as exc:
             error = str(exc)
             http.close()
         else:

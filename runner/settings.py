@@ -23,6 +23,7 @@ from engine.content_coding import ACCEPTABLE, DEFAULT_ACCEPT, accept_problem
 from engine.limits import process_connection_limit, two_socket_share
 from engine.samples import SAMPLES_FILE
 from engine.serve import CHAT
+from engine.sign_in import secret_for
 from engine.trust import CA_FILE_HELP, INSECURE_HELP, Trust, TrustError, trust_from
 from inputs.bad_input import BadInput, SettingsError, shown
 from inputs.fixture import (
@@ -30,12 +31,11 @@ from inputs.fixture import (
     Fixture,
     FixtureError,
     load_fixture,
-    password_from_env,
     url_problem,
 )
 from inputs.scenario import MAX_RATE, Scenario, ScenarioError, load_scenario
 from probes import ProbeOptions
-from workloads.platforms import PLATFORMS, platform
+from workloads.platforms import PlatformError, names, platform_of
 
 RUNS_DIR = Path("runs")
 # What an input read on its own returns (settings_from's _read).
@@ -283,23 +283,20 @@ def settings_from(
     if found:
         raise found[0] if len(found) == 1 else SettingsError([p for e in found for p in e.problems])
     assert scale is not None and fixture is not None and written is not None
-    if fixture.platform not in PLATFORMS:
-        raise SettingsError(
-            f"fixture.platform: {shown(fixture.platform)} is not one this kit speaks; use one of "
-            f"{', '.join(PLATFORMS)} (seed again)"
-        )
-    if unknown := sorted(written.platforms_named - set(PLATFORMS)):
+    try:
+        record = platform_of(fixture)
+    except PlatformError as exc:
+        raise SettingsError(f"fixture.platform: {exc} (or seed again)") from None
+    if unknown := sorted(written.platforms_named - set(names())):
         raise SettingsError(
             f"scenario: per_platform names {', '.join(map(shown, unknown))}, not a platform this "
-            f"kit speaks; use one of {', '.join(PLATFORMS)}"
+            f"kit found; use one of {', '.join(names())}"
         )
-    unscaled = written.for_platform(fixture.platform)
-    record = platform(fixture.platform)
-    if unserved := [w for w in unscaled.offered if w not in record.requests]:
+    unscaled = written.for_platform(fixture.platform, record.not_offered)
+    if not set(unscaled.offered) & set(record.offers):
         raise SettingsError(
-            f"workloads.{unserved[0]}: not offered by {fixture.platform} (it serves "
-            f"{', '.join(record.requests)}); give {' and '.join(unserved)} share 0 for it "
-            "under per_platform, with the why"
+            f"scenario: offers none of what {fixture.platform} offers "
+            f"({', '.join(record.offers)}); give one of them a share"
         )
     if problem := plan_problem(unscaled, fixture.platform, record.tool):
         raise SettingsError(problem)
@@ -309,7 +306,7 @@ def settings_from(
     connections = int(connections_given) if connections_given is not None else needed
     if host and (problem := url_problem(host)):
         raise SettingsError(f"--host: {problem}")
-    password_from_env()
+    secret_for(record.credential(record.seeded_from(fixture)))
     run_dir = Path(options.run_dir) if options.run_dir else None
     if run_dir not in used_run_dirs:
         check_new_run_dir(run_dir or RUNS_DIR)

@@ -36,6 +36,7 @@ from engine.dispatcher import Dispatcher
 from engine.run_record import USERS
 from engine.samples import Result, recorded
 from engine.schedule import Plan
+from engine.seam import Conversation
 from engine.serve import CHAT, serve
 from engine.share import Share
 from inputs.scenario import WORKLOADS
@@ -69,11 +70,6 @@ def driver_class(mode: str) -> Callable[[Share], Driver]:
 def current() -> UsersDriver | None:
     """The users driver of the run this process is in, None outside a users-mode run."""
     return _active
-
-
-# The session's count of the user's chat turns in its current conversation (the kit's key;
-# a dialect keeps the platform's ids beside it).
-TURNS_KEY = "loadkit_turns"
 
 
 class UsersDriver:
@@ -128,18 +124,16 @@ class UsersDriver:
         end = self._plan.end_s
         return not self._closed and now >= 0 and (end is None or now < end)
 
-    def serve(self, workload: str, session: dict) -> bool:
+    def serve(self, workload: str, conversation: Conversation) -> bool:
         """One request of ``workload`` for a user; False (nothing sent) when the run is not on."""
         if workload not in self._served or not self.accepting():
             return False
         index = self._next * self._workers + self._slot
         self._next += 1
         if workload == CHAT:
-            turns = session.get(TURNS_KEY, 0)
-            if turns >= self._turns:
-                session.clear()
-                turns = 0
-            session[TURNS_KEY] = turns + 1
+            if conversation.turns >= self._turns:
+                conversation.begin()
+            conversation.turns += 1
         now = self.clock.now()
         segment = self._segment_at(now)
         self.offered[segment, workload] += 1
@@ -157,7 +151,7 @@ class UsersDriver:
             self._mix.cancels(index),
             self._timeouts.for_workload(workload),
             sent.append,
-            session,
+            conversation,
         )
         self._record(index, result, sent[0] if sent else None)
         return True
@@ -210,14 +204,14 @@ class WorkloadUser(User):
     wait_time = constant(0)
 
     def on_start(self) -> None:
-        """A user's own session: a chat user keeps its conversation across turns."""
-        self.session: dict = {}
+        """A user's own conversation, kept across its turns."""
+        self.conversation = Conversation()
 
     @task
     def one_request(self) -> None:
         """Serve one request of this user's workload, or wait while no run is on."""
         driver = current()
-        if driver is None or not driver.serve(self.workload, self.session):
+        if driver is None or not driver.serve(self.workload, self.conversation):
             gevent.sleep(IDLE_S)
 
 

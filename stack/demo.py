@@ -31,9 +31,9 @@ from inputs.scenario import load_scenario
 from runner.run_end import NO_VERDICT, verdict_exit_code
 from runner.settings import RUNS_DIR, run_stamp
 from stack.local import LOCUST, LocalStack, StackOptions
-from stack.platforms import local_stack, platform_stack
+from stack.platforms import STACKS, local_stack, platform_stack
 from stack.processes import ROOT, Interrupted, run_load, stopped_by_signals
-from workloads.platforms import DEFAULT_PLATFORM, PLATFORMS
+from workloads.platforms import DEFAULT_PLATFORM
 
 # The full four phases (345 s of load): every check gets its minimum count, so the run can
 # pass; at 0.1, 14 of the 28 checks have too few arrivals to judge.
@@ -73,10 +73,10 @@ def parse_args(argv: list[str], prog: str = "loadkit demo") -> argparse.Namespac
     )
     parser.add_argument(
         "--platform",
-        choices=PLATFORMS,
+        choices=STACKS,
         default=os.environ.get("PLATFORM") or DEFAULT_PLATFORM,
         help="the platform started and tested: "
-        + ", ".join(f"{name} ({platform_stack(name).WHAT})" for name in PLATFORMS)
+        + ", ".join(f"{name} ({platform_stack(name).WHAT})" for name in STACKS)
         + f"; env PLATFORM, default {DEFAULT_PLATFORM}",
     )
     parser.add_argument(

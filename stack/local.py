@@ -4,7 +4,7 @@ yields, and the environment and seeding its children get.
 A newcomer's demo and the web-UI session need a platform to measure; each platform's
 module here (``stack/agenticos.py``, ``stack/agno.py``, found by name in
 ``stack/platforms.py``) starts the same processes an operator would (``python -m stub``,
-the platform, ``python -m workloads.<platform>.seed``), each on a port nobody else holds,
+the platform, ``python -m workloads.seed --platform NAME``), each on a port nobody else holds,
 and stops them by PID however the block ends. They share these parts; this module
 imports none of them.
 """
@@ -154,7 +154,9 @@ def seed(
     command = [
         sys.executable,
         "-m",
-        f"workloads.{platform}.seed",
+        "workloads.seed",
+        "--platform",
+        platform,
         "--api-url",
         api_url,
         "--stub-url",

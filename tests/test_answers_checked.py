@@ -28,10 +28,8 @@ from tests.support.generator_env import (
     run_local,
     write_scenario,
 )
-from tests.support.transport import transport
-from workloads.agenticos.dialect import AgenticOS, error_frame, http_failure
-from workloads.agno.dialect import Agno
-from workloads.langgraph.dialect import LangGraph
+from tests.support.transport import dialect_at
+from workloads.agenticos.dialect import error_frame, http_failure
 
 # Garbage kind the proxy served -> the detail the sample must carry.
 DETAIL_OF = {
@@ -114,19 +112,16 @@ SEEDED = {
     "agno": {"agent_id": "agent", "collection_name": "c", "documents": 0},
     "langgraph": {"graph_id": "agent", "namespace": "c", "documents": 0},
 }
-DIALECTS = {"agenticos": AgenticOS, "agno": Agno, "langgraph": LangGraph}
 
 
 def _dialects() -> dict:
-    http = transport("http://127.0.0.1:9")
     return {
-        name: dialect(
-            Fixture(api_url="http://127.0.0.1", stub_url="", platform=name, seeded=SEEDED[name]),
+        name: dialect_at(
+            Fixture(api_url="http://127.0.0.1", stub_url="", platform=name, seeded=seeded),
             "http://127.0.0.1:9",
             "run",
-            http,
         )
-        for name, dialect in DIALECTS.items()
+        for name, seeded in SEEDED.items()
     }
 
 

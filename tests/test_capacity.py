@@ -50,7 +50,7 @@ from tests.support.generator_env import (
 )
 from tests.support.reference import TARGET_HEALTH, stub_server
 from workloads.agenticos.client import AgenticOSClient
-from workloads.agenticos.fixture import seeded as agenticos_part
+from workloads.agenticos.platform import PLATFORM as AGENTICOS
 
 pytestmark = pytest.mark.system
 
@@ -77,7 +77,7 @@ def _conversations(plat: Platform) -> int:
     fixture = load_fixture(plat.fixture)
     with AgenticOSClient(plat.target.url) as client:
         client.sign_in(DEFAULT_EMAIL, PASSWORD)
-        client.org_id = agenticos_part(fixture).org_id
+        client.org_id = AGENTICOS.seeded_from(fixture).org_id
         return sum(1 for _ in client.list_all("/conversations"))
 
 
@@ -383,7 +383,8 @@ def capped_platform(tmp: Path) -> Iterator[Platform]:
         }
         with running(args, TARGET_HEALTH, port, tmp / "target.log", env=env) as target:
             fixture = tmp / "fixture.json"
-            seed = [sys.executable, "-m", "workloads.agenticos.seed", "--api-url", target.url]
+            seed = [sys.executable, "-m", "workloads.seed", "--platform", "agenticos"]
+            seed += ["--api-url", target.url]
             seed += ["--stub-url", model.url, "--documents", "2", "--fixture", str(fixture)]
             subprocess.run(seed, cwd=ROOT, env=load_env(), check=True, capture_output=True)
             yield Platform(tmp, model, target, fixture)

@@ -38,10 +38,7 @@ from inputs.fixture import Fixture
 from inputs.scenario import scenario_from_dict
 from tests.support.counting_server import started
 from tests.support.hostile_chat_server import AGENT, ELSEWHERE, PASSWORD, TOKENS_BEFORE
-from tests.support.transport import transport
-from workloads.agenticos.dialect import AgenticOS
-from workloads.agno.dialect import Agno
-from workloads.langgraph.dialect import LangGraph
+from tests.support.transport import dialect_at, signed_without_reach
 
 pytestmark = pytest.mark.system
 
@@ -95,7 +92,7 @@ DETAILS = {
         "stopped_unasked": STREAM_ENDED,
     },
 }
-DIALECTS = {"agenticos": AgenticOS, "agno": Agno, "langgraph": LangGraph}
+DIALECTS = ("agenticos", "agno", "langgraph")
 
 
 @pytest.fixture
@@ -138,11 +135,11 @@ def _run(dialect, http: HttpTransport) -> tuple[list, Mix, int]:
 
 @pytest.mark.parametrize("name", sorted(DIALECTS))
 def test_every_injected_chat_fault_is_one_failed_sample_named_by_what_happened(server, name):
-    http = transport(server.url)
     fixture = Fixture(api_url=server.url, stub_url="", platform=name, seeded=SEEDED[name])
-    dialect = DIALECTS[name](fixture, server.url, "hostile", http)
-    dialect.sign_in("loadkit@example.com", PASSWORD)
-    samples, mix, offered = _run(dialect, http)
+    dialect = signed_without_reach(
+        dialect_at(fixture, server.url, "hostile"), "loadkit@example.com", PASSWORD
+    )
+    samples, mix, offered = _run(dialect, dialect.http)
     counts = server.counts()
     outcomes = Counter((s.outcome, s.detail) for s in samples)
 

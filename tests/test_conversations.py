@@ -61,9 +61,9 @@ def test_a_conversations_turns_share_one_session_and_grow_by_one():
     by_session: dict[int, list[int]] = {}
     kept = []  # alive, so no two sessions share an id()
     while (upcoming := cursor.peek(plan)) is not None:
-        if cursor.session is not None:
-            kept.append(cursor.session)
-            by_session.setdefault(id(cursor.session), []).append(upcoming[1])
+        if cursor.conversation is not None:
+            kept.append(cursor.conversation)
+            by_session.setdefault(id(cursor.conversation), []).append(upcoming[1])
         cursor.advance()
     chat = [k for k in range(plan.total()) if mix.pick(k) == "chat_stream"]
     depth = dict(zip(chat, planned_depths(chat, SHAPE), strict=True))

@@ -24,14 +24,12 @@ import pytest
 from engine.http import HttpCall
 from inputs.fixture import Fixture, FixtureError, load_fixture, password_from_env
 from stack.processes import ROOT, free_port
-from tests.support.transport import transport
-from workloads.agenticos.dialect import AgenticOS
-from workloads.agenticos.fixture import AgenticOSSeeded
-from workloads.agenticos.fixture import seeded as agenticos_part
-from workloads.agno.dialect import Agno
-from workloads.agno.fixture import seeded as agno_part
-from workloads.langgraph.fixture import LangGraphSeeded
-from workloads.langgraph.fixture import seeded as langgraph_part
+from tests.support.transport import dialect_at, transport
+from workloads.agenticos.platform import PLATFORM as AGENTICOS
+from workloads.agenticos.seed import AgenticOSSeeded
+from workloads.agno.platform import PLATFORM as AGNO
+from workloads.langgraph.platform import PLATFORM as LANGGRAPH
+from workloads.langgraph.seed import LangGraphSeeded
 
 # Files as the seeds wrote them before the platform part was the platform's own.
 OLD_AGENTICOS = {
@@ -66,7 +64,7 @@ def _written(tmp_path, data) -> Fixture:
 
 
 def test_old_files_read_as_each_platform_needs(tmp_path):
-    assert agenticos_part(_written(tmp_path, OLD_AGENTICOS)) == AgenticOSSeeded(
+    assert AGENTICOS.seeded_from(_written(tmp_path, OLD_AGENTICOS)) == AgenticOSSeeded(
         org_id="o1",
         agent_id="a1",
         model_profile_id="p1",
@@ -75,7 +73,7 @@ def test_old_files_read_as_each_platform_needs(tmp_path):
         trigger_id="t1",
         trigger_source="webhook",
     )
-    agno = agno_part(_written(tmp_path, OLD_AGNO))
+    agno = AGNO.seeded_from(_written(tmp_path, OLD_AGNO))
     assert (agno.agent_id, agno.collection_name, agno.whatsapp_prefix) == (
         "loadkit-agent",
         "loadkit-docs",
@@ -91,7 +89,7 @@ def test_a_saved_fixture_reads_back_with_only_its_platform_part(tmp_path):
     fixture.save(tmp_path / "f.json")
     saved = json.loads((tmp_path / "f.json").read_text())
     assert set(saved) == {"api_url", "stub_url", "platform", "seeded"}
-    assert langgraph_part(load_fixture(tmp_path / "f.json")) == part
+    assert LANGGRAPH.seeded_from(load_fixture(tmp_path / "f.json")) == part
 
 
 @pytest.mark.parametrize(
@@ -105,7 +103,7 @@ def test_a_saved_fixture_reads_back_with_only_its_platform_part(tmp_path):
 def test_a_platform_names_the_field_it_cannot_use_and_the_seed_that_writes_it(seeded, words):
     fixture = Fixture(api_url="http://a", stub_url="", platform="langgraph", seeded=seeded)
     with pytest.raises(FixtureError) as refused:
-        langgraph_part(fixture)
+        LANGGRAPH.seeded_from(fixture)
     assert words in str(refused.value)
     assert "make seed PLATFORM=langgraph" in str(refused.value)
 
@@ -207,16 +205,12 @@ def test_ids_in_url_paths_are_percent_encoded():
     """Whatever an id holds (the fixture's are checked; a platform's answers are not), it
     stays one path segment: a slash, a question mark or a line break is encoded."""
     odd = {"agent_id": "a/b?c", "collection_name": "d e", "trigger_id": "f\r\ng"}
-    agenticos = AgenticOS(
-        replace(GOOD, seeded={**GOOD.seeded, **odd}), "http://127.0.0.1:8000", "run", None
-    )
+    agenticos = dialect_at(replace(GOOD, seeded={**GOOD.seeded, **odd}), "http://127.0.0.1:8000")
     assert agenticos.call("agent_run", 0).path == "/api/v1/agents/a%2Fb%3Fc/run"
     assert agenticos.call("ingest", 0).path == "/api/v1/rag/collections/d%20e/ingest"
     assert agenticos.call("trigger_fire", 0).path.endswith("/webhook/f%0D%0Ag")
     agno_part = {"agent_id": "a/b?c", "collection_name": "d", "documents": 1}
-    agno = Agno(
-        replace(GOOD, platform="agno", seeded=agno_part), "http://127.0.0.1:7777", "r", None
-    )
+    agno = dialect_at(replace(GOOD, platform="agno", seeded=agno_part), "http://127.0.0.1:7777")
     assert agno.call("agent_run", 0).path.startswith("/agents/a%2Fb%3Fc/runs")
 
 
@@ -258,5 +252,5 @@ def test_python_m_workloads_seed_and_preflight_are_never_silent(tmp_path):
     assert bad.returncode == 1 and "fixture.api_url: 8000 is not a URL" in bad.stderr
     (tmp_path / "other.json").write_text(json.dumps({**asdict(GOOD), "platform": "nosuch"}))
     other = run("workloads.preflight", "--fixture", str(tmp_path / "other.json"))
-    assert other.returncode == 1 and "'nosuch' is not one this kit speaks" in other.stderr
+    assert other.returncode == 1 and "'nosuch' is not one this kit found" in other.stderr
     assert "Traceback" not in missing.stderr + bad.stderr + unknown.stderr

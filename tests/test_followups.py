@@ -39,8 +39,8 @@ from tests.support.generator_env import (
 )
 from tests.support.rundirs import golden_copy
 from workloads.agenticos.client import AgenticOSClient
-from workloads.agenticos.fixture import seeded as agenticos_part
 from workloads.agenticos.followup import follow_up
+from workloads.agenticos.platform import PLATFORM as AGENTICOS
 
 # Embedder requests before load: the collection's width probe, three seeded documents,
 # preflight's search. They must pass; the run's uploads then meet the faults.
@@ -65,11 +65,11 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
         fixture = load_fixture(plat.fixture)
         with AgenticOSClient(plat.target.url) as client:
             client.sign_in(DEFAULT_ADMIN_EMAIL, PASSWORD)
-            client.org_id = agenticos_part(fixture).org_id
+            client.org_id = AGENTICOS.seeded_from(fixture).org_id
             docs = {
                 d["id"]: d
                 for d in client.list_all(
-                    "/rag/documents", collection_name=agenticos_part(fixture).collection_name
+                    "/rag/documents", collection_name=AGENTICOS.seeded_from(fixture).collection_name
                 )
             }
     samples = read_samples(run_dir)
@@ -125,7 +125,7 @@ def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(t
     list refused, the other way round."""
     with platform(tmp_path / "platform") as plat:
         fixture = load_fixture(plat.fixture)
-        own = agenticos_part(fixture)
+        own = AGENTICOS.seeded_from(fixture)
         start_epoch = time.time() - 1
         accepted = []
         with AgenticOSClient(plat.target.url) as client:

@@ -36,7 +36,7 @@ from engine.deadlines import Deadlines
 from engine.dialect_kit import STOPPED_UNASKED
 from engine.http import HttpCall
 from engine.samples import CANCELLED, FAILED, OK, TIMEOUT
-from engine.seam import Attempt, DialectError
+from engine.seam import Attempt, Conversation, DialectError
 from engine.serve import serve
 from inputs.fixture import load_fixture
 from inputs.scenario import load_scenario, scenario_from_dict
@@ -45,8 +45,8 @@ from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.opencode import basic_auth, ensure_opencode, start_stack
 from stack.processes import ROOT
 from tests.support.generator_env import read_run
-from tests.support.transport import transport
-from workloads.opencode.dialect import SESSION_KEY, OpenCode
+from tests.support.transport import signed_dialect
+from workloads.opencode.dialect import OpenCode
 from workloads.opencode.platform import PLATFORM
 
 OFFERED = {"api_read", "chat_stream", "agent_run", "rag_query"}
@@ -122,14 +122,13 @@ def _model_calls(stack) -> int:
 
 def _dialect(stack) -> OpenCode:
     """The dialect as a load process builds it, signed in."""
-    fixture = load_fixture(stack.fixture)
-    dialect = OpenCode(fixture, stack.target.url, "test", transport(stack.target.url))
-    dialect.sign_in("", password())
+    dialect = signed_dialect(load_fixture(stack.fixture), stack.target.url, password())
+    assert isinstance(dialect, OpenCode)
     return dialect
 
 
-def _attempt(index: int, cancel: bool = False, session: dict | None = None) -> Attempt:
-    return Attempt(index, cancel, time.monotonic, time.monotonic, session)
+def _attempt(index: int, cancel: bool = False, conversation: Conversation | None = None) -> Attempt:
+    return Attempt(index, cancel, time.monotonic, time.monotonic, conversation)
 
 
 def _busy(stack, session: str) -> None:
@@ -178,11 +177,11 @@ def test_uploads_and_webhooks_are_not_offered_by_this_platform_and_never_judged(
     shares = record["scenario"]["workloads"]
     for name in NOT_OFFERED:
         assert shares[name]["share"] == 0
-        assert shares[name]["why"].startswith("Not offered by this platform: opencode")
+        assert shares[name]["why"].startswith("Not offered by opencode: it takes no")
     report = (run_dir / "report.md").read_text()
     rows = [line for line in report.splitlines() if line.startswith(("| ingest |", "| trigger"))]
     assert len(rows) == 2 and all("| not offered |" in r for r in rows), rows
-    assert all("Not offered by this platform: opencode" in r for r in rows), rows
+    assert all("Not offered by opencode: it takes no" in r for r in rows), rows
     verdict = json.loads((run_dir / "summary.json").read_text())
     judged = json.dumps(verdict.get("thresholds", verdict))
     assert "ingest" not in judged and "trigger_fire" not in judged
@@ -247,12 +246,12 @@ def test_a_search_that_finds_nothing_and_a_missing_session_fail_in_words(stack):
 
 def test_a_chat_turn_stopped_by_someone_else_is_named_stopped_unasked(stack):
     dialect = _dialect(stack)
-    session: dict = {}
-    turn = gevent.spawn(dialect.chat_turn, _attempt(2, session=session), 30.0)
-    while SESSION_KEY not in session:
+    conversation = Conversation()
+    turn = gevent.spawn(dialect.chat_turn, _attempt(2, conversation=conversation), 30.0)
+    while conversation.id is None:
         gevent.sleep(0.001)
-    _busy(stack, session[SESSION_KEY])
-    abort = HttpCall("POST", f"/session/{session[SESSION_KEY]}/abort", b"", basic_auth(password()))
+    _busy(stack, conversation.id)
+    abort = HttpCall("POST", f"/session/{conversation.id}/abort", b"", basic_auth(password()))
     dialect.http.send(abort)
     result = turn.get(timeout=30)
     assert (result.outcome, result.detail) == (FAILED, STOPPED_UNASKED)
@@ -260,10 +259,10 @@ def test_a_chat_turn_stopped_by_someone_else_is_named_stopped_unasked(stack):
 
 def test_a_cancelled_turn_ends_cancelled_and_leaves_its_session_idle(stack):
     dialect = _dialect(stack)
-    session: dict = {}
-    result = dialect.chat_turn(_attempt(3, cancel=True, session=session), 30.0)
+    conversation = Conversation()
+    result = dialect.chat_turn(_attempt(3, cancel=True, conversation=conversation), 30.0)
     assert result.outcome == CANCELLED and result.tokens >= 1
-    assert session[SESSION_KEY] not in _api(stack, "/session/status")  # type: ignore[operator]
+    assert conversation.id not in _api(stack, "/session/status")  # type: ignore[operator]
 
 
 def test_a_timed_out_turns_session_is_aborted_and_never_given_another_message(stack):
@@ -272,7 +271,7 @@ def test_a_timed_out_turns_session_is_aborted_and_never_given_another_message(st
     dialect = _dialect(stack)
     clock = RunClock(time.time())
     deadlines = Deadlines(clock)
-    user: dict = {}
+    user = Conversation()
 
     def turn(index: int, timeout_s: float) -> str:
         return serve(
@@ -289,11 +288,12 @@ def test_a_timed_out_turns_session_is_aborted_and_never_given_another_message(st
         ).outcome
 
     assert turn(10, 30.0) == OK
-    first = user[SESSION_KEY]
+    first = user.id
+    assert first is not None
     assert turn(11, 0.01) == TIMEOUT
-    assert SESSION_KEY not in user
+    assert user.id is None
     assert turn(12, 30.0) == OK
-    assert user[SESSION_KEY] != first
+    assert user.id != first
     gevent.sleep(1.0)
     roles = [m["role"] for m in _messages(stack, first)]
     assert roles[:2] == ["user", "assistant"] and roles.count("user") <= 2, roles
@@ -328,26 +328,30 @@ def test_a_three_step_turn_runs_the_loop_with_opencodes_read_tool_counted_at_the
 
 def test_the_wrong_password_is_refused_at_sign_in_in_one_line(stack):
     fixture = load_fixture(stack.fixture)
-    dialect = OpenCode(fixture, stack.target.url, "test", transport(stack.target.url))
-    with pytest.raises(DialectError, match=r"^opencode refused the password: HTTP 401; export"):
-        dialect.sign_in("", password() + "x")
-
-
-def test_a_scenario_offering_uploads_to_opencode_is_refused_before_load(stack, tmp_path):
-    raw = yaml.safe_load((ROOT / "scenario.yaml").read_text())
-    del raw["workloads"]["ingest"]["per_platform"]
-    scenario = tmp_path / "scenario.yaml"
-    scenario.write_text(yaml.safe_dump(raw))
-    command = [*locust_command(stack, tmp_path / "run", SCALE), "--scenario", str(scenario)]
-    done = subprocess.run(
-        command, cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=120
+    with pytest.raises(DialectError) as refused:
+        signed_dialect(fixture, stack.target.url, password() + "x")
+    assert str(refused.value) == (
+        "opencode refused the credential: HTTP 401 to GET /session?limit=1; export LOAD_PASSWORD "
+        "with the server's password (OPENCODE_SERVER_PASSWORD)"
     )
-    ours = [line for line in done.stderr.splitlines() if line.startswith("agent-loadkit: ")]
-    assert done.returncode == 2
-    assert len(ours) == 1 and ours[0].startswith(
-        "agent-loadkit: workloads.ingest: not offered by opencode"
-    ), ours
-    assert not (tmp_path / "run").exists()
+
+
+def test_what_opencode_does_not_offer_leaves_every_other_workload_at_its_rate(run):
+    """The shipped scenario names no platform's shares: opencode's record says it offers no
+    uploads nor webhooks, and the run offers every other workload at the rate the scenario
+    states for it (each phase's rate times the 92% of the mix it serves)."""
+    run_dir, _, _, _ = run
+    written = load_scenario()
+    assert all(not w.per_platform for w in written.workloads)
+    ran = read_run(run_dir)["scenario"]
+    total = sum(w.share for w in written.workloads)
+    kept = sum(w.share for w in written.workloads if w.name in OFFERED) / total
+    for phase, stated in zip(ran["phases"], written.phases, strict=True):
+        assert phase["rate"] == pytest.approx(stated.rate * kept)
+    for name in OFFERED:
+        stated = next(w.share for w in written.workloads if w.name == name)
+        rate = ran["phases"][1]["rate"] * ran["workloads"][name]["share"]
+        assert rate == pytest.approx(written.phases[1].rate * stated / total)
 
 
 # -- the launcher -----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+from engine.seam import PreflightError, PreflightResult, SeedSetup
 from inputs.fixture import Fixture
 from platforms.reference.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, free_port
@@ -23,15 +24,10 @@ from stub.config import StubConfig
 from stub.faults import FaultPlan
 from tests.support.reference import FAST_STUB, make_agent, signed_in, stub_server, target_server
 from workloads.agenticos.client import AgenticOSClient
-from workloads.agenticos.fixture import seeded as agenticos_part
-from workloads.agenticos.preflight import (
-    INJECTED_FAULT_MARKER,
-    PROBE_ATTEMPTS,
-    PreflightError,
-    run_preflight,
-)
-from workloads.agenticos.seed import seed
-from workloads.seed import SeedOptions
+from workloads.agenticos.platform import PLATFORM as AGENTICOS
+from workloads.agenticos.preflight import INJECTED_FAULT_MARKER, PROBE_ATTEMPTS
+from workloads.preflight import ALWAYS, preflight
+from workloads.seed import seeded
 
 # Seconds the CLI may take: one cold interpreter plus one run against the fast stub.
 CLI_TIMEOUT_S = 60
@@ -44,14 +40,21 @@ class Deployment:
     stub_url: str
 
 
+def run_preflight(
+    fixture: Fixture, email: str, password: str, offered: frozenset[str] = ALWAYS
+) -> PreflightResult:
+    """The kit's preflight of the fixture's AgenticOS deployment."""
+    return preflight(AGENTICOS, fixture, email, password, offered)
+
+
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory) -> Deployment:
     logs = tmp_path_factory.mktemp("preflight")
     with stub_server(logs) as stub, target_server(logs, stub.url) as target:
-        options = SeedOptions(target.url, stub.url, DEFAULT_ADMIN_EMAIL, 4, str(logs / "f.json"))
-        fixture = seed(options, DEFAULT_ADMIN_PASSWORD)
+        setup = SeedSetup(target.url, stub.url, 4, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD, 0)
+        fixture = seeded(AGENTICOS, setup, None)
         client = signed_in(target.url)
-        client.org_id = agenticos_part(fixture).org_id
+        client.org_id = AGENTICOS.seeded_from(fixture).org_id
         yield Deployment(fixture, client, stub.url)
         client.close()
 
@@ -92,7 +95,7 @@ def test_an_api_that_does_not_answer(deployment):
 @pytest.mark.system
 def test_a_wrong_password(deployment):
     message = refused(deployment.fixture, password="wrong")
-    assert "refused (HTTP 401" in message and "LOAD_PASSWORD" in message
+    assert "HTTP 401" in message and "LOAD_PASSWORD" in message
 
 
 @pytest.mark.system
@@ -164,7 +167,7 @@ def test_a_run_checks_only_the_workloads_it_offers(deployment):
 
 def run_cli(fixture_path, password: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "workloads.agenticos.preflight", "--fixture", str(fixture_path)],
+        [sys.executable, "-m", "workloads.preflight", "--fixture", str(fixture_path)],
         cwd=ROOT,
         env={**os.environ, "LOAD_PASSWORD": password},
         capture_output=True,

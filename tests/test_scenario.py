@@ -151,7 +151,7 @@ def test_a_platform_limit_applies_to_that_platform_only_and_the_run_records_it()
     """LangGraph's first-token limit is its own, with its reason; the others keep the
     scenario's; the scenario a run records has the limit it was judged on and no others."""
     shipped = load_scenario()
-    assert shipped.platforms_named == {"langgraph", "opencode"}
+    assert shipped.platforms_named == {"langgraph"}
     langgraph, agenticos = shipped.for_platform("langgraph"), shipped.for_platform("agenticos")
     assert (_ttft(langgraph).limit, _ttft(agenticos).limit) == (2500, 1500)
     assert "queue" in _ttft(langgraph).why and "queue" not in _ttft(agenticos).why
@@ -162,21 +162,66 @@ def test_a_platform_limit_applies_to_that_platform_only_and_the_run_records_it()
     ]
 
 
-def test_a_platform_share_applies_to_that_platform_only_and_the_run_records_why():
-    """opencode offers no uploads and no signed webhooks: share 0 there, with the reason the
-    report shows; every other platform keeps the scenario's mix; the recorded scenario keeps
-    the share and why it ran with, and no per_platform."""
+NOT_OFFERED = {"ingest": "no uploads", "trigger_fire": "no webhooks"}
+
+
+def test_what_a_platform_does_not_offer_is_left_out_and_the_rest_keep_their_rates():
+    """A platform that offers no uploads nor webhooks: share 0 there, with its reason as the
+    report shows it; each phase offers 92% of its rate, so every other workload arrives at the
+    rate the scenario states; the recorded scenario keeps the shares and reasons it ran with."""
     shipped = load_scenario()
-    opencode, agno = shipped.for_platform("opencode"), shipped.for_platform("agno")
-    assert set(opencode.offered) == {"api_read", "chat_stream", "agent_run", "rag_query"}
-    assert agno.mix == shipped.mix and all(w.why == "" for w in agno.workloads)
-    why = {w.name: w.why for w in opencode.workloads if w.why}
-    assert set(why) == {"ingest", "trigger_fire"}
-    assert all(text.startswith("Not offered by this platform: opencode") for text in why.values())
-    recorded = scenario_from_dict(opencode.to_dict(), as_run=True)
-    assert recorded.mix == opencode.mix
+    a2a = shipped.for_platform("a2a", NOT_OFFERED)
+    assert set(a2a.offered) == {"api_read", "chat_stream", "agent_run", "rag_query"}
+    why = {w.name: w.why for w in a2a.workloads if w.why}
+    assert why == {
+        "ingest": "Not offered by a2a: no uploads",
+        "trigger_fire": ("Not offered by a2a: no webhooks"),
+    }
+    assert [p.rate for p in a2a.phases] == pytest.approx([p.rate * 0.92 for p in shipped.phases])
+    for name in a2a.offered:
+        for ran, stated in zip(a2a.phases, shipped.phases, strict=True):
+            assert ran.rate * a2a.mix[name] == pytest.approx(stated.rate * shipped.mix[name])
+    recorded = scenario_from_dict(a2a.to_dict(), as_run=True)
+    assert recorded.mix == pytest.approx(a2a.mix)
     assert {w.name: w.why for w in recorded.workloads if w.why} == why
     assert all(w.per_platform == () for w in recorded.workloads)
+    # A platform that offers everything runs the scenario as written.
+    assert shipped.for_platform("agno", {}) == shipped.for_platform("agno")
+    assert shipped.for_platform("agno").phases == shipped.phases
+
+
+def test_a_share_the_scenario_sets_for_a_platform_is_its_own_mix_there():
+    """A scenario's per_platform share (0 here) is the scenario's mix on that platform: the
+    others renormalise and the phases keep their rates, unlike what a platform leaves out."""
+    raw = copy.deepcopy(RAW)
+    raw["workloads"]["ingest"]["per_platform"] = {"agno": {"share": 0, "why": "measured apart"}}
+    scenario = scenario_from_dict(raw)
+    agno = scenario.for_platform("agno")
+    assert [p.rate for p in agno.phases] == [p.rate for p in scenario.phases]
+    assert "ingest" not in agno.offered and sum(agno.mix.values()) == pytest.approx(1.0)
+    assert next(w.why for w in agno.workloads if w.name == "ingest") == "measured apart"
+
+
+def test_a_trace_that_names_its_workloads_drops_what_the_platform_does_not_offer():
+    raw = copy.deepcopy(RAW)
+    offsets, named = [0.0, 1.0, 2.0, 3.0], ["api_read", "ingest", "chat_stream", "trigger_fire"]
+    raw["phases"] = [
+        {
+            "name": "replay",
+            "duration_s": 4,
+            "arrivals": {"trace": "t.csv", "offsets": offsets, "workloads": named},
+        }
+    ]
+    raw["thresholds"] = []
+    raw["judging"] = {"error_rate_phases": ["replay"], "latency_phases": ["replay"]}
+    raw["phases"][0]["rate"] = 1.0
+    scenario = scenario_from_dict(raw, as_run=True)
+    left = scenario.for_platform("a2a", NOT_OFFERED).phases[0]
+    assert (left.arrivals.offsets, left.arrivals.workloads) == (
+        (0.0, 2.0),
+        ("api_read", "chat_stream"),
+    )
+    assert left.rate == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The seeder builds the fixture through the API, idempotently, and refuses with one line.
 
-``python -m workloads.agenticos.seed`` runs as the operator would run it, against a real
+``python -m workloads.seed --platform agenticos`` runs as the operator would run it, against a real
 stub and target; a second run must reuse everything but the trigger, which it
 recreates so the derived secret is the one in force.
 """
@@ -29,7 +29,7 @@ from tests.support.reference import (
     stub_server,
     target_server,
 )
-from workloads.agenticos.fixture import seeded as agenticos_part
+from workloads.agenticos.platform import PLATFORM as AGENTICOS
 from workloads.agenticos.seed import (
     AGENT_NAME,
     KB_NAME,
@@ -59,12 +59,13 @@ class Seeded:
 
 
 def run_seed(*args: str, password: str | None = DEFAULT_ADMIN_PASSWORD):
-    """``python -m workloads.agenticos.seed`` with LOAD_PASSWORD as ``password`` (None: unset)."""
+    """``python -m workloads.seed --platform agenticos`` with LOAD_PASSWORD as ``password``
+    (None: unset)."""
     env = {k: v for k, v in os.environ.items() if k != "LOAD_PASSWORD"}
     if password is not None:
         env["LOAD_PASSWORD"] = password
     return subprocess.run(
-        [sys.executable, "-m", "workloads.agenticos.seed", *args],
+        [sys.executable, "-m", "workloads.seed", "--platform", "agenticos", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -109,7 +110,7 @@ def test_seeding_twice_gives_the_same_fixture_and_one_trigger(seeded):
     first, second = asdict(seeded.first), asdict(seeded.second)
     assert first["seeded"].pop("trigger_id") and second["seeded"].pop("trigger_id")
     assert first == second
-    own = agenticos_part(seeded.second)
+    own = AGENTICOS.seeded_from(seeded.second)
     assert own.documents == DOCUMENTS
     assert seeded.second.api_url == seeded.target.url
     assert seeded.second.stub_url == seeded.stub.url
@@ -133,7 +134,7 @@ def test_seeding_twice_gives_the_same_fixture_and_one_trigger(seeded):
 def test_the_agent_is_read_whole_and_its_name_taken_once(seeded):
     """AgenticOS's agent list carries no spec and a name's handle is unique: the reference
     platform shapes both so, and the seed reads the agent whole for its tool."""
-    own = agenticos_part(seeded.second)
+    own = AGENTICOS.seeded_from(seeded.second)
     with signed_in(seeded.target.url) as client:
         client.org_id = own.org_id
         spec = client.get(f"/agents/{own.agent_id}")["draft_spec"]
@@ -211,7 +212,7 @@ def test_an_api_that_starts_listening_late_is_waited_for(seeded, tmp_path):
     env = {**os.environ, "LOAD_PASSWORD": DEFAULT_ADMIN_PASSWORD}
     args = [*seed_args(seeded.stub.url, api, tmp_path / "f.json"), "--wait", "120"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "workloads.agenticos.seed", *args],
+        [sys.executable, "-m", "workloads.seed", "--platform", "agenticos", *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -236,7 +237,7 @@ def test_a_short_index_is_refused_with_numbers(seeded, tmp_path):
     """A target whose embedder is down accepts uploads that then fail to index: the seed
     follows its own uploads by id (not the collection's vector count, which the earlier
     seeds' documents already fill) and refuses in the platform's words."""
-    own = agenticos_part(seeded.second)
+    own = AGENTICOS.seeded_from(seeded.second)
     collection = own.collection_name
     with signed_in(seeded.target.url) as client:
         client.org_id = own.org_id
@@ -305,7 +306,7 @@ def test_a_document_stuck_in_processing_does_not_block_a_second_seed(seeded, tmp
         ) as hung,
     ):
         with signed_in(hung.url) as client:
-            own = agenticos_part(seeded.second)
+            own = AGENTICOS.seeded_from(seeded.second)
             client.org_id = own.org_id
             collection = own.collection_name
             held = client.upload(collection, stuck, b"held by an embedder that never answers")
@@ -320,4 +321,4 @@ def test_a_document_stuck_in_processing_does_not_block_a_second_seed(seeded, tmp
         )
     assert done.returncode == 0, done.stderr
     assert f"1 document(s) still processing from an earlier seed ({stuck})" in done.stdout
-    assert agenticos_part(load_fixture(tmp_path / "f.json")).documents == DOCUMENTS + 1
+    assert AGENTICOS.seeded_from(load_fixture(tmp_path / "f.json")).documents == DOCUMENTS + 1

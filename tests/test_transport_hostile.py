@@ -45,7 +45,7 @@ from engine.http import (
 )
 from engine.mix import Mix
 from engine.schedule import Plan
-from engine.seam import Attempt, Dialect
+from engine.seam import Attempt, Deployment, Dialect
 from engine.share import Share
 from engine.websocket import FrameError, PeerClosed, WebSocket
 from inputs.fixture import Fixture
@@ -60,8 +60,7 @@ from tests.support.hostile_server import (
     SIGN_IN,
     gzip_bomb,
 )
-from tests.support.transport import MAX_BODY, transport
-from workloads.agenticos.dialect import AgenticOS
+from tests.support.transport import MAX_BODY, dialect_at, signed_without_reach, transport
 
 pytestmark = pytest.mark.system
 
@@ -103,11 +102,8 @@ class _Reads(Dialect):
     """A dialect of one workload: GET a fixed path (the same HttpCall object every time)."""
 
     def __init__(self, http: HttpTransport, path: str):
-        super().__init__(FIXTURE, FIXTURE.api_url, "hostile", http)
+        super().__init__(Deployment(FIXTURE, None, FIXTURE.api_url, "hostile"), http)
         self._call = HttpCall("GET", path, b"", {"Accept": "application/json"})
-
-    def sign_in(self, email: str, password: str) -> None:
-        return None
 
     def call(self, workload: str, k: int) -> HttpCall:
         return self._call
@@ -171,9 +167,8 @@ def test_each_misshapen_oversized_or_redirected_answer_is_one_failed_sample_on_t
     """The real AgenticOS dialect's list reads, answered as ANSWERS says: 50 MB answers among
     them cost one failed sample each, read no further than the bound, and the run stays on
     time (at most 1% of arrivals later than the scenario's default 100 ms)."""
-    http = transport(server.url)
-    dialect = AgenticOS(FIXTURE, server.url, "hostile", http)
-    dialect.sign_in("loadkit@example.com", "hostile")
+    dialect = dialect_at(FIXTURE, server.url, "hostile")
+    signed_without_reach(dialect, "loadkit@example.com", "hostile")
     peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     samples = _run(dialect, rate=120.0, seconds=3.0)
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024

@@ -18,6 +18,7 @@ from typing import Protocol, TypeVar
 import msgspec
 
 from engine.dialect_kit import words
+from engine.samples import FAILED, Result
 
 NOT_JSON = "bad body: not JSON"
 T = TypeVar("T")
@@ -76,3 +77,11 @@ def misfit(message: str) -> str:
             return f"bad body: not {article} {want}"
         return f"bad body: {path} is {got}, not {want}"
     return f"bad body: {words(message)}" + (f" at {path}" if path else "")
+
+
+def fits(result: Result, held_or_words: object) -> Result:
+    """The sample as judged by the body's shape: ``result`` when ``held`` decoded it, else
+    failed in the words ``held`` returned."""
+    if isinstance(held_or_words, str):
+        return result._replace(outcome=FAILED, detail=held_or_words)
+    return result

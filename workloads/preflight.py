@@ -1,11 +1,14 @@
-"""The preflight every platform fills in, its command line, and the refusals it shares.
+"""Preflight, the kit's for every platform: refuse, before any load, a deployment that cannot do
+the run's work, in one line with the fix.
 
-A platform's preflight says how its deployment is reached and what it probes;
-this module runs the probes a run's workloads need (a workload with share 0 is
-never preflighted), turns what they saw into one ``PreflightResult`` and one
-summary line, and gives every platform the same command line: ``python -m
-workloads.<platform>.preflight`` (or ``loadkit preflight``, the fixture's platform)
-checks for every workload and exits 0 with that line, or 1 with the one-line refusal.
+The kit reaches the API, signs in and checks the credential (workloads/reach.py), then makes
+the probes the run's offered workloads need (a workload with share 0, or one the platform
+does not offer, is never preflighted). A platform's own probes say what it knows (AgenticOS:
+the agent is published and the collection not empty); a platform with none gets the
+default, one arrival of each offered agent workload and of retrieval through the run's own
+dialect (workloads/one_arrival.py), so "health, then one run" needs no code of its own.
+``loadkit preflight`` runs it for the fixture's platform and exits 0 with the summary line,
+or 1 with the refusal.
 """
 
 from __future__ import annotations
@@ -14,19 +17,23 @@ import argparse
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from contextlib import contextmanager, nullcontext
 
-from engine.seam import PreflightError, PreflightResult, RunPreflight
-from inputs.fixture import (
-    DEFAULT_EMAIL,
-    DEFAULT_PATH,
-    FixtureError,
-    load_fixture,
-    password_from_env,
+from engine.samples import OK
+from engine.seam import (
+    DialectError,
+    Platform,
+    PreflightError,
+    PreflightResult,
+    Probe,
+    Setup,
+    Skip,
 )
+from engine.sign_in import secret_for
+from inputs.fixture import DEFAULT_EMAIL, DEFAULT_PATH, Fixture, FixtureError, load_fixture
 from inputs.scenario import WORKLOADS
+from workloads.one_arrival import signed_setup
+from workloads.platforms import PlatformError, platform_of
 from workloads.setup_client import APIError, APIUnreachable, add_trust_options, trust_given
 
 # Workloads that need a search to work (the platform embeds the query and finds the seeded
@@ -36,41 +43,52 @@ SEARCHED = frozenset({"rag_query", "ingest"})
 RUN = frozenset({"agent_run", "chat_stream"})
 # Every workload: a probe made whatever the run offers (that the agent is there).
 ALWAYS = frozenset(WORKLOADS)
-# A platform's setup client, open while its probes run.
-C = TypeVar("C")
 
 
-class Skip(Exception):
-    """An optional probe's workloads cannot run here and the run goes on without them; the
-    message is the reason the report gives."""
-
-
-@dataclass(frozen=True)
-class Probe(Generic[C]):
-    """One real request of the kind the run will make, made only when the run offers a
-    workload in ``needed_by``. ``check`` returns what it saw in the summary's words ("" for
-    nothing to add) or raises PreflightError, one line with the fix. An ``optional`` probe may
-    raise Skip instead, leaving its workloads out; when it does not, they are said ready."""
-
-    needed_by: frozenset[str]
-    check: Callable[[C], str]
-    optional: bool = False
-
-
-def search_probe(search: Callable[[C], int]) -> Probe[C]:
+def search_probe(search: Callable[[], int]) -> Probe:
     """The search every platform makes for SEARCHED: ``search`` returns how many it found."""
-    return Probe(SEARCHED, lambda client: f"search found {search(client)}")
+    return Probe(SEARCHED, lambda: f"search found {search()}")
 
 
-def run_probe(run: Callable[[C], str]) -> Probe[C]:
+def run_probe(run: Callable[[], str]) -> Probe:
     """The agent run every platform makes for RUN: ``run`` returns the run's id once it has
     completed against the model (PreflightError if it did not)."""
 
-    def check(client: C) -> str:
+    def check() -> str:
         began = time.monotonic()
-        return completed(f"run {run(client)}", began)
+        return completed(f"run {run()}", began)
 
     return Probe(RUN, check)
+
+
+def served_probe(setup: Setup, workload: str, needed_by: frozenset[str]) -> Probe:
+    """One arrival of ``workload`` through the run's own dialect, which must end ok:
+    otherwise PreflightError with the sample's own words."""
+
+    def check() -> str:
+        began = time.monotonic()
+        result = setup.one(workload)
+        if result.outcome != OK:
+            said = f": {result.detail}" if result.detail else ""
+            raise PreflightError(
+                f"one {workload} arrival ended {result.outcome}{said}; check that the platform "
+                f"reaches its model (the stub at {setup.fixture.stub_url}) and was seeded"
+            )
+        return completed(f"one {workload}", began)
+
+    return Probe(needed_by, check)
+
+
+def default_probes(record: Platform, setup: Setup) -> list[Probe]:
+    """The kit's preflight for a platform that names no probes: one agent arrival (an agent
+    run where offered, else a chat turn) and, where offered, one retrieval."""
+    probes = []
+    agent = next((w for w in ("agent_run", "chat_stream") if w in record.offers), None)
+    if agent is not None:
+        probes.append(served_probe(setup, agent, RUN & frozenset(record.offers)))
+    if "rag_query" in record.offers:
+        probes.append(served_probe(setup, "rag_query", SEARCHED & frozenset(record.offers)))
+    return probes
 
 
 def completed(what: str, began: float) -> str:
@@ -79,48 +97,67 @@ def completed(what: str, began: float) -> str:
     return f"{what} completed in {time.monotonic() - began:.2f} s"
 
 
-def checked(
-    api_url: str,
-    offered: frozenset[str],
-    client: AbstractContextManager[C],
-    *,
-    reach: Callable[[C], None],
-    subject: str,
-    probes: Sequence[Probe[C]],
-    who: str,
-    fix: str,
+def preflight(
+    record: Platform,
+    fixture: Fixture,
+    email: str,
+    secret: str,
+    offered: frozenset[str] = ALWAYS,
 ) -> PreflightResult:
-    """What every platform's preflight does with its parts: open ``client``, ``reach`` the API
-    (it answers, the credential is accepted: PreflightError if not), then make each probe the
-    ``offered`` workloads need, in order, a setup-client failure between them refused as
-    ``who`` stopping or with ``fix`` (api_failures_refused). ``subject`` says what serves the
-    work ("agent <id> published")."""
+    """Check the deployment can do the workloads the run ``offered`` that the platform
+    offers; PreflightError (one line) if not. Each probe is made only for a workload that
+    needs it."""
+    offered = offered & frozenset(record.offers)
+    fix = "seed against the right --api-url (loadkit seed), or pass --host"
     seen: list[str] = []
     ready: list[str] = []
     skipped: dict[str, str] = {}
-    with client as open_client:
-        reach(open_client)
-        with api_failures_refused(who, fix):
-            for probe in probes:
-                wanted = sorted(probe.needed_by & offered)
-                if not wanted:
-                    continue
-                try:
-                    words = probe.check(open_client)
-                except Skip as skip:
-                    if not probe.optional:
-                        raise
-                    skipped.update(dict.fromkeys(wanted, str(skip)))
-                    continue
-                seen += [words] if words else []
-                ready += wanted if probe.optional else []
-    return PreflightResult(api_url, subject, offered, tuple(seen), tuple(ready), skipped)
+    try:
+        with signed_setup(record, fixture, email, secret, purpose="preflight", fix=fix) as (
+            setup,
+            _dialect,
+        ):
+            probes = (
+                record.probes(setup)
+                if record.probes
+                else nullcontext(default_probes(record, setup))
+            )
+            refused = api_failures_refused(record.name, "seed again against this deployment")
+            with refused, probes as made:
+                _probe(made, offered, seen, ready, skipped)
+    except DialectError as exc:
+        raise PreflightError(str(exc)) from None
+    subject = record.subject(record.seeded_from(fixture))
+    return PreflightResult(fixture.api_url, subject, offered, tuple(seen), tuple(ready), skipped)
+
+
+def _probe(
+    probes: Sequence[Probe],
+    offered: frozenset[str],
+    seen: list[str],
+    ready: list[str],
+    skipped: dict[str, str],
+) -> None:
+    """Make each probe the ``offered`` workloads need, in order, noting what it saw."""
+    for probe in probes:
+        wanted = sorted(probe.needed_by & offered)
+        if not wanted:
+            continue
+        try:
+            words = probe.check()
+        except Skip as skip:
+            if not probe.optional:
+                raise PreflightError(str(skip)) from None
+            skipped.update(dict.fromkeys(wanted, str(skip)))
+            continue
+        seen += [words] if words else []
+        ready += wanted if probe.optional else []
 
 
 @contextmanager
 def api_failures_refused(who: str, fix: str) -> Iterator[None]:
     """Turn a setup client failure between the checks into a one-line refusal: ``who``
-    (the API, AgentOS) stopped answering, or an answer no check expected, with ``fix``."""
+    stopped answering, or an answer no check expected, with ``fix``."""
     try:
         yield
     except APIUnreachable as exc:
@@ -129,67 +166,39 @@ def api_failures_refused(who: str, fix: str) -> Iterator[None]:
         raise PreflightError(f"{exc}: {fix}") from None
 
 
-def preflight_main(
-    argv: list[str],
-    run_preflight: RunPreflight | None,
-    *,
-    prog: str,
-    description: str,
-    email: bool,
-) -> int:
-    """Check the fixture's deployment; 0 and the summary when ready, 1 and one line when not.
-
-    ``email`` says whether the platform signs in as a user (``--email``) or takes the
-    password alone as its key. ``run_preflight`` None means the fixture's own platform's.
-    """
-    parser = argparse.ArgumentParser(prog=prog, description=description)
+def main(argv: list[str], prog: str = "python -m workloads.preflight") -> int:
+    """``loadkit preflight``: check the fixture's deployment; 0 and the summary when ready,
+    1 and one line when not (2 for a bad option)."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Refuse, before any load, a deployment that cannot do the run's work: the "
+        "checks of the platform the fixture names (its credential from LOAD_PASSWORD, where "
+        "it has one).",
+    )
     parser.add_argument("--fixture", default=str(DEFAULT_PATH), help=f"default {DEFAULT_PATH}")
-    if email:
-        parser.add_argument(
-            "--email",
-            default=DEFAULT_EMAIL,
-            help=f"the user to sign in as, where the platform has users (default {DEFAULT_EMAIL})",
-        )
+    parser.add_argument(
+        "--email",
+        default=DEFAULT_EMAIL,
+        help=f"the user to sign in as, where the platform has users (default {DEFAULT_EMAIL})",
+    )
     add_trust_options(parser)
     args = parser.parse_args(argv)
     try:
         fixture = load_fixture(args.fixture)
         if (refused := trust_given(args, "preflight", fixture.api_url)) is not None:
             return refused
-        run_preflight = run_preflight or _platform_preflight(fixture.platform)
-        who = getattr(args, "email", DEFAULT_EMAIL)
-        result = run_preflight(fixture, who, password_from_env(), frozenset(WORKLOADS))
-    except (PreflightError, FixtureError) as exc:
+        record = platform_of(fixture)
+        secret = secret_for(record.credential(record.seeded_from(fixture)))
+        result = preflight(record, fixture, args.email, secret)
+    except (PreflightError, FixtureError, PlatformError) as exc:
         print(f"preflight: {exc}", file=sys.stderr)
         return 1
     print(result.summary())
     return 0
 
 
-def _platform_preflight(name: str) -> RunPreflight:
-    """The registered platform's preflight (imported here: the registry imports this module)."""
-    from workloads.platforms import platform
-
-    try:
-        return platform(name).run_preflight
-    except ValueError as exc:
-        raise FixtureError(f"fixture: {exc}; seed again") from None
-
-
-def main(argv: list[str], prog: str = "python -m workloads.preflight") -> int:
-    """Preflight for whichever platform the fixture names (``loadkit preflight``)."""
-    return preflight_main(
-        argv,
-        None,
-        prog=prog,
-        description="Refuse, before any load, a deployment that cannot do the run's work: the "
-        "checks of the platform the fixture names (password from LOAD_PASSWORD).",
-        email=True,
-    )
-
-
 if __name__ == "__main__":
-    # Run as the imported module, not as __main__: the platforms raise its PreflightError.
-    from workloads import preflight
+    # Run as the imported module, not as __main__: the platforms raise its errors.
+    from workloads import preflight as module
 
-    sys.exit(preflight.main(sys.argv[1:]))
+    sys.exit(module.main(sys.argv[1:]))

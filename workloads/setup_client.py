@@ -4,9 +4,11 @@ Not the load path (that is each platform's dialect, on the engine's transport):
 this one favours clear failures over speed. Every platform's setup client is
 the same plumbing (one pooled session, a timeout per call, the statuses the
 caller expects, every refusal one line with method, path, status and the
-server's own words) and differs only in how it authenticates, where its API is
-rooted and how its error bodies carry their message; a platform's client
-subclasses ``SetupClient`` and overrides just those.
+server's own words) and differs only in where its API is rooted and how its
+error bodies carry their message; a platform's client subclasses ``SetupClient``
+and overrides just those. Its headers are the ones the platform's sign-in made
+(engine/sign_in.py, through ``send``), so a credential is spelled once, and
+``typed`` decodes a body with the same msgspec shapes the dialect holds answers to.
 """
 
 from __future__ import annotations
@@ -16,11 +18,15 @@ import hashlib
 import hmac
 import sys
 from collections.abc import Mapping
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import requests
 
 from engine import trust
+from engine.http import Answer, HttpCall
+from workloads.answers import Decodes, held
+
+T = TypeVar("T")
 
 # Seconds for an ordinary API call; runs wait for the model, so they get longer.
 DEFAULT_TIMEOUT_S = 30.0
@@ -84,13 +90,20 @@ def signature(secret: str, body: bytes) -> str:
 
 
 class SetupClient:
-    """One deployment, one pooled session; a platform overrides the three hooks below."""
+    """One deployment, one pooled session, the headers sign-in made; a platform overrides the
+    two hooks below."""
 
     # Where the platform's API is rooted under its URL ("" for the root).
     prefix = ""
 
-    def __init__(self, api_url: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        api_url: str,
+        auth: Mapping[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         self.api_url = api_url.rstrip("/")
+        self.auth = dict(auth or {})
         self.timeout = timeout
         self._http = trust.session()
 
@@ -104,9 +117,29 @@ class SetupClient:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def auth_headers(self) -> dict[str, str]:
-        """The headers that authenticate a call (none here; a platform adds its own)."""
-        return {}
+    def send(self, call: HttpCall) -> Answer:
+        """One exchange of the engine's shape at the API's root (a sign-in's login), whatever
+        its status; APIUnreachable when nothing answers."""
+        try:
+            resp = self._http.request(
+                call.method,
+                f"{self.api_url}{call.path}",
+                data=call.body,
+                headers=dict(call.headers),
+                timeout=self.timeout,
+                allow_redirects=False,
+            )
+        except requests.RequestException as exc:
+            raise APIUnreachable(f"{self.api_url}: {type(exc).__name__}") from exc
+        return Answer(resp.status_code, resp.content, resp.headers.get("location"))
+
+    def typed(self, resp: requests.Response, shape: Decodes[T]) -> T:
+        """The body as ``shape`` (the dialect's own Struct), or APIError naming the misfit."""
+        body = held(resp.content, shape)
+        if isinstance(body, str):
+            path = resp.request.path_url if resp.request else "?"
+            raise APIError(resp.request.method or "", path, resp.status_code, body, resp.headers)
+        return body
 
     def error_words(self, body: object) -> str | None:
         """The message in a decoded JSON error body: FastAPI's ``detail`` here."""
@@ -126,7 +159,7 @@ class SetupClient:
     ) -> requests.Response:
         """Send one request under the prefix; raise APIUnreachable, or APIError unless the
         status is ``expect``ed. ``auth=False`` sends it without the platform's credential."""
-        headers = {**(self.auth_headers() if auth else {}), **(kwargs.pop("headers", None) or {})}
+        headers = {**(self.auth if auth else {}), **(kwargs.pop("headers", None) or {})}
         try:
             resp = self._http.request(
                 method,

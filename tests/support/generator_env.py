@@ -109,7 +109,9 @@ def platform(
             [
                 sys.executable,
                 "-m",
-                "workloads.agenticos.seed",
+                "workloads.seed",
+                "--platform",
+                "agenticos",
                 "--api-url",
                 target.url,
                 "--stub-url",

@@ -1,9 +1,9 @@
 """The AgenticOS setup client (seed, preflight, follow-up): SetupClient spoken AgenticOS's way.
 
 What differs from the shared plumbing (workloads/setup_client.py): the API is
-rooted at /api/v1, a call carries the token from one sign-in (kept in memory
-only) and the organisation by header, and an error body says its message in
-``{"error": {"message"}}``.
+rooted at /api/v1, a call carries the token from the kit's sign-in (login.py,
+kept in memory only) and the organisation by header, and an error body says its
+message in ``{"error": {"message"}}``.
 """
 
 from __future__ import annotations
@@ -14,34 +14,26 @@ from typing import Any
 import requests
 
 from inputs.fixture import in_path
+from workloads.agenticos.login import API, LOGIN, ORG_HEADER
 from workloads.setup_client import ANY_STATUS, RUN_TIMEOUT_S, SetupClient, signature
 
-API_PREFIX = "/api/v1"
 # The contract's largest page.
 PAGE_LIMIT = 100
 
 
 class AgenticOSClient(SetupClient):
-    """One signed-in session against one deployment, in one organisation."""
+    """One signed-in session against one deployment, in one organisation (``org_id``, once
+    picked, goes with every call)."""
 
-    prefix = API_PREFIX
-
-    def __init__(self, api_url: str, **kwargs: Any) -> None:
-        super().__init__(api_url, **kwargs)
-        self.org_id: str | None = None
-        self._token: str | None = None
+    prefix = API
 
     @property
-    def token(self) -> str | None:
-        """The access token, for the chat WebSocket, which carries it as a subprotocol."""
-        return self._token
+    def org_id(self) -> str | None:
+        return self.auth.get(ORG_HEADER)
 
-    def auth_headers(self) -> dict[str, str]:
-        """The signed-in token, and the organisation picked by header."""
-        headers = {"Authorization": f"Bearer {self._token}"} if self._token else {}
-        if self.org_id:
-            headers["X-Organization-Id"] = self.org_id
-        return headers
+    @org_id.setter
+    def org_id(self, org_id: str) -> None:
+        self.auth[ORG_HEADER] = org_id
 
     def error_words(self, body: object) -> str | None:
         """The contract's ``{"error": {"message"}}``, else FastAPI's ``detail``."""
@@ -49,16 +41,10 @@ class AgenticOSClient(SetupClient):
             return str(body["error"].get("message", ""))
         return super().error_words(body)
 
-    def health(self) -> dict:
-        """GET /health (no sign-in needed)."""
-        return self.request("GET", "/health", auth=False).json()
-
     def sign_in(self, email: str, password: str) -> None:
-        """Sign in with the form fields the contract names; the token stays in memory."""
-        resp = self.request(
-            "POST", "/auth/login", data={"username": email, "password": password}, auth=False
-        )
-        self._token = resp.json()["access_token"]
+        """Sign in again (login.py), keeping the organisation: a follow-up that outlives the
+        access token does."""
+        self.auth.update(LOGIN.headers(self.send, None, email, password))
 
     def get(self, path: str, **params: Any) -> dict:
         """GET and decode JSON."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Mapping
 from urllib.parse import urlencode
 
 from urllib3 import encode_multipart_formdata
@@ -35,7 +36,7 @@ from engine.dialect_kit import (
 )
 from engine.http import Answer, HttpCall, HttpTransport
 from engine.samples import CANCELLED, FAILED, OK, SHED, Result
-from engine.seam import Attempt, Dialect, DialectError, Turn
+from engine.seam import Attempt, Deployment, Dialect, Turn
 from engine.serve import CHAT
 from engine.websocket import (
     FrameError,
@@ -45,13 +46,12 @@ from engine.websocket import (
     WebSocket,
     not_upgraded,
 )
-from inputs.fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
+from inputs.fixture import in_path, webhook_secret
 from workloads.agenticos.answers import ACCEPTED, LIST_PAGE, RUN_RESULT, SEARCH_RESULT
-from workloads.agenticos.fixture import seeded
+from workloads.agenticos.login import API, LOGIN, ORG_HEADER, token_of
+from workloads.agenticos.seed import AgenticOSSeeded
 from workloads.answers import held
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
-
-API = "/api/v1"
 
 # api_read rotates over the three lists the seed names; 20 is the console's page size.
 READ_PATHS = tuple(f"{API}/{kind}?limit=20" for kind in ("agents", "runs", "conversations"))
@@ -59,50 +59,33 @@ READ_PATHS = tuple(f"{API}/{kind}?limit=20" for kind in ("agents", "runs", "conv
 STOP_FRAME = json.dumps({"type": "stop"})
 
 
-class AgenticOS(Dialect):
+class AgenticOS(Dialect[AgenticOSSeeded]):
     """Speaks AgenticOS 0.0.247's public API (and the reference target's subset of it)."""
 
-    def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
-        super().__init__(fixture, base_url, run_id, http)
-        self.seeded = seeded(fixture)
+    HEALTH = f"{API}/health"
+    sign_in = LOGIN
+
+    def __init__(self, deployment: Deployment[AgenticOSSeeded], http: HttpTransport):
+        super().__init__(deployment, http)
         self._ws_url = (
             self.base_url.replace("http", "ws", 1).rstrip("/")
             + f"{API}/ws/agent?{urlencode({'organization_id': self.seeded.org_id})}"
         )
         self._token = ""
-        self._auth: dict[str, str] = {}
         self._json: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
         self._webhook_secret = b""
 
-    def sign_in(self, email: str, password: str) -> None:
-        body = urlencode({"username": email, "password": password}).encode()
-        headers = {"Content-Type": "application/x-www-form-urlencoded"}
-        try:
-            status, answer, _ = self.http.send(HttpCall("POST", f"{API}/auth/login", body, headers))
-            token = json.loads(answer)["access_token"] if status == 200 else None
-        except (OSError, ValueError, KeyError) as exc:
-            raise DialectError(
-                f"sign-in: no usable answer from the API ({type(exc).__name__}); check --host"
-            ) from None
-        if token is None:
-            raise DialectError(
-                f"sign-in as {email}: HTTP {status}; check --email and {PASSWORD_ENV}"
-            )
-        if not isinstance(token, str) or not token.isprintable():
-            # It goes into every request's Authorization header, where a CR or LF ends it.
-            raise DialectError(
-                "sign-in: the API answered an access_token that is not one line of printable "
-                "text; no request is sent with it"
-            )
-        self._token = token
-        self._auth = {
-            "Authorization": f"Bearer {self._token}",
-            "X-Organization-Id": self.seeded.org_id,
-        }
-        self._json = {**self._auth, "Content-Type": "application/json"}
-        self._reads = tuple(HttpCall("GET", path, b"", self._auth) for path in READ_PATHS)
-        self._webhook_secret = webhook_secret(password, self.seeded.agent_id).encode()
+    def check(self) -> HttpCall:
+        """The user's organisations, which need the token."""
+        return HttpCall("GET", f"{API}/orgs")
+
+    def signed_in(self, auth: Mapping[str, str], secret: str) -> None:
+        super().signed_in({**auth, ORG_HEADER: self.seeded.org_id}, secret)
+        self._token = token_of(dict(auth))
+        self._json = self.json_headers
+        self._reads = tuple(HttpCall("GET", path, b"", self.auth) for path in READ_PATHS)
+        self._webhook_secret = webhook_secret(secret, self.seeded.agent_id).encode()
 
     def call(self, workload: str, k: int) -> HttpCall:
         if workload == "api_read":
@@ -131,7 +114,7 @@ class AgenticOS(Dialect):
         name, text = upload_name(self.run_id, k), upload_text(self.run_id, k)
         body, content_type = encode_multipart_formdata({"file": (name, text, "text/plain")})
         path = f"{API}/rag/collections/{in_path(self.seeded.collection_name)}/ingest"
-        return HttpCall("POST", path, body, {**self._auth, "Content-Type": content_type})
+        return HttpCall("POST", path, body, {**self.auth, "Content-Type": content_type})
 
     def _webhook(self, k: int) -> HttpCall:
         body = json.dumps({"event": "loadkit", "run_id": self.run_id, "index": k}).encode()
@@ -188,7 +171,7 @@ class AgenticOS(Dialect):
         message = {
             "message": self.agent_plan.prompt(CHAT, attempt.index, turn_message(attempt.index)),
             "agent_id": self.seeded.agent_id,
-            "conversation_id": (attempt.session or {}).get("conversation_id"),
+            "conversation_id": attempt.conversation.id if attempt.conversation else None,
         }
         sent = attempt.sent()
         subprotocols = ["chat", f"access_token.{self._token}"]
@@ -242,10 +225,10 @@ def _read_turn(ws: WebSocket, message: str, turn: Turn) -> Result:
             kind = frame.get("type")
         except (ValueError, AttributeError):
             return turn.failed(BAD_FRAME)
-        if attempt.session is not None and kind in ("conversation_created", "complete"):
+        if attempt.conversation is not None and kind in ("conversation_created", "complete"):
             conversation = (frame.get("data") or {}).get("conversation_id")
             if conversation:
-                attempt.session["conversation_id"] = conversation
+                attempt.conversation.id = str(conversation)
         if kind == "text_delta":
             turn.token()
             if attempt.cancel and not stop_sent:
@@ -281,7 +264,7 @@ def http_failure(status: int, body: bytes) -> str:
 
 
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
-REQUESTS = {
+OFFERS = {
     "api_read": "GET /api/v1/agents, /runs or /conversations",
     "chat_stream": "the chat WebSocket /api/v1/ws/agent, a stop frame to cancel",
     "agent_run": "POST /api/v1/agents/{id}/run",

@@ -31,9 +31,10 @@ from datetime import UTC, datetime
 
 from engine.dialect_kit import words
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
-from inputs.fixture import Fixture, in_path
+from engine.seam import Accepted, Setup
+from inputs.fixture import in_path
 from workloads.agenticos.client import AgenticOSClient
-from workloads.agenticos.fixture import AgenticOSSeeded, seeded
+from workloads.agenticos.seed import AgenticOSSeeded
 from workloads.followup import followed
 from workloads.setup_client import APIError, APIUnreachable
 
@@ -117,20 +118,20 @@ class Followed:
 
 
 def follow_up(
-    fixture: Fixture,
-    email: str,
-    password: str,
+    setup: Setup[AgenticOSSeeded],
+    /,
     *,
     run_id: str,
     start_epoch: float,
-    accepted: list[tuple[int, str, str]],
+    accepted: list[Accepted],
     grace_s: float,
 ) -> list[FollowUp]:
     """One FollowUp per accepted arrival: polled until all settle or ``grace_s`` runs out."""
     pending, others = followed(accepted, (UPLOAD, DELIVERY), NOT_SHOWN)
     deadline = time.monotonic() + grace_s
-    own = seeded(fixture)
-    with AgenticOSClient(fixture.api_url) as client:
+    own = setup.seeded
+    with AgenticOSClient(setup.fixture.api_url, setup.auth) as client:
+        email, password = setup.email, setup.secret
         uploads = Followed(
             [a for a in pending if a[1] == UPLOAD],
             _signed(client, email, password, lambda kind: _read_uploads(client, own, kind)),
@@ -141,12 +142,6 @@ def follow_up(
             "never read" if own.trigger_id else NO_TRIGGER,
         )
         kinds = [uploads] + ([deliveries] if own.trigger_id else [])
-        try:
-            client.sign_in(email, password)
-        except (APIUnreachable, APIError) as exc:
-            why = f"sign-in for the follow-up failed: {words(str(exc))}"
-            return [FollowUp(k, w, ref, NOT_VERIFIABLE, why) for k, w, ref in accepted]
-        client.org_id = own.org_id
         while True:
             for kind in kinds:
                 if kind.pending():

@@ -1,11 +1,11 @@
-"""Preflight: refuse, before any load, a deployment that cannot do the work.
+"""What preflight checks on AgenticOS beyond the kit's reach and sign-in (workloads/preflight.py).
 
-A run against a platform with no API, no published agent, an empty
-collection or a model it cannot reach would measure the breakage, not the
-platform. Each check is one real request of the kind the run will make; each
-refusal is one line naming what is wrong and the command that fixes it. The
-trigger is the exception: without it the run still goes ahead and reports
-``trigger_fire`` as skipped, so its state is returned, not raised.
+A run against a platform with no published agent, an empty collection or a
+model it cannot reach would measure the breakage, not the platform. Each check is
+one real request of the kind the run will make; each refusal is one line naming
+what is wrong and the command that fixes it. The trigger is the exception:
+without it the run still goes ahead and reports ``trigger_fire`` as skipped, so
+its state is returned, not raised.
 
 A fault-injection run points the platform at a stub that refuses a share of
 model calls on purpose, so one refused probe is not a broken deployment: the
@@ -16,25 +16,18 @@ the stub's fault marker is named as an injected fault, not as a missing stub.
 from __future__ import annotations
 
 import json
-import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
-from engine.seam import PreflightError, PreflightResult
-from inputs.fixture import Fixture, in_path, webhook_secret
+from engine.seam import PreflightError, Probe, Setup, Skip
+from inputs.fixture import in_path, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
-from workloads.agenticos.fixture import seeded
+from workloads.agenticos.login import ORG_HEADER
+from workloads.agenticos.seed import AgenticOSSeeded
 from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
-from workloads.preflight import (
-    ALWAYS,
-    Probe,
-    Skip,
-    checked,
-    preflight_main,
-    run_probe,
-    search_probe,
-)
+from workloads.preflight import ALWAYS, run_probe, search_probe
 from workloads.setup_client import APIError, APIUnreachable
 
 # Tries of a probe that reaches the model: at a 20% injected fault rate, five
@@ -47,33 +40,7 @@ T = TypeVar("T")
 INJECTED_FAULT_MARKER = "stub model injected"
 
 
-def _check_api(client: AgenticOSClient, fixture: Fixture) -> None:
-    try:
-        client.health()
-    except (APIUnreachable, APIError) as exc:
-        raise PreflightError(
-            f"API at {fixture.api_url} does not answer health ({exc}): start the platform "
-            "(make target) or seed against the right --api-url (make seed)"
-        ) from None
-
-
-def _sign_in(client: AgenticOSClient, email: str, password: str) -> None:
-    try:
-        client.sign_in(email, password)
-    except APIError as exc:
-        if exc.status == 429:
-            retry = exc.headers.get("Retry-After", "60")
-            raise PreflightError(
-                f"sign-in as {email} rate limited (HTTP 429): wait {retry} s and run again"
-            ) from None
-        raise PreflightError(
-            f"sign-in as {email} refused (HTTP {exc.status}: {exc.message}): export "
-            "LOAD_PASSWORD with that user's password (and --email if not the default)"
-        ) from None
-
-
-def _check_agent(client: AgenticOSClient, fixture: Fixture) -> None:
-    own = seeded(fixture)
+def _check_agent(client: AgenticOSClient, own: AgenticOSSeeded) -> str:
     orgs = {org.get("id") for org in client.get("/orgs").get("items", [])}
     if own.org_id not in orgs:
         raise PreflightError(
@@ -94,6 +61,7 @@ def _check_agent(client: AgenticOSClient, fixture: Fixture) -> None:
             f"agent {own.agent_id} is {agent.get('status')!r}, not published: run make seed "
             "(it publishes the agent)"
         )
+    return ""
 
 
 def _injected(message: str) -> bool:
@@ -124,8 +92,7 @@ def _retried(call: Callable[[], T], attempts: int = PROBE_ATTEMPTS) -> T:
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def _check_search(client: AgenticOSClient, fixture: Fixture) -> int:
-    own = seeded(fixture)
+def _check_search(client: AgenticOSClient, own: AgenticOSSeeded) -> int:
     try:
         results = _retried(lambda: client.search(own.collection_name, SEARCH_QUERY))
     except APIError as exc:
@@ -150,8 +117,7 @@ def _check_search(client: AgenticOSClient, fixture: Fixture) -> int:
     return len(results)
 
 
-def _check_run(client: AgenticOSClient, fixture: Fixture) -> str:
-    own = seeded(fixture)
+def _check_run(client: AgenticOSClient, own: AgenticOSSeeded, stub_url: str) -> str:
     try:
         run = _retried(lambda: client.run_agent(own.agent_id, RUN_PROMPT))
     except APIUnreachable as exc:
@@ -167,21 +133,20 @@ def _check_run(client: AgenticOSClient, fixture: Fixture) -> str:
             raise PreflightError(_fault_hint("agent run", f"HTTP {exc.status}")) from None
         raise PreflightError(
             f"agent run failed (HTTP {exc.status}: {exc.message}): the platform cannot use the "
-            f"model at {fixture.stub_url}; start the stub (make stub) at an address the "
+            f"model at {stub_url}; start the stub (make stub) at an address the "
             "platform reaches, or re-seed with --stub-url (make seed)"
         ) from None
     if run.get("status") != "completed":
         raise PreflightError(
             f"agent run {run.get('run_id')} ended {run.get('status')!r}, not completed: "
-            f"check the stub at {fixture.stub_url} (make stub)"
+            f"check the stub at {stub_url} (make stub)"
         )
     return str(run.get("run_id"))
 
 
-def _check_trigger(client: AgenticOSClient, fixture: Fixture, password: str) -> str:
+def _check_trigger(client: AgenticOSClient, own: AgenticOSSeeded, password: str) -> str:
     """Nothing to add when a signed delivery is accepted; else Skip, with why trigger_fire
     will be skipped."""
-    own = seeded(fixture)
     if not own.trigger_id:
         raise Skip("the fixture has no trigger (seeding could not create one); run make seed")
     triggers = {t.get("id") for t in client.list_all(f"/agents/{in_path(own.agent_id)}/triggers")}
@@ -205,53 +170,20 @@ def _check_trigger(client: AgenticOSClient, fixture: Fixture, password: str) -> 
     return ""
 
 
-def run_preflight(
-    fixture: Fixture, email: str, password: str, offered: frozenset[str] = ALWAYS
-) -> PreflightResult:
-    """Check the deployment can do the workloads the run ``offered``; PreflightError (one line)
-    if not. Each probe is made only for a workload that needs it."""
-
-    def reach(client: AgenticOSClient) -> None:
-        _check_api(client, fixture)
-        _sign_in(client, email, password)
-
-    def agent(client: AgenticOSClient) -> str:
-        _check_agent(client, fixture)
-        return ""
-
-    probes: list[Probe[AgenticOSClient]] = [
-        Probe(ALWAYS, agent),
-        search_probe(lambda client: _check_search(client, fixture)),
-        run_probe(lambda client: _check_run(client, fixture)),
-        Probe(
-            frozenset({"trigger_fire"}),
-            lambda client: _check_trigger(client, fixture, password),
-            optional=True,
-        ),
-    ]
-    return checked(
-        fixture.api_url,
-        offered,
-        AgenticOSClient(fixture.api_url),
-        reach=reach,
-        subject=f"agent {seeded(fixture).agent_id} published",
-        probes=probes,
-        who="the API",
-        fix="run make seed against this deployment",
-    )
-
-
-def main(argv: list[str]) -> int:
-    """Check the fixture's deployment from the shell (workloads/preflight.py says how)."""
-    return preflight_main(
-        argv,
-        run_preflight,
-        prog="python -m workloads.agenticos.preflight",
-        description="Refuse a deployment that cannot do the load run's work "
-        "(password from LOAD_PASSWORD).",
-        email=True,
-    )
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+@contextmanager
+def probes(setup: Setup[AgenticOSSeeded]) -> Iterator[list[Probe]]:
+    """The probes, on one setup client signed in as the run is; it acts in the fixture's
+    organisation once the first probe has found the user in it."""
+    own, stub_url = setup.seeded, setup.fixture.stub_url
+    user = {name: value for name, value in setup.auth.items() if name != ORG_HEADER}
+    with AgenticOSClient(setup.fixture.api_url, user) as client:
+        yield [
+            Probe(ALWAYS, lambda: _check_agent(client, own)),
+            search_probe(lambda: _check_search(client, own)),
+            run_probe(lambda: _check_run(client, own, stub_url)),
+            Probe(
+                frozenset({"trigger_fire"}),
+                lambda: _check_trigger(client, own, setup.secret),
+                optional=True,
+            ),
+        ]

@@ -1,12 +1,12 @@
-"""``python -m workloads.agenticos.seed``: build the run's fixture through the platform's API.
+"""What seeding makes on AgenticOS, through its API.
 
-Everything is created the way a user would create it (sign-in, secret, model
-profile on the stub, published agent, collection filled through the upload
-endpoint, webhook trigger), so seeding works unchanged against the reference
-target and a real AgenticOS. It is idempotent by name: a second run reuses
-what exists and adds only what is missing. The trigger is recreated each time
-so its signing secret (derived from the password, never stored) is known.
-Writes fixture.json: ids and URLs only, no token or password.
+Everything is created the way a user would create it (secret, model profile on
+the stub, published agent, collection filled through the upload endpoint,
+webhook trigger), so seeding works unchanged against the reference target and a
+real AgenticOS. It is idempotent by name: a second run reuses what exists and
+adds only what is missing. The trigger is recreated each time so its signing
+secret (derived from the password, never stored) is known. The fixture holds
+ids only, no token or password.
 """
 
 from __future__ import annotations
@@ -20,12 +20,11 @@ from dataclasses import dataclass
 import requests
 
 from engine import trust
-from inputs.fixture import Fixture, in_path, webhook_secret
+from engine.seam import SeedError, SeedSetup
+from inputs.fixture import in_path, webhook_secret
 from workloads.agenticos.client import AgenticOSClient
-from workloads.agenticos.fixture import AgenticOSSeeded
 from workloads.agenticos.tool import CODE_EXECUTION, RUN_PYTHON
 from workloads.corpus import document_name, document_text
-from workloads.seed import SeedError, SeedOptions, seed_command, seeded_fixture, wait_for_api
 from workloads.setup_client import APIError
 
 # Names the fixture is found by on a second run; prefixed so they are obviously the kit's.
@@ -48,6 +47,20 @@ INDEX_WAIT_S = 120.0
 # Seconds the stub may take to say how wide its vectors are (one embedding, no delay).
 STUB_ASK_TIMEOUT_S = 10.0
 POLL_S = 0.5
+
+
+@dataclass(frozen=True)
+class AgenticOSSeeded:
+    """What the seed made or found: ids and names, never a secret."""
+
+    org_id: str
+    agent_id: str
+    model_profile_id: str
+    collection_name: str
+    documents: int
+    # None when the platform could not make a trigger (trigger_fire is then skipped).
+    trigger_id: str | None = None
+    trigger_source: str = "webhook"
 
 
 def stub_base_url(stub_url: str) -> str:
@@ -322,51 +335,26 @@ def pick_org(client: AgenticOSClient) -> str:
     return (personal or orgs[0])["id"]
 
 
-def seed(options: SeedOptions, password: str) -> Fixture:
-    """Build (or find) every part of the fixture and return it; SeedError on refusal."""
-    with AgenticOSClient(options.api_url) as client:
-        wait_for_api(client.health, options.api_url, options.wait_s, "make target")
-        try:
-            client.sign_in(options.email, password)
-        except APIError as exc:
-            raise SeedError(
-                f"sign-in as {options.email} refused (HTTP {exc.status}: {exc.message}): "
-                "export LOAD_PASSWORD with that user's password, or pass --email"
-            ) from None
-        client.org_id = pick_org(client)
-        profile_id, profile_action = ensure_profile(client, options.stub_url)
+def make(setup: SeedSetup) -> AgenticOSSeeded:
+    """Build (or find) every part the run needs; SeedError on refusal."""
+    with AgenticOSClient(setup.api_url, setup.auth) as client:
+        client.org_id = org_id = pick_org(client)
+        profile_id, profile_action = ensure_profile(client, setup.stub_url)
         agent_id, agent_action = ensure_agent(client, profile_id)
         collection, kb_action = ensure_collection(client)
-        uploads = upload_missing(client, collection, options.documents)
-        wait_for_index(client, collection, uploads, options.stub_url)
-        trigger_id = recreate_trigger(client, agent_id, password)
+        uploads = upload_missing(client, collection, setup.documents)
+        wait_for_index(client, collection, uploads, setup.stub_url)
+        trigger_id = recreate_trigger(client, agent_id, setup.secret)
     print(
-        f"seed: org {client.org_id}; model profile {profile_action}; agent {agent_id} "
+        f"seed: org {org_id}; model profile {profile_action}; agent {agent_id} "
         f"({agent_action}); collection {collection!r} ({kb_action}, {len(uploads.ids)} uploaded "
         f"and indexed); trigger {trigger_id or 'none'}"
     )
-    own = AgenticOSSeeded(
-        org_id=client.org_id,
+    return AgenticOSSeeded(
+        org_id=org_id,
         agent_id=agent_id,
         model_profile_id=profile_id,
         collection_name=collection,
-        documents=options.documents,
+        documents=setup.documents,
         trigger_id=trigger_id,
     )
-    return seeded_fixture(options.api_url, options.stub_url, "agenticos", own)
-
-
-# The command line; the defaults seed `make target` + `make stub` on this machine.
-main = seed_command(
-    platform="agenticos",
-    description="Create the load run's fixture through the platform's API (password from "
-    "LOAD_PASSWORD).",
-    api_url=DEFAULT_API_URL,
-    stub_help="the stub as the platform reaches it",
-    seed=seed,
-    users=True,
-)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -16,6 +16,12 @@ import msgspec
 from workloads.answers import AnyObject, decoder
 
 
+class Agent(msgspec.Struct):
+    """One agent of ``GET /agents``: its id."""
+
+    id: str
+
+
 class Page(msgspec.Struct):
     """``GET /sessions``: ``{data: [...], meta: {...}}`` (PaginatedResponse[SessionSchema])."""
 
@@ -54,7 +60,7 @@ class Delivery(msgspec.Struct):
     status: str
 
 
-AGENTS = decoder(list[AnyObject])
+AGENTS = decoder(list[Agent])
 PAGE = decoder(Page)
 SEARCH_PAGE = decoder(SearchPage)
 RUN_OUTPUT = decoder(RunOutput)

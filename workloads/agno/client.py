@@ -1,42 +1,29 @@
 """The agno AgentOS setup client (seed, preflight, follow-up): SetupClient spoken agno's way.
 
-What differs from the shared plumbing (workloads/setup_client.py): paths sit at
-the API's root, and AgentOS authenticates with one bearer security key
-(``OS_SECURITY_KEY`` on the server); the kit passes LOAD_PASSWORD's value and
-keeps it in memory only. Errors are FastAPI's ``detail``, the base's default.
+What differs from the shared plumbing (workloads/setup_client.py): nothing but
+its requests; paths sit at the API's root, the bearer security key is in the
+headers the kit's sign-in made, and errors are FastAPI's ``detail``, the base's
+default.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import requests
 
 from inputs.fixture import in_path
-from workloads.setup_client import ANY_STATUS, RUN_TIMEOUT_S, SetupClient, signature
+from workloads.agno.answers import AGENTS, SEARCH_PAGE, Agent, SearchHit
+from workloads.setup_client import ANY_STATUS, SetupClient, signature
 
 # The list page AgentOS serves by default and the most the seed reads at once.
 PAGE_LIMIT = 100
 
 
 class AgnoClient(SetupClient):
-    """One deployment, one security key, one pooled session."""
+    """One deployment, signed in, one pooled session."""
 
-    def __init__(self, api_url: str, security_key: str, **kwargs: Any) -> None:
-        super().__init__(api_url, **kwargs)
-        self._auth = {"Authorization": f"Bearer {security_key}"}
-
-    def auth_headers(self) -> dict[str, str]:
-        """The security key as a bearer token."""
-        return dict(self._auth)
-
-    def health(self) -> dict:
-        """GET /health (AgentOS answers it without the key)."""
-        return self.request("GET", "/health", auth=False).json()
-
-    def agents(self) -> list[dict]:
+    def agents(self) -> list[Agent]:
         """GET /agents: the agents this AgentOS serves."""
-        return self.request("GET", "/agents").json()
+        return self.typed(self.request("GET", "/agents"), AGENTS)
 
     def content_names(self) -> dict[str, str]:
         """Name -> status of every content item in the knowledge base, page by page."""
@@ -74,18 +61,10 @@ class AgnoClient(SetupClient):
         )
         return resp.json() if resp.status_code == 200 else None
 
-    def search(self, query: str, limit: int = 4) -> list[dict]:
+    def search(self, query: str, limit: int = 4) -> list[SearchHit]:
         """POST /knowledge/search and return its results."""
         body = {"query": query, "max_results": limit}
-        return self.request("POST", "/knowledge/search", json=body).json().get("data", [])
-
-    def run_agent(self, agent_id: str, prompt: str) -> dict:
-        """POST /agents/{id}/runs with stream=false: the whole run, waiting for the model."""
-        form = {"message": prompt, "stream": "false"}
-        resp = self.request(
-            "POST", f"/agents/{in_path(agent_id)}/runs", data=form, timeout=RUN_TIMEOUT_S
-        )
-        return resp.json()
+        return self.typed(self.request("POST", "/knowledge/search", json=body), SEARCH_PAGE).data
 
     def fire_whatsapp(self, prefix: str, body: bytes, secret: str) -> requests.Response:
         """One signed WhatsApp delivery; the response whatever its status (no key used)."""

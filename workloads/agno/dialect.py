@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Mapping
 from urllib.parse import urlencode
 
 from urllib3 import encode_multipart_formdata
@@ -37,11 +38,12 @@ from engine.http import (
     StreamedAnswer,
 )
 from engine.samples import CANCELLED, FAILED, OK, Result
-from engine.seam import Attempt, Dialect, DialectError, Turn
+from engine.seam import Attempt, Deployment, Dialect, Turn
 from engine.serve import CHAT
-from inputs.fixture import PASSWORD_ENV, Fixture, in_path, webhook_secret
+from engine.sign_in import KeyHeader
+from inputs.fixture import in_path, webhook_secret
 from workloads.agno.answers import AGENTS, CONTENT, DELIVERY, PAGE, RUN_OUTPUT, SEARCH_PAGE
-from workloads.agno.fixture import seeded
+from workloads.agno.seed import AgnoSeeded
 from workloads.answers import held
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 
@@ -54,35 +56,27 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 RUN_COMPLETED, RUN_CANCELLED, RUN_ERROR = "RunCompleted", "RunCancelled", "RunError"
 
 
-class Agno(Dialect):
+class Agno(Dialect[AgnoSeeded]):
     """Speaks agno 3.1's AgentOS API (platforms/agno/ runs one on the stub)."""
 
-    def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
-        super().__init__(fixture, base_url, run_id, http)
-        self.seeded = seeded(fixture)
-        self._auth: dict[str, str] = {}
+    HEALTH = "/health"
+    sign_in = KeyHeader(hint="the server's OS_SECURITY_KEY")
+
+    def __init__(self, deployment: Deployment[AgnoSeeded], http: HttpTransport):
+        super().__init__(deployment, http)
         self._reads: tuple[HttpCall, ...] = ()
         self._webhook_secret = b""
         self._runs = f"/agents/{in_path(self.seeded.agent_id)}/runs"
         self._whatsapp = self.seeded.whatsapp_prefix
 
-    def sign_in(self, email: str, password: str) -> None:
-        """AgentOS has no sign-in: the key is checked once here with a list read."""
-        auth = {"Authorization": f"Bearer {password}"}
-        try:
-            status = self.http.send(HttpCall("GET", "/agents", b"", auth)).status
-        except OSError as exc:
-            raise DialectError(
-                f"AgentOS: no answer from the API ({type(exc).__name__}); check --host"
-            ) from None
-        if status != 200:
-            raise DialectError(
-                f"AgentOS refused the security key: HTTP {status}; export {PASSWORD_ENV} with the "
-                "server's OS_SECURITY_KEY"
-            )
-        self._auth = auth
-        self._reads = tuple(HttpCall("GET", path, b"", auth) for path in READ_PATHS)
-        self._webhook_secret = webhook_secret(password, self.seeded.agent_id).encode()
+    def check(self) -> HttpCall:
+        """The agents list, the console's first read, which needs the key."""
+        return HttpCall("GET", READ_PATHS[0])
+
+    def signed_in(self, auth: Mapping[str, str], secret: str) -> None:
+        super().signed_in(auth, secret)
+        self._reads = tuple(HttpCall("GET", path, b"", self.auth) for path in READ_PATHS)
+        self._webhook_secret = webhook_secret(secret, self.seeded.agent_id).encode()
 
     def call(self, workload: str, k: int) -> HttpCall:
         if workload == "api_read":
@@ -92,10 +86,10 @@ class Agno(Dialect):
                 "message": self.agent_plan.prompt(workload, k, run_prompt(k)),
                 "stream": "false",
             }
-            return HttpCall("POST", self._runs, urlencode(form).encode(), {**self._auth, **FORM})
+            return HttpCall("POST", self._runs, urlencode(form).encode(), {**self.auth, **FORM})
         if workload == "rag_query":
             query = {"query": question(k), "max_results": 4}
-            headers = {**self._auth, "Content-Type": "application/json"}
+            headers = {**self.auth, "Content-Type": "application/json"}
             return HttpCall("POST", "/knowledge/search", json.dumps(query).encode(), headers)
         if workload == "ingest":
             return self._ingest(k)
@@ -160,7 +154,7 @@ class Agno(Dialect):
         name, text = upload_name(self.run_id, k), upload_text(self.run_id, k)
         body, content_type = encode_multipart_formdata({"file": (name, text, "text/plain")})
         return HttpCall(
-            "POST", "/knowledge/content", body, {**self._auth, "Content-Type": content_type}
+            "POST", "/knowledge/content", body, {**self.auth, "Content-Type": content_type}
         )
 
     def _webhook(self, k: int) -> HttpCall:
@@ -189,13 +183,12 @@ class Agno(Dialect):
             "message": self.agent_plan.prompt(CHAT, attempt.index, turn_message(attempt.index)),
             "stream": "true",
         }
-        if attempt.session is not None:
+        if (conversation := attempt.conversation) is not None:
             # A conversation (a users-mode user's, or one open arrivals continue) is one agno
             # session, named by the kit since agno lets the client name it.
-            form["session_id"] = attempt.session.setdefault(
-                "session_id", f"loadkit-{self.run_id}-{attempt.index}"
-            )
-        call = HttpCall("POST", self._runs, urlencode(form).encode(), {**self._auth, **FORM})
+            conversation.id = conversation.id or f"loadkit-{self.run_id}-{attempt.index}"
+            form["session_id"] = conversation.id
+        call = HttpCall("POST", self._runs, urlencode(form).encode(), {**self.auth, **FORM})
         return event_stream_turn(
             self.http, call, attempt, timeout_s, detail_result, self._read_turn
         )
@@ -232,12 +225,12 @@ class Agno(Dialect):
         """Ask agno to cancel the run; None when it accepted, else what went wrong."""
         if not run_id:
             return Result(200, FAILED, "no run_id to cancel")
-        call = HttpCall("POST", f"{self._runs}/{in_path(run_id)}/cancel", b"", self._auth)
+        call = HttpCall("POST", f"{self._runs}/{in_path(run_id)}/cancel", b"", self.auth)
         return cancel_asked(self.http, call, (200,))
 
 
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
-REQUESTS = {
+OFFERS = {
     "api_read": "GET /agents or /sessions",
     "chat_stream": "POST /agents/{id}/runs stream=true (SSE), its cancel endpoint to cancel",
     "agent_run": "POST /agents/{id}/runs stream=false",

@@ -23,8 +23,9 @@ import time
 
 from engine.dialect_kit import words
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
-from inputs.fixture import Fixture
+from engine.seam import Accepted, Setup
 from workloads.agno.client import AgnoClient
+from workloads.agno.seed import AgnoSeeded
 from workloads.followup import follow_each, followed
 from workloads.setup_client import APIError
 
@@ -43,20 +44,19 @@ FOLLOWED = ("ingest", "trigger_fire")
 
 
 def follow_up(
-    fixture: Fixture,
-    email: str,
-    password: str,
+    setup: Setup[AgnoSeeded],
+    /,
     *,
     run_id: str,
     start_epoch: float,
-    accepted: list[tuple[int, str, str]],
+    accepted: list[Accepted],
     grace_s: float,
 ) -> list[FollowUp]:
     """One FollowUp per accepted arrival: polled until all settle or ``grace_s`` runs out."""
-    del email, run_id, start_epoch  # the key is the credential; refs name each arrival's work
+    del run_id, start_epoch  # refs name each arrival's work
     pending, others = followed(accepted, FOLLOWED, "agno shows nothing for this workload")
     deadline = time.monotonic() + grace_s
-    with AgnoClient(fixture.api_url, password) as client:
+    with AgnoClient(setup.fixture.api_url, setup.auth) as client:
         looked = follow_each(
             pending, lambda work: _look(client, work, grace_s), deadline, "agno", _for_good
         )

@@ -1,25 +1,25 @@
-"""agno's AgentOS as the kit knows it: the one record the registry reads (engine.seam.Platform).
-
-A module of its own, as for every platform (workloads/agenticos/platform.py says why).
-"""
+"""agno's AgentOS as the kit knows it: the one record the registry reads (engine.seam.Platform)."""
 
 from __future__ import annotations
 
-from engine.seam import Platform
-from workloads.agno.dialect import REQUESTS, Agno
-from workloads.agno.fixture import AgnoSeeded
+from engine.seam import Platform, Seeding
+from workloads.agno.dialect import OFFERS, Agno
 from workloads.agno.followup import follow_up
-from workloads.agno.preflight import run_preflight
-from workloads.agno.seed import main as seed
+from workloads.agno.preflight import probes
+from workloads.agno.seed import DEFAULT_API_URL, AgnoSeeded, make
 from workloads.lookup_tool import LOOKUP_TOOL
 
 PLATFORM = Platform(
     name="agno",
     dialect=Agno,
     seeded=AgnoSeeded,
-    seed=seed,
-    run_preflight=run_preflight,
+    offers=OFFERS,
+    seeding=Seeding(
+        make, DEFAULT_API_URL, stub_help="the stub as AgentOS reaches it, for the record"
+    ),
+    probes=probes,
     follow_up=follow_up,
-    requests=REQUESTS,
     tool=LOOKUP_TOOL,
+    subject=lambda own: f"agent {own.agent_id} served",
+    started_by="make agno",
 )

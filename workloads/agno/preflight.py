@@ -1,97 +1,55 @@
-"""Preflight for agno: refuse, before any load, an AgentOS that cannot do the work.
+"""What preflight checks on agno beyond the kit's reach and key check (workloads/preflight.py).
 
-Each check is one real request of the kind the run will make: the key is
-accepted, the agent is served, a search finds the seeded documents, a run
-completes against the model, an upload is processed to ``completed``, and a
-signed WhatsApp delivery is accepted. Every refusal is one line with the fix.
-The webhook is the exception, as for AgenticOS: without it the run goes ahead
-and reports ``trigger_fire`` as skipped.
+Each check is one real request of the kind the run will make: the agent is served, a
+search finds the seeded documents, a run completes against the model (one agent_run
+through the dialect), an upload is processed to ``completed``, and a signed WhatsApp
+delivery is accepted (else trigger_fire is skipped, with why). Every refusal is one line
+with the fix.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from engine.seam import PreflightError, PreflightResult
-from inputs.fixture import Fixture, webhook_secret
+from engine.seam import PreflightError, Probe, Setup, Skip
+from inputs.fixture import webhook_secret
 from workloads.agno.client import AgnoClient
-from workloads.agno.fixture import seeded
-from workloads.agno.seed import DONE, follow
-from workloads.corpus import RUN_PROMPT, SEARCH_QUERY
-from workloads.preflight import (
-    ALWAYS,
-    Probe,
-    Skip,
-    checked,
-    completed,
-    preflight_main,
-    run_probe,
-    search_probe,
-)
-from workloads.setup_client import APIError, APIUnreachable
+from workloads.agno.seed import DONE, AgnoSeeded, follow
+from workloads.corpus import SEARCH_QUERY
+from workloads.preflight import ALWAYS, RUN, completed, search_probe, served_probe
+from workloads.setup_client import APIError
 
 # An upload must be processed within this long, or the run's ingest would only measure a queue.
 UPLOAD_WAIT_S = 60.0
 
 
-def _check_api(client: AgnoClient, fixture: Fixture) -> None:
-    own = seeded(fixture)
-    try:
-        client.health()
-    except (APIUnreachable, APIError) as exc:
-        raise PreflightError(
-            f"AgentOS at {fixture.api_url} does not answer health ({exc}): start it (make agno) "
-            "or seed against the right --api-url"
-        ) from None
-    try:
-        agents = {a.get("id") for a in client.agents()}
-    except APIError as exc:
-        raise PreflightError(
-            f"AgentOS refused the key (HTTP {exc.status}): export LOAD_PASSWORD with the "
-            "server's OS_SECURITY_KEY"
-        ) from None
-    if own.agent_id not in agents:
+def _check_agent(client: AgnoClient, own: AgnoSeeded) -> str:
+    if own.agent_id not in {a.id for a in client.agents()}:
         raise PreflightError(
             f"agent {own.agent_id} from the fixture is not served here: run platforms/agno "
-            "(make agno) and seed it (make seed PLATFORM=agno)"
+            "(make agno) and seed it (loadkit seed --platform agno)"
         )
+    return ""
 
 
-def _check_search(client: AgnoClient, fixture: Fixture) -> int:
-    own = seeded(fixture)
+def _check_search(client: AgnoClient, setup: Setup[AgnoSeeded]) -> int:
     try:
         results = client.search(SEARCH_QUERY)
     except APIError as exc:
         raise PreflightError(
             f"knowledge search failed (HTTP {exc.status}: {exc.message}): AgentOS cannot embed "
-            f"the query; start the stub at {fixture.stub_url} where AgentOS reaches it"
+            f"the query; start the stub at {setup.fixture.stub_url} where AgentOS reaches it"
         ) from None
     if not results:
         raise PreflightError(
-            f"knowledge {own.collection_name!r} is empty (search found nothing): run the seed "
-            "(make seed PLATFORM=agno)"
+            f"knowledge {setup.seeded.collection_name!r} is empty (search found nothing): run "
+            "the seed (loadkit seed --platform agno)"
         )
     return len(results)
-
-
-def _check_run(client: AgnoClient, fixture: Fixture) -> str:
-    own = seeded(fixture)
-    try:
-        run = client.run_agent(own.agent_id, RUN_PROMPT)
-    except APIError as exc:
-        raise PreflightError(
-            f"agent run failed (HTTP {exc.status}: {exc.message}): AgentOS cannot use the model "
-            f"at {fixture.stub_url}; start the stub where AgentOS reaches it"
-        ) from None
-    if str(run.get("status", "")).upper() != "COMPLETED":
-        raise PreflightError(
-            f"agent run {run.get('run_id')} ended {run.get('status')!r}, not COMPLETED: check "
-            f"the stub at {fixture.stub_url}"
-        )
-    return str(run.get("run_id"))
 
 
 def _check_upload(client: AgnoClient) -> str:
@@ -107,13 +65,13 @@ def _check_upload(client: AgnoClient) -> str:
     return completed("an upload", began)
 
 
-def _check_webhook(client: AgnoClient, fixture: Fixture, password: str) -> str:
+def _check_webhook(client: AgnoClient, setup: Setup[AgnoSeeded]) -> str:
     """Nothing to add when a signed delivery is accepted; else Skip, with why trigger_fire
     will be skipped."""
-    own = seeded(fixture)
+    own = setup.seeded
     prefix = own.whatsapp_prefix
     body = json.dumps({"object": "whatsapp_business_account", "entry": []}).encode()
-    resp = client.fire_whatsapp(prefix, body, webhook_secret(password, own.agent_id))
+    resp = client.fire_whatsapp(prefix, body, webhook_secret(setup.secret, own.agent_id))
     if resp.status_code in (401, 404):
         # The interface takes no key, so AgentOS's auth answering 401 means no route there.
         raise Skip(
@@ -130,44 +88,16 @@ def _check_webhook(client: AgnoClient, fixture: Fixture, password: str) -> str:
     return ""
 
 
-def run_preflight(
-    fixture: Fixture, email: str, password: str, offered: frozenset[str] = ALWAYS
-) -> PreflightResult:
-    """Check the AgentOS can do the workloads the run ``offered``; PreflightError (one line)
-    if not. Each probe is made only for a workload that needs it."""
-    del email  # AgentOS has no users to sign in as: the key is the credential.
-    probes: list[Probe[AgnoClient]] = [
-        search_probe(lambda client: _check_search(client, fixture)),
-        run_probe(lambda client: _check_run(client, fixture)),
-        Probe(frozenset({"ingest"}), _check_upload),
-        Probe(
-            frozenset({"trigger_fire"}),
-            lambda client: _check_webhook(client, fixture, password),
-            optional=True,
-        ),
-    ]
-    return checked(
-        fixture.api_url,
-        offered,
-        AgnoClient(fixture.api_url, password),
-        reach=lambda client: _check_api(client, fixture),
-        subject=f"agent {seeded(fixture).agent_id} served",
-        probes=probes,
-        who="AgentOS",
-        fix="run the seed against this AgentOS",
-    )
-
-
-def main(argv: list[str]) -> int:
-    """Check the fixture's AgentOS from the shell (workloads/preflight.py says how)."""
-    return preflight_main(
-        argv,
-        run_preflight,
-        prog="python -m workloads.agno.preflight",
-        description="Refuse an AgentOS that cannot do the run's work (key from LOAD_PASSWORD).",
-        email=False,
-    )
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+@contextmanager
+def probes(setup: Setup[AgnoSeeded]) -> Iterator[list[Probe]]:
+    """The probes, on one setup client signed in as the run is."""
+    with AgnoClient(setup.fixture.api_url, setup.auth) as client:
+        yield [
+            Probe(ALWAYS, lambda: _check_agent(client, setup.seeded)),
+            search_probe(lambda: _check_search(client, setup)),
+            served_probe(setup, "agent_run", RUN),
+            Probe(frozenset({"ingest"}), lambda: _check_upload(client)),
+            Probe(
+                frozenset({"trigger_fire"}), lambda: _check_webhook(client, setup), optional=True
+            ),
+        ]

@@ -37,6 +37,12 @@ class Values(msgspec.Struct):
     error: RunError | None = msgspec.field(default=None, name="__error__")
 
 
+class Assistant(msgspec.Struct):
+    """One assistant of ``POST /assistants/search``: the graph it runs."""
+
+    graph_id: str
+
+
 class Item(msgspec.Struct):
     """One store item found: its key, and its similarity (None when the store has no index)."""
 
@@ -59,6 +65,7 @@ class Run(msgspec.Struct):
 
 
 LIST = decoder(list[AnyObject])
+ASSISTANTS = decoder(list[Assistant])
 VALUES = decoder(Values)
 SEARCH_PAGE = decoder(SearchPage)
 RUN = decoder(Run)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from functools import partial
 
 from engine.dialect_kit import (
@@ -34,13 +35,14 @@ from engine.http import (
     failure_detail,
 )
 from engine.samples import CANCELLED, FAILED, OK, Result
-from engine.seam import Attempt, Dialect, DialectError, Turn
+from engine.seam import Attempt, Deployment, Dialect, Turn
 from engine.serve import CHAT
-from inputs.fixture import PASSWORD_ENV, Fixture, in_path
-from workloads.answers import held
+from engine.sign_in import KeyHeader
+from inputs.fixture import in_path
+from workloads.answers import fits, held
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text
 from workloads.langgraph.answers import LIST, RUN, SEARCH_PAGE, VALUES
-from workloads.langgraph.fixture import seeded
+from workloads.langgraph.seed import LangGraphSeeded
 
 # api_read rotates over the two lists a LangGraph client (Studio, a chat UI) opens first.
 READ_PATHS = ("/threads/search", "/assistants/search")
@@ -56,34 +58,27 @@ CANCEL_TOO_LATE = 404
 INTERRUPTED = "interrupted"
 
 
-class LangGraph(Dialect):
+class LangGraph(Dialect[LangGraphSeeded]):
     """Speaks langgraph-api 0.16's Agent Server API (platforms/langgraph/ runs one on the stub)."""
 
-    def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
-        super().__init__(fixture, base_url, run_id, http)
-        self.seeded = seeded(fixture)
-        self._auth: dict[str, str] = {}
+    HEALTH = "/ok"
+    # The key in ``x-api-key``, as the official SDK sends it.
+    sign_in = KeyHeader(hint="the server's key (LOADKIT_API_KEY)", name="x-api-key", prefix="")
+
+    def __init__(self, deployment: Deployment[LangGraphSeeded], http: HttpTransport):
+        super().__init__(deployment, http)
         self._json: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
         self._namespace = [self.seeded.namespace]
 
-    def sign_in(self, email: str, password: str) -> None:
-        """The server has no sign-in: the key is checked once here with an assistants search."""
-        auth = {"x-api-key": password}
-        headers = {**auth, "Content-Type": "application/json"}
-        try:
-            status = self.http.send(HttpCall("POST", READ_PATHS[1], READ_BODY, headers)).status
-        except OSError as exc:
-            raise DialectError(
-                f"Agent Server: no answer from the API ({failure_detail(exc)}); check --host"
-            ) from None
-        if status != 200:
-            raise DialectError(
-                f"the Agent Server refused the key: HTTP {status}; export {PASSWORD_ENV} with "
-                "the server's key"
-            )
-        self._auth, self._json = auth, headers
-        self._reads = tuple(HttpCall("POST", path, READ_BODY, headers) for path in READ_PATHS)
+    def check(self) -> HttpCall:
+        """An assistants search, the cheapest read that needs the key."""
+        return HttpCall("POST", READ_PATHS[1], READ_BODY, {"Content-Type": "application/json"})
+
+    def signed_in(self, auth: Mapping[str, str], secret: str) -> None:
+        super().signed_in(auth, secret)
+        self._json = self.json_headers
+        self._reads = tuple(HttpCall("POST", path, READ_BODY, self._json) for path in READ_PATHS)
 
     def call(self, workload: str, k: int) -> HttpCall:
         if workload == "api_read":
@@ -115,11 +110,11 @@ class LangGraph(Dialect):
         if result.outcome != OK or workload == "ingest":
             return result
         if workload == "api_read":
-            return _misfit(result, held(body, LIST))
+            return fits(result, held(body, LIST))
         if workload == "agent_run":
             values = held(body, VALUES)
             if isinstance(values, str):
-                return _misfit(result, values)
+                return fits(result, values)
             if values.error is not None:
                 why = words(values.error.message or values.error.error or "error")
                 return result._replace(outcome=FAILED, detail=f"run error: {why}")
@@ -129,20 +124,20 @@ class LangGraph(Dialect):
         if workload == "rag_query":
             page = held(body, SEARCH_PAGE)
             if isinstance(page, str):
-                return _misfit(result, page)
+                return fits(result, page)
             return result if page.items else result._replace(outcome=FAILED, detail="no results")
         if workload == "trigger_fire":
             run = held(body, RUN)
             if isinstance(run, str):
-                return _misfit(result, run)
+                return fits(result, run)
             self.accept(k, workload, f"{run.thread_id}/{run.run_id}")
         return result
 
     def chat_turn(self, attempt: Attempt, timeout_s: float) -> Result:
         thread_id = str(uuid.uuid4())
-        if attempt.session is not None:
-            # A users-mode user's conversation is one thread, as a person's is.
-            thread_id = attempt.session.setdefault("thread_id", thread_id)
+        if (conversation := attempt.conversation) is not None:
+            # A conversation is one thread, as a person's is; the kit names it.
+            thread_id = conversation.id = conversation.id or thread_id
         body = {
             **self._run_body(
                 self.agent_plan.prompt(CHAT, attempt.index, turn_message(attempt.index))
@@ -203,7 +198,7 @@ class LangGraph(Dialect):
         """Cancelled when the server says the run was interrupted; else the stream ended before
         the answer, or the run ended as it says."""
         call = HttpCall(
-            "GET", f"/threads/{in_path(thread_id)}/runs/{in_path(run_id)}", b"", self._auth
+            "GET", f"/threads/{in_path(thread_id)}/runs/{in_path(run_id)}", b"", self.auth
         )
         try:
             status, body, _ = self.http.send(call)
@@ -224,7 +219,7 @@ class LangGraph(Dialect):
         if not run_id:
             return Result(200, FAILED, "no run_id to cancel")
         call = HttpCall(
-            "POST", f"/threads/{in_path(thread_id)}/runs/{in_path(run_id)}/cancel", b"", self._auth
+            "POST", f"/threads/{in_path(thread_id)}/runs/{in_path(run_id)}/cancel", b"", self.auth
         )
         return cancel_asked(self.http, call, (202, CANCEL_TOO_LATE))
 
@@ -246,19 +241,12 @@ def answered(values: object) -> bool:
     return isinstance(last, dict) and last.get("type") == "ai" and not last.get("tool_calls")
 
 
-def _misfit(result: Result, held_or_words: object) -> Result:
-    """The answer as judged by its shape: as it was when it fits, else failed in those words."""
-    if isinstance(held_or_words, str):
-        return result._replace(outcome=FAILED, detail=held_or_words)
-    return result
-
-
 # A refusal in the server's words: Starlette's ``{"detail": ...}``, or a plain-text body.
 status_result = partial(detail_result, plain_text=True)
 
 
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
-REQUESTS = {
+OFFERS = {
     "api_read": "POST /threads/search or /assistants/search",
     "chat_stream": "POST /threads/{id}/runs/stream (SSE), the run-cancel endpoint to cancel",
     "agent_run": "POST /runs/wait",

@@ -18,9 +18,10 @@ import time
 
 from engine.dialect_kit import words
 from engine.followups import FAILED_AFTER, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED, FollowUp
-from inputs.fixture import Fixture
+from engine.seam import Accepted, Setup
 from workloads.followup import follow_each, followed, not_answered
 from workloads.langgraph.client import LangGraphClient
+from workloads.langgraph.seed import LangGraphSeeded
 from workloads.setup_client import APIError, APIUnreachable
 
 # Run states (langgraph_api.schema.RunStatus): done, and ended in failure. "pending" and
@@ -33,20 +34,19 @@ WHO = "the Agent Server"
 
 
 def follow_up(
-    fixture: Fixture,
-    email: str,
-    password: str,
+    setup: Setup[LangGraphSeeded],
+    /,
     *,
     run_id: str,
     start_epoch: float,
-    accepted: list[tuple[int, str, str]],
+    accepted: list[Accepted],
     grace_s: float,
 ) -> list[FollowUp]:
     """One FollowUp per accepted arrival: polled until all settle or ``grace_s`` runs out."""
-    del email, run_id, start_epoch  # the key is the credential; refs name each arrival's run
+    del run_id, start_epoch  # refs name each arrival's run
     pending, others = followed(accepted, FOLLOWED, f"{WHO} shows nothing for this workload")
     deadline = time.monotonic() + grace_s
-    with LangGraphClient(fixture.api_url, password) as client:
+    with LangGraphClient(setup.fixture.api_url, setup.auth) as client:
         try:
             client.assistants()
         except (APIUnreachable, APIError) as exc:
@@ -64,7 +64,7 @@ def _look(client: LangGraphClient, work: FollowUp, grace_s: float) -> tuple[bool
     if run is None:
         why = "the Agent Server has no such run (404)"
         return True, work._replace(state=NOT_VERIFIABLE, detail=why)
-    status = str(run.get("status", ""))
+    status = run.status
     if status == RUN_DONE:
         return True, work._replace(state=PROCESSED)
     if status in RUN_FAILED:

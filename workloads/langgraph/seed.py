@@ -1,26 +1,33 @@
-"""``python -m workloads.langgraph.seed``: the fixture for an Agent Server, through its API.
+"""What seeding makes on LangGraph's Agent Server: the graph checked, the store filled.
 
 A LangGraph deployment defines its graphs in code (platforms/langgraph/graph.py),
 not over the API, so seeding checks that the graph's assistant is served and
 fills the store's semantic index the way an application would: each synthetic
 document one item under the kit's namespace, embedded as the put answers. It is
-idempotent by key: a document already stored is not written again. Writes
-fixture.json: ids, names and URLs only, no key.
+idempotent by key: a document already stored is not written again.
 """
 
 from __future__ import annotations
 
-import sys
+from dataclasses import dataclass
 
-from inputs.fixture import Fixture
+from engine.seam import SeedError, SeedSetup
 from workloads.corpus import document_name, document_text
 from workloads.langgraph.client import GRAPH_ID, NAMESPACE, LangGraphClient
-from workloads.langgraph.fixture import LangGraphSeeded
-from workloads.seed import SeedError, SeedOptions, seed_command, seeded_fixture, wait_for_api
-from workloads.setup_client import APIError, APIUnreachable
+from workloads.setup_client import APIError
 
-PLATFORM = "langgraph"
 DEFAULT_API_URL = "http://127.0.0.1:8123"
+
+
+@dataclass(frozen=True)
+class LangGraphSeeded:
+    """What the seed found or filled: names, never the key."""
+
+    # The graph id, which is also its system assistant's name (runs pass it as assistant_id).
+    graph_id: str
+    # The store namespace holding the documents (searched by prefix).
+    namespace: str
+    documents: int
 
 
 def fill_store(client: LangGraphClient, documents: int) -> int:
@@ -39,44 +46,21 @@ def fill_store(client: LangGraphClient, documents: int) -> int:
     return len(missing)
 
 
-def seed(options: SeedOptions, key: str) -> Fixture:
-    """Check the graph is served, fill the store, and return the fixture; SeedError if not."""
-    api_url, stub_url, documents = options.api_url, options.stub_url, options.documents
-    with LangGraphClient(api_url, key) as client:
-        wait_for_api(client.ok, api_url, options.wait_s, "make langgraph")
+def make(setup: SeedSetup) -> LangGraphSeeded:
+    """Check the graph is served and fill the store; SeedError if not."""
+    with LangGraphClient(setup.api_url, setup.auth) as client:
         try:
-            graphs = {a.get("graph_id") for a in client.assistants()}
-        except APIUnreachable as exc:
-            raise SeedError(
-                f"the Agent Server at {api_url} does not answer ({exc}): start it "
-                "(make langgraph) or pass --api-url"
-            ) from None
+            graphs = {a.graph_id for a in client.assistants()}
         except APIError as exc:
             raise SeedError(
                 f"{exc}: export LOAD_PASSWORD with the server's key (LOADKIT_API_KEY)"
             ) from None
         if GRAPH_ID not in graphs:
             raise SeedError(
-                f"graph {GRAPH_ID!r} is not served at {api_url} (found "
+                f"graph {GRAPH_ID!r} is not served at {setup.api_url} (found "
                 f"{sorted(graphs, key=str)}): run platforms/langgraph (make langgraph), which "
                 "defines it"
             )
-        stored = fill_store(client, documents)
+        stored = fill_store(client, setup.documents)
     print(f"seed: langgraph graph {GRAPH_ID}; store namespace {NAMESPACE!r} ({stored} stored)")
-    return seeded_fixture(
-        api_url, stub_url, PLATFORM, LangGraphSeeded(GRAPH_ID, NAMESPACE, documents)
-    )
-
-
-main = seed_command(
-    platform=PLATFORM,
-    description="Fill a LangGraph Agent Server's store and write the fixture (key from "
-    "LOAD_PASSWORD).",
-    api_url=DEFAULT_API_URL,
-    stub_help="the stub as the server reaches it, for the record",
-    seed=seed,
-)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    return LangGraphSeeded(GRAPH_ID, NAMESPACE, setup.documents)

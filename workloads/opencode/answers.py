@@ -66,7 +66,21 @@ class Match(msgspec.Struct):
     path: Text
 
 
+class Paths(msgspec.Struct):
+    """``GET /path``: the folders the server uses, ``directory`` the project it serves."""
+
+    directory: str
+
+
+class Config(msgspec.Struct):
+    """``GET /config``: the configuration in force; ``model`` is ``provider/model``."""
+
+    model: str = ""
+
+
 SESSIONS = decoder(list[Session])
+PATHS = decoder(Paths)
+CONFIG = decoder(Config)
 STATUS = decoder(dict[str, AnyObject])
 REPLY = decoder(Reply)
 MATCHES = decoder(list[Match])

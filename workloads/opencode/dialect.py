@@ -20,7 +20,6 @@ events say (``info.error`` absent, the turn finished), never the status alone.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import math
@@ -48,23 +47,21 @@ from engine.http import (
     HttpCall,
     HttpTransport,
     classify,
-    failure_detail,
 )
 from engine.samples import CANCELLED, FAILED, OK, Result
-from engine.seam import Attempt, Dialect, DialectError, Turn
-from inputs.fixture import PASSWORD_ENV, Fixture, in_path
-from workloads.answers import held
+from engine.seam import Attempt, Deployment, Dialect, DialectError, Turn
+from engine.sign_in import BasicKey
+from inputs.fixture import in_path
+from workloads.answers import fits, held
 from workloads.corpus import TOPICS, run_prompt, turn_message
 from workloads.opencode.answers import ERROR, MATCHES, REPLY, SESSION, SESSIONS, STATUS
-from workloads.opencode.fixture import seeded
+from workloads.opencode.seed import OpenCodeSeeded
 
 # opencode's basic-auth user when the server sets no OPENCODE_SERVER_USERNAME.
 USER = "opencode"
 # api_read: the session list a client opens first (bounded: the server lists 100 unless told)
 # and the sessions now busy, in turn.
 READ_PATHS = ("/session?limit=20", "/session/status")
-# A users-mode user's session, kept in its own state (Attempt.session) across its turns.
-SESSION_KEY = "opencode_session"
 # Fresh sessions kept made ahead: what this process's held arrivals take in this long at the
 # plan's highest rate, so the maker keeps ahead of a step up in rate.
 LEAD_S = 2.0
@@ -74,12 +71,6 @@ ABORT_TIMEOUT_S = 10.0
 TURNS = ("chat_stream", "agent_run")
 # How the server says a turn was stopped by /abort.
 ABORTED = "MessageAbortedError"
-
-
-def basic_auth(password: str) -> dict[str, str]:
-    """The Authorization header opencode's server wants on every route."""
-    token = base64.b64encode(f"{USER}:{password}".encode()).decode()
-    return {"Authorization": f"Basic {token}"}
 
 
 class SessionRefused(ExchangeError):
@@ -142,37 +133,29 @@ class Sessions:
                 return
 
 
-class OpenCode(Dialect):
+class OpenCode(Dialect[OpenCodeSeeded]):
     """Speaks opencode serve 1.18.33's HTTP API (platforms/opencode/ runs one on the stub)."""
 
-    def __init__(self, fixture: Fixture, base_url: str, run_id: str, http: HttpTransport):
-        super().__init__(fixture, base_url, run_id, http)
-        self.seeded = seeded(fixture)
+    HEALTH = "/global/health"
+    sign_in = BasicKey(USER, hint="the server's password (OPENCODE_SERVER_PASSWORD)")
+
+    def __init__(self, deployment: Deployment[OpenCodeSeeded], http: HttpTransport):
+        super().__init__(deployment, http)
         self._model = {"providerID": self.seeded.provider_id, "modelID": self.seeded.model_id}
-        self._auth: dict[str, str] = {}
         self._json: dict[str, str] = {}
         self._reads: tuple[HttpCall, ...] = ()
         self._sessions: Sessions | None = None
         # The sessions a conversation keeps, each held by the one turn running in it.
         self._turns: dict[str, Semaphore] = {}
 
-    def sign_in(self, email: str, password: str) -> None:
-        """The server has no sign-in: the password is checked once here with a session list."""
-        del email  # one user, whose password is the server's
-        auth = basic_auth(password)
-        try:
-            status = self.http.send(HttpCall("GET", "/session?limit=1", b"", auth)).status
-        except OSError as exc:
-            raise DialectError(
-                f"opencode: no answer from the API ({failure_detail(exc)}); check --host"
-            ) from None
-        if status != 200:
-            raise DialectError(
-                f"opencode refused the password: HTTP {status}; export {PASSWORD_ENV} with the "
-                "server's password (OPENCODE_SERVER_PASSWORD)"
-            )
-        self._auth, self._json = auth, {**auth, "Content-Type": "application/json"}
-        self._reads = tuple(HttpCall("GET", path, b"", auth) for path in READ_PATHS)
+    def check(self) -> HttpCall:
+        """A session list of one, the cheapest read that needs the password."""
+        return HttpCall("GET", "/session?limit=1")
+
+    def signed_in(self, auth: Mapping[str, str], secret: str) -> None:
+        super().signed_in(auth, secret)
+        self._json = self.json_headers
+        self._reads = tuple(HttpCall("GET", path, b"", self.auth) for path in READ_PATHS)
         self._sessions = Sessions(self.http, self._json, f"loadkit {self.run_id}")
 
     def ready(self, rates: Mapping[str, float]) -> None:
@@ -186,7 +169,7 @@ class OpenCode(Dialect):
         if workload == "rag_query":
             # A topic in turn, of those the seeded documents cover (document i is on topic i).
             pattern = quote(TOPICS[k % min(len(TOPICS), self.seeded.documents)])
-            return HttpCall("GET", f"/find?pattern={pattern}", b"", self._auth)
+            return HttpCall("GET", f"/find?pattern={pattern}", b"", self.auth)
         raise ValueError(f"{workload} is not a plain-HTTP workload without a session here")
 
     @contextlib.contextmanager
@@ -212,15 +195,15 @@ class OpenCode(Dialect):
         if result.outcome != OK:
             return result
         if workload == "api_read":
-            return _misfit(result, held(body, SESSIONS if k % len(READ_PATHS) == 0 else STATUS))
+            return fits(result, held(body, SESSIONS if k % len(READ_PATHS) == 0 else STATUS))
         if workload == "rag_query":
             matches = held(body, MATCHES)
             if isinstance(matches, str):
-                return _misfit(result, matches)
+                return fits(result, matches)
             return result if matches else result._replace(outcome=FAILED, detail="no results")
         reply = held(body, REPLY)
         if isinstance(reply, str):
-            return _misfit(result, reply)
+            return fits(result, reply)
         if reply.info.error is not None:
             why = words(reply.info.error.words())
             return result._replace(outcome=FAILED, detail=f"run error: {why}")
@@ -241,7 +224,7 @@ class OpenCode(Dialect):
         self, attempt: Attempt, sent: float, timeout_s: float, session: str, state: _TurnState
     ) -> Result:
         """Subscribe, send the prompt once the stream is live, read the session's events."""
-        events = HttpCall("GET", "/event", b"", {**self._auth, "Accept": "text/event-stream"})
+        events = HttpCall("GET", "/event", b"", {**self.auth, "Accept": "text/event-stream"})
         try:
             with self.http.stream(events, socket_backstop_s(timeout_s)) as answer:
                 if 300 <= answer.status < 400:
@@ -330,19 +313,18 @@ class OpenCode(Dialect):
         one made ahead, or made now (after ``attempt.sent``) when none is left."""
         if self._sessions is None:
             raise DialectError("opencode: a turn needs sessions, which sign-in sets up")
-        own = attempt.session
-        if own is not None and SESSION_KEY in own:
-            session = own[SESSION_KEY]
-            if self._turns.setdefault(session, Semaphore()).locked():
+        own = attempt.conversation
+        if own is not None and own.id is not None:
+            if self._turns.setdefault(own.id, Semaphore()).locked():
                 attempt.sent()
-            self._turns[session].acquire()
-            return session
+            self._turns[own.id].acquire()
+            return own.id
         session = self._sessions.take()
         if session is None:
             attempt.sent()
             session = self._sessions.make()
         if own is not None:
-            own[SESSION_KEY] = session
+            own.id = session
             self._turns.setdefault(session, Semaphore()).acquire()
         return session
 
@@ -356,15 +338,15 @@ class OpenCode(Dialect):
             return
         gevent.spawn(self._abort, session)
         self._turns.pop(session, None)
-        if attempt.session is not None and attempt.session.get(SESSION_KEY) == session:
-            del attempt.session[SESSION_KEY]
+        if attempt.conversation is not None and attempt.conversation.id == session:
+            attempt.conversation.id = None
 
     def _abort(self, session: str) -> None:
         with contextlib.suppress(Exception):
             self.http.send(self._abort_call(session), ABORT_TIMEOUT_S)
 
     def _abort_call(self, session: str) -> HttpCall:
-        return HttpCall("POST", f"/session/{in_path(session)}/abort", b"", self._auth)
+        return HttpCall("POST", f"/session/{in_path(session)}/abort", b"", self.auth)
 
     def _message_call(self, session: str, route: str, text: str) -> HttpCall:
         body = {"model": self._model, "parts": [{"type": "text", "text": text}]}
@@ -395,13 +377,6 @@ def _ended(turn: Turn, cancel_sent: bool, finished: bool, error: object) -> Resu
     return turn.failed("turn ended without an answer")
 
 
-def _misfit(result: Result, held_or_words: object) -> Result:
-    """The answer as judged by its shape: as it was when it fits, else failed in those words."""
-    if isinstance(held_or_words, str):
-        return result._replace(outcome=FAILED, detail=held_or_words)
-    return result
-
-
 def refusal(status: int, body: bytes) -> Result:
     """What the status alone says (2xx ok, 429 shed, else failed), a failure in the server's
     words (``{"name", "data": {"message"}}``) as ``HTTP 404: NotFoundError: <message>``."""
@@ -415,10 +390,15 @@ def refusal(status: int, body: bytes) -> Result:
 
 
 # What each workload becomes on this platform, in the report's mix (CONTRACT.md has the rest).
-REQUESTS = {
+OFFERS = {
     "api_read": "GET /session?limit=20 or /session/status",
     "chat_stream": "POST /session/{id}/prompt_async, read on GET /event (SSE); "
     "/session/{id}/abort to cancel",
     "agent_run": "POST /session/{id}/message (answered when the turn ends)",
     "rag_query": "GET /find?pattern= (opencode's text search, ripgrep, over the project folder)",
+}
+# What opencode does not offer, and why (the report says it).
+NOT_OFFERED = {
+    "ingest": "it takes no document upload (it searches the files of its project folder)",
+    "trigger_fire": "it takes no signed webhook and accepts no work for later",
 }
