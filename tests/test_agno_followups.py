@@ -30,6 +30,7 @@ from stack.platforms import local_stack
 from stack.processes import ROOT, free_port, running
 from tests.support.embed_fault_proxy import FAULTS_PATH
 from tests.support.generator_env import LOST_WORK_THRESHOLDS, read_samples, write_scenario
+from tests.support.transport import signed_setup_of
 from workloads.agno.client import AgnoClient
 from workloads.agno.followup import follow_up
 
@@ -114,7 +115,7 @@ def test_agno_uploads_lost_after_202_are_found_after_the_run(tmp_path, monkeypat
                 faulted = set(json.load(answer)["failed"])
             with (run_dir / "followups.csv").open() as f:
                 followups = list(csv.DictReader(f))
-            with AgnoClient(stack.target.url, PASSWORD) as client:
+            with AgnoClient(stack.target.url, {"Authorization": f"Bearer {PASSWORD}"}) as client:
                 agno_says = {
                     f["ref"]: client.content_status(f["ref"])
                     for f in followups
@@ -125,15 +126,15 @@ def test_agno_uploads_lost_after_202_are_found_after_the_run(tmp_path, monkeypat
             refusing += ["--port", str(refusing_port), "--refuse", "/knowledge/content"]
             with running(refusing, "/health", refusing_port, tmp_path / "refusing.log") as rp:
                 fixture = load_fixture(stack.fixture)
-                again = follow_up(
-                    dataclasses.replace(fixture, api_url=rp.url),
-                    "",
-                    PASSWORD,
-                    run_id="",
-                    start_epoch=0.0,
-                    accepted=[(int(f["index"]), f["workload"], f["ref"]) for f in followups],
-                    grace_s=TIMEOUTS["default_s"],
-                )
+                proxied = dataclasses.replace(fixture, api_url=rp.url)
+                with signed_setup_of(proxied, "", PASSWORD) as setup:
+                    again = follow_up(
+                        setup,
+                        run_id="",
+                        start_epoch=0.0,
+                        accepted=[(int(f["index"]), f["workload"], f["ref"]) for f in followups],
+                        grace_s=TIMEOUTS["default_s"],
+                    )
     samples = read_samples(run_dir)
     assert samples and all(s["outcome"] == "ok" for s in samples), done.stderr[-2000:]
     # The sample is agno's answer: the upload's 202, the delivery's 200 "processing".

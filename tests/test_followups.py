@@ -38,6 +38,7 @@ from tests.support.generator_env import (
     write_scenario,
 )
 from tests.support.rundirs import golden_copy
+from tests.support.transport import signed_setup_of
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.followup import follow_up
 from workloads.agenticos.platform import PLATFORM as AGENTICOS
@@ -155,28 +156,27 @@ def test_a_read_the_platform_does_not_offer_costs_only_the_work_that_needed_it(t
             args = ["-m", "tests.support.refusing_proxy", "--upstream", plat.target.url]
             args += ["--port", str(port), "--refuse", refused]
             with running(args, "/api/v1/health", port, tmp_path / "proxy.log") as proxy:
-                followed = follow_up(
-                    dataclasses.replace(fixture, api_url=proxy.url),
-                    DEFAULT_ADMIN_EMAIL,
-                    PASSWORD,
-                    run_id="this-run",
-                    start_epoch=start_epoch,
-                    accepted=accepted,
-                    grace_s=60,
-                )
+                proxied = dataclasses.replace(fixture, api_url=proxy.url)
+                with signed_setup_of(proxied, DEFAULT_ADMIN_EMAIL, PASSWORD) as setup:
+                    followed = follow_up(
+                        setup,
+                        run_id="this-run",
+                        start_epoch=start_epoch,
+                        accepted=accepted,
+                        grace_s=60,
+                    )
             assert sorted(f.index for f in followed) == list(range(5))
             states[refused] = {(f.workload, f.state, f.detail) for f in followed}
         # A delivery whose run never came is not paired with another fire's run.
         never = (5, "trigger_fire", "delivery-5")
-        again = follow_up(
-            fixture,
-            DEFAULT_ADMIN_EMAIL,
-            PASSWORD,
-            run_id="this-run",
-            start_epoch=start_epoch,
-            accepted=[a for a in accepted if a[1] == "trigger_fire"] + [never],
-            grace_s=2,
-        )
+        with signed_setup_of(fixture, DEFAULT_ADMIN_EMAIL, PASSWORD) as setup:
+            again = follow_up(
+                setup,
+                run_id="this-run",
+                start_epoch=start_epoch,
+                accepted=[a for a in accepted if a[1] == "trigger_fire"] + [never],
+                grace_s=2,
+            )
     assert {(f.index, f.state, f.detail) for f in again} == {
         (3, "processed", ""),
         (4, "processed", ""),

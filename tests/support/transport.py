@@ -3,12 +3,15 @@ scenario's defaults is, signed in as a load process signs in."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from engine.http import HttpTransport
-from engine.seam import Deployment, Dialect
+from engine.seam import Deployment, Dialect, Setup
 from inputs.fixture import Fixture
 from inputs.scenario import scenario_from_dict
+from workloads.one_arrival import signed_setup
 from workloads.platforms import platform_of
 from workloads.reach import signed_in
 
@@ -54,3 +57,12 @@ def signed_without_reach(dialect: Dialect, email: str, secret: str) -> Dialect:
     auth = dialect.sign_in.headers(dialect.http.send, dialect.seeded, email, secret)
     dialect.signed_in(auth, secret)
     return dialect
+
+
+@contextmanager
+def signed_setup_of(fixture: Fixture, email: str, secret: str) -> Iterator[Setup]:
+    """The fixture's deployment signed in, as the master hands it to a platform's follower."""
+    with signed_setup(
+        platform_of(fixture), fixture, email, secret, purpose="test", fix="check the URL"
+    ) as (setup, _dialect):
+        yield setup
