@@ -122,18 +122,22 @@ class StubAgentExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         task_id, context_id = context.task_id or "", context.context_id or ""
         updater = TaskUpdater(event_queue, task_id, context_id)
-        if context.current_task is None and context.message is not None:
-            await event_queue.enqueue_event(
-                Task(
-                    id=task_id,
-                    context_id=context_id,
-                    status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
-                    history=[context.message],
-                )
-            )
-        await updater.start_work()
+        # Registered first: a cancel may come as soon as the task below is stored, and from
+        # then on nothing may be written after its ``canceled``.
         turn = self._turns[task_id] = Turn()
         try:
+            if context.current_task is None and context.message is not None:
+                await event_queue.enqueue_event(
+                    Task(
+                        id=task_id,
+                        context_id=context_id,
+                        status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+                        history=[context.message],
+                    )
+                )
+            if turn.cancelled:
+                return
+            await updater.start_work()
             await self._answer(context.get_user_input(), context_id, updater, turn)
         except APIError as exc:
             if not turn.cancelled:
@@ -153,7 +157,7 @@ class StubAgentExecutor(AgentExecutor):
         added: list[dict[str, Any]] = [{"role": "user", "content": text}]
         artifact_id = uuid.uuid4().hex
         answer: list[str] = []
-        while True:
+        while not turn.cancelled:
             messages: list[Any] = [{"role": "system", "content": INSTRUCTIONS}, *earlier, *added]
             stream = await self.client.chat.completions.create(
                 model=STUB_MODEL, messages=messages, tools=TOOLS, stream=True
