@@ -23,9 +23,14 @@ LANGGRAPH_ARGS ?=
 OPENCODE_DIR := platforms/opencode
 OPENCODE_STAMP := $(OPENCODE_DIR)/node_modules/.installed
 OPENCODE_ARGS ?=
+# The A2A server on the reference SDK (a2a-sdk) lives in its own environment: it pins its own
+# protobuf and Starlette.
+A2A_VENV := .venv-a2a
+A2A_STAMP := $(A2A_VENV)/.installed
+A2A_ARGS ?=
 
 .PHONY: venv test test-fast lint stub target seed report demo ui load-test load-test-help agno-venv agno \
-	langgraph-venv langgraph opencode-install opencode
+	langgraph-venv langgraph opencode-install opencode a2a-venv a2a
 
 venv: $(STAMP)
 
@@ -52,6 +57,14 @@ $(LANGGRAPH_STAMP): requirements-langgraph.txt
 	$(LANGGRAPH_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(LANGGRAPH_VENV)/bin/python -m pip install --quiet -r requirements-langgraph.txt
 	touch $(LANGGRAPH_STAMP)
+
+a2a-venv: $(A2A_STAMP)
+
+$(A2A_STAMP): requirements-a2a.txt
+	test -x $(A2A_VENV)/bin/python || $(PYTHON) -m venv $(A2A_VENV)
+	$(A2A_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(A2A_VENV)/bin/python -m pip install --quiet -r requirements-a2a.txt
+	touch $(A2A_STAMP)
 
 opencode-install: $(OPENCODE_STAMP)
 
@@ -105,6 +118,13 @@ agno: agno-venv
 langgraph: export LOADKIT_API_KEY ?= $(LOAD_PASSWORD)
 langgraph: langgraph-venv
 	$(LANGGRAPH_VENV)/bin/python -m platforms.langgraph $(LANGGRAPH_ARGS)
+
+# The a2a-sdk server on the stub, on 127.0.0.1:9999, both A2A versions and both bindings
+# (A2A_ARGS="--protocol 1.0" or "--protocol 0.3" for one); the bearer key is A2A_API_KEY
+# (default: LOAD_PASSWORD; empty serves it open).
+a2a: export A2A_API_KEY ?= $(LOAD_PASSWORD)
+a2a: a2a-venv
+	$(A2A_VENV)/bin/python -m platforms.a2a $(A2A_ARGS)
 
 # opencode serve on the stub, offline, on 127.0.0.1:4096; its password is
 # OPENCODE_SERVER_PASSWORD (default: LOAD_PASSWORD), its state in opencode-data/.

@@ -1,11 +1,13 @@
-"""One AgentOS with one agent, its knowledge and its WhatsApp interface, all on loopback.
+"""One AgentOS with one agent, its knowledge and its WhatsApp and A2A interfaces, on loopback.
 
 What runs is agno's own code, configured the way a small deployment would be:
 the agent's model is agno's OpenAI-compatible model pointed at the stub, its
 sessions live in a SQLite file, its knowledge in a LanceDB directory with
 embeddings from the stub's ``/v1/embeddings``, and the WhatsApp interface
 (the one agno interface that verifies an HMAC, ``X-Hub-Signature-256``) sends
-its replies to the stub instead of Meta's Graph API. Telemetry is off. The agent
+its replies to the stub instead of Meta's Graph API. The same agent is served
+over A2A too (agno's A2A interface, under ``/a2a/agents/<id>/``), so the kit can
+reach one agent both natively and through A2A. Telemetry is off. The agent
 has one function tool, ``lookup``, as an agno user gives one (a Python function in
 ``tools``): it waits the ``wait_ms`` it is asked to, asleep on the event loop, so a
 loop's tool costs what the scenario states and the platform's share is the rest.
@@ -113,6 +115,7 @@ def create_app(settings: AppSettings):
     from agno.knowledge.knowledge import Knowledge
     from agno.models.openai.like import OpenAILike
     from agno.os import AgentOS
+    from agno.os.interfaces.a2a import A2A
     from agno.os.interfaces.whatsapp import Whatsapp
     from agno.os.interfaces.whatsapp import helpers as whatsapp_helpers
     from agno.vectordb.lancedb import LanceDb
@@ -155,7 +158,7 @@ def create_app(settings: AppSettings):
         id="loadkit-agentos",
         agents=[agent],
         knowledge=[knowledge],
-        interfaces=[Whatsapp(agent=agent)],
+        interfaces=[Whatsapp(agent=agent), A2A(agents=[agent])],
         telemetry=False,
     )
     return agent_os.get_app()
