@@ -37,12 +37,18 @@ def calls_key(run_id: str, start_epoch: float) -> str:
 class AgentTool:
     """The one tool a platform's agent is given for the loop, as its users would give it."""
 
-    # The function's name as the model sees it in the request's tools.
-    name: str
-    # Its arguments for a stated tool_ms (the kit's marker carries them to the stub).
-    arguments: Callable[[float], Mapping[str, object]]
+    # The function's name as the model sees it in the request's tools; None: whichever the
+    # agent offers first (the stub calls it), for an agent the kit has never seen.
+    name: str | None
+    # Its arguments for a stated tool_ms (the kit's marker carries them to the stub); None:
+    # the stub fills each required one with a plain value.
+    arguments: Callable[[float], Mapping[str, object]] | None
     # Whether the tool can wait tool_ms; a platform whose tool cannot refuses tool_ms > 0.
     waits: bool
+
+
+# The tool of an agent the kit has never seen (a protocol platform's): the first it offers.
+ANY_TOOL = AgentTool(None, None, waits=False)
 
 
 class AgentPlan:
@@ -83,7 +89,7 @@ class AgentPlan:
                 parallel=agent.parallel_tools,
                 tool=tool.name if tool is not None and agent.acts else None,
                 args=dict(tool.arguments(agent.tool_ms))
-                if tool is not None and agent.acts
+                if tool is not None and tool.arguments is not None and agent.acts
                 else None,
                 tokens=agent.answer_tokens,
             )
@@ -109,6 +115,6 @@ def plan_problem(scenario: Scenario, platform: str, tool: AgentTool | None) -> s
         if agent.tool_ms > 0 and tool is not None and not tool.waits:
             return (
                 f"workloads.{name}.tool_ms: {agent.tool_ms:g}, but {platform}'s tool "
-                f"({tool.name}) cannot wait; give tool_ms: 0"
+                f"({tool.name or 'the first its agent offers'}) cannot wait; give tool_ms: 0"
             )
     return None

@@ -812,6 +812,13 @@ class StreamedAnswer:
         """Where a redirect pointed (its ``Location``, as sent), None when absent."""
         return _location(self._raw_head, self._head)
 
+    @property
+    def content_type(self) -> str:
+        """The answer's media type, lowercased, without its parameters ("" when it has none):
+        a stream asked for that came back as one JSON body says so here."""
+        value = _header(self._head, b"content-type") or b""
+        return value.split(b";")[0].strip().decode("latin-1")
+
     def read(self) -> bytes:
         """The rest of the body, whole (a refusal's words), up to ``max_body``."""
         return b"".join(self._pieces(self._max_body))

@@ -62,7 +62,7 @@ COMMON = ("api_url", "stub_url", "platform", "module")
 # An id goes into URL paths and headers: RFC 3986's unreserved characters, which every
 # server reads as the id itself (and percent-encoding leaves as they are), and no more than
 # any platform's ids need.
-ID_CHARS = re.compile(r"[A-Za-z0-9._~-]{1,200}")
+ID_CHARS = re.compile(r"[A-Za-z0-9._~:@-]{1,200}")
 # A path the platform mounts something at (agno's WhatsApp interface, an A2A interface at
 # ``/`` or ``/a2a/agents/x/v1/message:stream``): "/" alone, or segments of an id's characters
 # and ":" and "@", with a trailing "/" or not.
@@ -71,8 +71,8 @@ PATH_CHARS = re.compile(r"/|(/[A-Za-z0-9._~:@-]{1,200}){1,20}/?")
 MODULE_CHARS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,20}")
 # What a seeded value may be, as every refusal of one says it.
 SEEDED_RULES = (
-    "null, a count to {most}, a bool, an id (A-Za-z0-9._~-), a path (/ or segments of id "
-    "characters and : @) or an http(s) URL"
+    "null, a count to {most}, a bool, an id (A-Za-z0-9._~:@-), a path (/ or segments of "
+    "id characters) or an http(s) URL"
 )
 # Longer URLs are refused by common servers (8 KB request lines) long before any use here.
 MAX_URL_CHARS = 2000

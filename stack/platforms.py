@@ -21,6 +21,7 @@ STACKS = {
     "agno": "stack.agno",
     "langgraph": "stack.langgraph",
     "opencode": "stack.opencode",
+    "a2a": "stack.a2a",
 }
 
 

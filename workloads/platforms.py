@@ -31,6 +31,7 @@ BUILT_IN = {
     "agno": "workloads.agno.platform",
     "langgraph": "workloads.langgraph.platform",
     "opencode": "workloads.opencode.platform",
+    "a2a": "workloads.a2a.platform",
 }
 DEFAULT_PLATFORM = "agenticos"
 # The entry-point group an installed distribution registers its platform in.

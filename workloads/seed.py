@@ -137,16 +137,17 @@ def seed_parser(record: Platform, prog: str) -> argparse.ArgumentParser:
 
 
 def wait_for(answers: Callable[[], object], what: str, wait_s: float, start: str) -> None:
-    """Call ``answers`` (a cheap request that raises when the API is not there) until it
-    returns or ``wait_s`` has passed; SeedError naming ``what``, the last cause and
-    ``start`` (how to start it)."""
+    """Call ``answers`` (a cheap request that raises OSError or APIUnreachable while nothing
+    answers) until it returns or ``wait_s`` has passed; SeedError naming ``what``, the last
+    cause and ``start`` (how to start it). What it raises otherwise (an answer that is not
+    the platform's) is raised at once."""
     deadline = time.monotonic() + wait_s
     said = False
     while True:
         try:
             answers()
             return
-        except (OSError, APIUnreachable, APIError, SeedError) as exc:
+        except (OSError, APIUnreachable) as exc:
             if time.monotonic() >= deadline:
                 waited = f" after {wait_s:g} s" if wait_s > 0 else ""
                 cause = failure_detail(exc) if isinstance(exc, OSError) else str(exc)
