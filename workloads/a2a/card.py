@@ -57,7 +57,7 @@ class A2ASeeded:
     streaming: bool
     # Where requests go, under the API's URL ("/", "/a2a/<assistant>", agno's per-method base).
     rpc_path: str = "/"
-    # jsonrpc, jsonrpc-paths (agno: a path per method) or http+json.
+    # jsonrpc, jsonrpc-paths (agno: a path per method) or http-json (1.0 HTTP+JSON).
     binding: str = JSONRPC
     # The protocol line: 1.0 or 0.3.
     version: str = V1

@@ -24,7 +24,7 @@ from inputs.fixture import in_path
 JSONRPC = "jsonrpc"
 # JSON-RPC bodies posted to a path of each method's own (agno 3.1.10's A2A interface).
 JSONRPC_PATHS = "jsonrpc-paths"
-HTTP_JSON = "http+json"
+HTTP_JSON = "http-json"
 BINDINGS = (JSONRPC, JSONRPC_PATHS, HTTP_JSON)
 # How a card names the bindings the kit speaks, to the kit's names.
 CARD_BINDINGS = {"JSONRPC": JSONRPC, "HTTP+JSON": HTTP_JSON}
