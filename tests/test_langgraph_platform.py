@@ -15,14 +15,20 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
+import sys
+import time
+import urllib.request
 from collections import Counter
 
 import pytest
 
+from engine.seam import Attempt
+from inputs.fixture import load_fixture
 from stack.demo import locust_command
 from stack.langgraph import LANGGRAPH, start_stack
-from stack.local import PlatformUnavailable, StackOptions, child_env
+from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.processes import ROOT
+from tests.support.transport import signed_dialect
 
 WORKLOADS = {"api_read", "chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire"}
 # The repository's scenario at 4% of its length: about 14 s of load and 190 arrivals.
@@ -35,24 +41,30 @@ pytestmark = [pytest.mark.system, pytest.mark.slow, pytest.mark.timeout(2 * RUN_
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """One finished run directory against the server, with the Locust result."""
+def stack(tmp_path_factory):
+    """The server on the stub, seeded, for the module."""
     try:
         LANGGRAPH.interpreter()
     except PlatformUnavailable as exc:
         pytest.skip(f"LangGraph's environment cannot install here: {exc}")
     base = tmp_path_factory.mktemp("langgraph")
     options = StackOptions(workdir=base / "stack", documents=6, stub_args=STUB_ARGS)
-    with start_stack(options) as stack:
-        result = subprocess.run(
-            [*locust_command(stack, base / "run", SCALE), "--only-summary"],
-            cwd=ROOT,
-            env=child_env(),
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-        )
-    run_dir = base / "run"
+    with start_stack(options) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def run(stack, tmp_path_factory):
+    """One finished run directory against the server, with the Locust result."""
+    run_dir = tmp_path_factory.mktemp("langgraph") / "run"
+    result = subprocess.run(
+        [*locust_command(stack, run_dir, SCALE), "--only-summary"],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
     assert (run_dir / "summary.json").exists(), f"no report\n{result.stderr[-2000:]}"
     with (run_dir / "samples.csv").open() as f:
         samples = list(csv.DictReader(f))
@@ -114,3 +126,75 @@ def test_the_report_names_the_platform_that_ran_and_what_each_workload_became(ru
     assert "| platform | langgraph |" in report
     chat = next(line for line in report if line.startswith("| chat_stream | 20.0% |"))
     assert "POST /threads/{id}/runs/stream (SSE)" in chat
+
+
+# -- the same server over A2A (issue 42): langgraph-api serves the graph's assistant at
+# /a2a/{assistant_id}, its card and routes guarded by the deployment's key in x-api-key.
+
+
+def _assistant(stack) -> str:
+    """The graph's system assistant's id, which A2A names the agent by (not the graph's name)."""
+    request = urllib.request.Request(
+        stack.target.url + "/assistants/search",
+        data=json.dumps({"graph_id": "loadkit-agent"}).encode(),
+        headers={"x-api-key": password(), "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())[0]["assistant_id"]
+
+
+def _a2a_args(stack) -> list[str]:
+    return [
+        "--api-url",
+        stack.target.url,
+        "--stub-url",
+        stack.stub.url,
+        "--agent",
+        _assistant(stack),
+        "--key-header",
+        "x-api-key",
+    ]
+
+
+def test_its_a2a_interface_is_reached_from_the_card_and_answers_every_offered_workload(stack):
+    done = subprocess.run(
+        [sys.executable, "-m", "loadkit", "check-platform", "a2a", *_a2a_args(stack)],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "A2A 1.0 jsonrpc at /a2a/" in done.stdout and "key in x-api-key" in done.stdout
+    assert done.stdout.count(" ok in ") == 3
+
+
+def test_a_cancel_over_a2a_is_confirmed_though_the_stream_says_completed(stack, tmp_path):
+    """LangGraph's stream ends TASK_STATE_COMPLETED after a cancel it carried out; GetTask
+    says canceled, and that is what the turn is judged by (platforms/a2a/WIRE.md)."""
+    fixture = tmp_path / "a2a.json"
+    seeded = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "loadkit",
+            "seed",
+            "--platform",
+            "a2a",
+            *_a2a_args(stack),
+            "--fixture",
+            str(fixture),
+        ],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    assert seeded.returncode == 0, seeded.stderr
+    dialect = signed_dialect(load_fixture(fixture), stack.target.url, password())
+    attempt = Attempt(1, True, time.monotonic, time.monotonic)
+    result = dialect.chat_turn(attempt, 60.0)
+    assert (result.outcome, result.detail) == ("cancelled", ""), result
+    assert result.tokens >= 1

@@ -15,6 +15,7 @@ import csv
 import json
 import re
 import subprocess
+import sys
 from collections import Counter
 from dataclasses import replace
 
@@ -67,6 +68,20 @@ def runs(tmp_path_factory):
                 elsewhere.write_text(json.dumps(fixture))
                 no_webhook = replace(stack, fixture=elsewhere)
                 done["agno-no-webhook"] = _run(no_webhook, base / "no-webhook", SHORT_SCALE)
+                # The same AgentOS through its A2A interface (issue 42), seeded from its card.
+                a2a = base / "a2a.json"
+                seed = ["seed", "--platform", "a2a", "--api-url", stack.target.url, "--agent"]
+                seed += ["loadkit-agent", "--stub-url", stack.stub.url, "--fixture", str(a2a)]
+                seeded = subprocess.run(
+                    [sys.executable, "-m", "loadkit", *seed],
+                    cwd=ROOT,
+                    env=child_env(),
+                    capture_output=True,
+                    text=True,
+                    timeout=RUN_TIMEOUT_S,
+                )
+                assert seeded.returncode == 0, seeded.stderr
+                done["agno-a2a"] = _run(replace(stack, fixture=a2a), base / "a2a", SHORT_SCALE)
     return done
 
 
@@ -212,3 +227,27 @@ def test_a_workload_without_a_counterpart_is_not_offered_and_never_passes(runs):
     rows = [t for t in _summary(run_dir)["thresholds"] if t["workload"] == "trigger_fire"]
     assert rows and all(t["status"] != "pass" for t in rows)
     assert result.returncode != 0
+
+
+def test_agno_over_a2a_answers_every_offered_arrival_and_its_cancel_does_not_stop_the_model(runs):
+    """agno's A2A interface (0.3, a path per method, its key undeclared in its card): every
+    offered arrival one sample, chat turns streamed and cancelled (GetTask says canceled),
+    and what only the stub sees: agno leaves the model call running after a cancel it
+    reports (platforms/a2a/WIRE.md), so the cancelled turns' calls end ok, not abandoned."""
+    run_dir, _ = runs["agno-a2a"]
+    record = json.loads((run_dir / "run.json").read_text())
+    with (run_dir / "samples.csv").open() as f:
+        samples = list(csv.DictReader(f))
+    assert len(samples) == len({s["index"] for s in samples}) == record["offered"] > 0
+    assert record["platform"]["name"] == "a2a"
+    outcomes = Counter((s["workload"], s["outcome"]) for s in samples)
+    assert set(outcomes) <= {
+        ("api_read", "ok"),
+        ("agent_run", "ok"),
+        ("chat_stream", "ok"),
+        ("chat_stream", "cancelled"),
+    }, Counter((s["workload"], s["detail"]) for s in samples if s["outcome"] != "ok")
+    cancelled = {int(s["index"]) for s in samples if s["outcome"] == "cancelled"}
+    with (run_dir / "stub_calls.csv").open() as f:
+        ends = {int(c["arrival"]): c["outcome"] for c in csv.DictReader(f)}
+    assert cancelled and {ends[k] for k in cancelled} == {"ok"}

@@ -48,7 +48,7 @@ from inputs.fixture import (
 from inputs.scenario import WORKLOADS
 from workloads.one_arrival import MAX_BODY, signed_setup
 from workloads.platforms import PlatformError, platform
-from workloads.seed import DEFAULT_STUB_URL, seeded
+from workloads.seed import DEFAULT_STUB_URL, add_own_options, own_options, seeded
 from workloads.setup_client import APIError, APIUnreachable, add_trust_options, trust_given
 
 # Where the contract's dialect is built to point: nothing listens there, nothing is sent.
@@ -242,7 +242,8 @@ def live(record: Platform, args: argparse.Namespace, module: str | None) -> list
     as it ends; the failures' lines."""
     asked = record.credential(None)
     secret = secret_for(asked) if asked is not Credential.NONE else os.environ.get(PASSWORD_ENV, "")
-    setup = SeedSetup(args.api_url, args.stub_url, args.documents, args.email, secret, 0.0)
+    own = own_options(record, args)
+    setup = SeedSetup(args.api_url, args.stub_url, args.documents, args.email, secret, 0.0, own)
     fixture = seeded(record, setup, module)
     if not secret and record.credential(record.seeded_from(fixture)) is not Credential.NONE:
         secret = secret_for(Credential.KEY)
@@ -289,12 +290,14 @@ def main(argv: list[str], prog: str = "python -m workloads.check") -> int:
         "--email", default=DEFAULT_EMAIL, help=f"where it has users (default {DEFAULT_EMAIL})"
     )
     add_trust_options(parser)
-    args = parser.parse_args(argv)
+    known, _ = parser.parse_known_args(argv)
     try:
-        record = platform(args.name, args.platform_module)
+        record = platform(known.name, known.platform_module)
     except PlatformError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
+    add_own_options(parser, record)
+    args = parser.parse_args(argv)
     problems = contract_problems(record)
     for line in problems:
         print(f"contract: {line}")

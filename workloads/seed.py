@@ -127,13 +127,24 @@ def seed_parser(record: Platform, prog: str) -> argparse.ArgumentParser:
         default=DEFAULT_EMAIL,
         help=f"the user to sign in as, where the platform has users (default {DEFAULT_EMAIL})",
     )
-    for option in seeding.options if seeding else ():
+    add_own_options(parser, record)
+    add_trust_options(parser)
+    return parser
+
+
+def add_own_options(parser: argparse.ArgumentParser, record: Platform) -> None:
+    """The seed options of the platform's own (an A2A server's --agent) on ``parser``."""
+    for option in record.seeding.options if record.seeding else ():
         if option.switch:
             parser.add_argument(option.flag, action="store_true", help=option.help)
         else:
             parser.add_argument(option.flag, default=option.default, help=option.help)
-    add_trust_options(parser)
-    return parser
+
+
+def own_options(record: Platform, args: argparse.Namespace) -> dict[str, str | bool | None]:
+    """What the command line said for the platform's own seed options (SeedSetup.own)."""
+    options = record.seeding.options if record.seeding else ()
+    return {option.dest: getattr(args, option.dest) for option in options}
 
 
 def wait_for(answers: Callable[[], object], what: str, wait_s: float, start: str) -> None:
@@ -253,8 +264,7 @@ def main(argv: list[str], prog: str = "python -m workloads.seed") -> int:
     args = seed_parser(record, prog).parse_args(argv)
     if (refused := trust_given(args, "seed", args.api_url, args.stub_url)) is not None:
         return refused
-    options = record.seeding.options if record.seeding else ()
-    own = {option.dest: getattr(args, option.dest) for option in options}
+    own = own_options(record, args)
     try:
         asked = record.credential(None)
         secret = secret_for(asked) if asked is not Credential.NONE else _optional_secret()
