@@ -82,6 +82,7 @@ lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	cd examples/echo-platform && MYPYPATH=$(CURDIR) $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml echo_platform service.py
 	$(VENV)/bin/lint-imports --no-cache
 
 test: lint

@@ -19,7 +19,6 @@ from locust import events
 from locust.runners import MasterRunner, WorkerRunner
 
 from inputs.bad_input import SettingsError
-from inputs.fixture import password_from_env
 from runner import live_metrics
 from runner.conductor import Conductor
 from runner.live_metrics import RunMetrics
@@ -102,8 +101,8 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
     options = environment.parsed_options
     generates_load = not isinstance(runner, MasterRunner)
     try:
-        if generates_load:
-            password_from_env()
+        # The credential is checked where the platform is known (the settings, and each load
+        # process's sign-in at Prepare): a platform without sign-in asks for none.
         if isinstance(runner, WorkerRunner) and options.prometheus:
             # Locust's config files and the k8s operator give both roles the same options.
             log.info("--prometheus: the master serves the metrics (it holds every sample)")

@@ -35,6 +35,7 @@ from inputs.fixture import (
 )
 from inputs.scenario import MAX_RATE, Scenario, ScenarioError, load_scenario
 from probes import ProbeOptions
+from workloads.check import contract_problems
 from workloads.platforms import PlatformError, names, platform_of
 
 RUNS_DIR = Path("runs")
@@ -287,6 +288,10 @@ def settings_from(
         record = platform_of(fixture)
     except PlatformError as exc:
         raise SettingsError(f"fixture.platform: {exc} (or seed again)") from None
+    if broken := contract_problems(record):
+        raise SettingsError(
+            f"platform {record.name}: {broken[0]}; loadkit check-platform {record.name} says all"
+        )
     if unknown := sorted(written.platforms_named - set(names())):
         raise SettingsError(
             f"scenario: per_platform names {', '.join(map(shown, unknown))}, not a platform this "

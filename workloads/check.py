@@ -253,7 +253,8 @@ def live(record: Platform, args: argparse.Namespace, module: str | None) -> list
         checked,
         _dialect,
     ):
-        print(f"{record.name} at {fixture.api_url}: reached, signed in, credential accepted")
+        signed = "no sign-in" if not secret else "signed in, credential accepted"
+        print(f"{record.name} at {fixture.api_url}: reached, {signed}")
         for workload in (w for w in WORKLOADS if w in record.offers):
             began = time.monotonic()
             result = checked.one(workload)

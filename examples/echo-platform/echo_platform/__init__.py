@@ -1,0 +1,1 @@
+"""The echo agent service as agent-loadkit speaks it (platform.py exports the record)."""
