@@ -50,8 +50,11 @@ PLATFORM = dataclasses.replace(
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    """The example installed by pip into a directory of its own, and a broken module beside."""
+    """The example installed by pip into a directory of its own (built from a copy, so the
+    build writes nothing into the checkout), and a broken module beside."""
     target = tmp_path_factory.mktemp("site")
+    source = tmp_path_factory.mktemp("source") / "echo-platform"
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", ".*"))
     done = subprocess.run(
         [
             sys.executable,
@@ -62,7 +65,7 @@ def site(tmp_path_factory) -> Path:
             "--no-deps",
             "--target",
             str(target),
-            str(EXAMPLE),
+            str(source),
         ],
         capture_output=True,
         text=True,
