@@ -16,8 +16,16 @@ import pytest
 import requests
 
 from stack.processes import Server, free_port
-from tests.support.reference import FAST_STUB_DIM, make_agent, signed_in, stub_server, target_server
+from tests.support.reference import (
+    FAST_STUB_DIM,
+    make_agent,
+    run_raw,
+    signed_in,
+    stub_server,
+    target_server,
+)
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.login import token_of
 from workloads.setup_client import APIError, signature
 
 pytestmark = pytest.mark.system
@@ -143,7 +151,7 @@ def test_lists_read_rows_and_bound_the_page(platform):
 def test_limit_above_100_names_the_field(platform):
     resp = requests.get(
         platform.target.url + "/api/v1/runs?limit=101",
-        headers={"Authorization": f"Bearer {platform.client.token}"},
+        headers={"Authorization": f"Bearer {token_of(platform.client.auth)}"},
         timeout=5,
     )
     assert resp.status_code == 422
@@ -152,7 +160,7 @@ def test_limit_above_100_names_the_field(platform):
 
 def test_agent_run_writes_a_run_row_before_and_after(platform):
     client = platform.client
-    run = client.run_agent(platform.agent_id, "say something")
+    run = run_raw(client, platform.agent_id, "say something")
     assert run["status"] == "completed" and run["output"]
     assert run["output_tokens"] == 8 and run["input_tokens"] > 0
     assert {"run_id", "cost_usd"} <= set(run)
@@ -165,8 +173,8 @@ def test_agent_run_writes_a_run_row_before_and_after(platform):
 def test_agent_run_refusals(platform):
     client = platform.client
     _profile, draft = make_agent(client, platform.stub.url + "/v1", publish=False)
-    refusal(lambda: client.run_agent(draft, "hi"), 400)
-    refusal(lambda: client.run_agent(str(uuid.uuid4()), "hi"), 404)
+    refusal(lambda: run_raw(client, draft, "hi"), 400)
+    refusal(lambda: run_raw(client, str(uuid.uuid4()), "hi"), 404)
     refusal(lambda: client.post(f"/agents/{platform.agent_id}/run", {}), 422)
     missing_profile = {"spec": {"name": "x", "model_profile_id": str(uuid.uuid4())}}
     refusal(lambda: client.post("/agents", missing_profile), 422)
@@ -178,7 +186,7 @@ def test_a_model_failure_is_500_and_a_failed_run_row(platform):
     client = platform.client
     dead = f"http://127.0.0.1:{free_port()}/v1"
     _profile, agent_id = make_agent(client, dead)
-    err = refusal(lambda: client.run_agent(agent_id, "hi"), 500)
+    err = refusal(lambda: run_raw(client, agent_id, "hi"), 500)
     assert "unreachable" in err.message
     failed = [r for r in client.get("/runs", limit=100)["items"] if r["agent_id"] == agent_id]
     assert len(failed) == 1 and failed[0]["status"] == "failed"
@@ -227,7 +235,8 @@ def test_upload_is_accepted_then_indexed_and_searchable(platform):
     info = client.get(f"/rag/collections/{name}/info")
     assert info["total_vectors"] == 3 and info["dim"] == FAST_STUB_DIM
     # The stub's vectors are a hash of the text, so the exact text ranks first at cosine 1.
-    results = client.search(name, texts["doc-1.txt"], limit=2)
+    body = {"query": texts["doc-1.txt"], "collection_name": name, "limit": 2}
+    results = client.post("/rag/search", body)["results"]
     assert len(results) == 2
     assert results[0]["content"] == texts["doc-1.txt"]
     assert results[0]["score"] == pytest.approx(1.0, abs=1e-4)
@@ -242,7 +251,8 @@ def test_upload_refusals_and_a_document_that_fails_to_index(platform):
     refusal(lambda: client.upload(name, "image.png", b"\x89PNG"), 400)
     refusal(lambda: client.upload(name, "huge.txt", b"a" * (10 * 1024 * 1024 + 1)), 413)
     refusal(lambda: client.upload("no_such_collection", "a.txt", b"x"), 404)
-    refusal(lambda: client.search("no_such_collection", "x"), 404)
+    missing = {"query": "x", "collection_name": "no_such_collection", "limit": 4}
+    refusal(lambda: client.post("/rag/search", missing), 404)
     client.upload(name, "latin1.txt", "caf\xe9".encode("latin-1"))
     [doc] = wait_for(
         lambda: list(client.list_all("/rag/documents", collection_name=name)),

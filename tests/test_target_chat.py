@@ -22,6 +22,7 @@ from tests.support.reference import (
     target_server,
 )
 from workloads.agenticos.client import AgenticOSClient
+from workloads.agenticos.login import token_of
 
 pytestmark = pytest.mark.system
 
@@ -76,7 +77,7 @@ def chat(tmp_path_factory) -> Chat:
 
 def connect(chat: Chat, token: str | None = None) -> websocket.WebSocket:
     url = chat.target.url.replace("http://", "ws://") + "/api/v1/ws/agent"
-    protocols = ["chat", f"access_token.{token or chat.client.token}"]
+    protocols = ["chat", f"access_token.{token or token_of(chat.client.auth)}"]
     return websocket.create_connection(
         f"{url}?organization_id={chat.org_id}", subprotocols=protocols, timeout=FRAME_TIMEOUT_S
     )

@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from stack.processes import ROOT, free_port
-from tests.support.reference import make_agent, stub_server, target_server
+from tests.support.reference import make_agent, run_raw, stub_server, target_server
 from workloads.agenticos.client import AgenticOSClient
 from workloads.setup_client import APIError
 
@@ -57,9 +57,9 @@ def test_runs_are_limited_per_user_with_retry_after(tmp_path, stub):
         client = AgenticOSClient(target.url)
         client.sign_in("admin@loadkit.local", ADMIN_PASSWORD)
         _, agent_id = make_agent(client, stub.url + "/v1")
-        done = [client.run_agent(agent_id, "hi")["status"] for _ in range(2)]
+        done = [run_raw(client, agent_id, "hi")["status"] for _ in range(2)]
         with pytest.raises(APIError) as shed:
-            client.run_agent(agent_id, "hi")
+            run_raw(client, agent_id, "hi")
         runs = client.get("/runs")["total"]
     assert done == ["completed", "completed"]
     assert shed.value.status == 429

@@ -21,7 +21,8 @@ import pytest
 import requests
 
 from tests.support.postgres import throwaway_postgres
-from tests.support.reference import make_agent, signed_in, stub_server, target_server
+from tests.support.reference import make_agent, run_raw, signed_in, stub_server, target_server
+from workloads.agenticos.login import token_of
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 
@@ -91,14 +92,17 @@ def test_runs_beyond_the_pool_wait_the_timeout_then_fail_with_500(tmp_path):
         _, agent_id = make_agent(client, stub.url + "/v1")
         waiting_seen, checked_out_seen = 0.0, 0.0
         with ThreadPoolExecutor(3) as pool:
-            futures = [pool.submit(timed_run, target.url, client.token, agent_id) for _ in range(3)]
+            futures = [
+                pool.submit(timed_run, target.url, token_of(client.auth), agent_id)
+                for _ in range(3)
+            ]
             while not all(f.done() for f in futures):
                 metrics = requests.get(target.url + "/metrics", timeout=5).text
                 waiting_seen = max(waiting_seen, gauge(metrics, "pool_waiting"))
                 checked_out_seen = max(checked_out_seen, gauge(metrics, "pool_checked_out"))
                 time.sleep(0.05)
         outcomes = sorted((f.result() for f in futures), key=lambda o: o.status)
-        recovered = client.run_agent(agent_id, "the pool is free again")
+        recovered = run_raw(client, agent_id, "the pool is free again")
         runs = client.get("/runs", limit=100)["items"]
 
     assert [o.status for o in outcomes] == [200, 500, 500]

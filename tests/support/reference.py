@@ -15,6 +15,7 @@ from pathlib import Path
 from platforms.reference.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
 from stack.processes import Server, free_port, running
 from workloads.agenticos.client import AgenticOSClient
+from workloads.setup_client import RUN_TIMEOUT_S
 
 TARGET_HEALTH = "/api/v1/health"
 # A quick model: tests wait for answers, not for realism. 8 tokens, narrow vectors.
@@ -80,3 +81,9 @@ def make_agent(client: AgenticOSClient, base_url: str, publish: bool = True) -> 
     if publish:
         client.post(f"/agents/{agent['id']}/publish", {})
     return profile["id"], agent["id"]
+
+
+def run_raw(client: AgenticOSClient, agent_id: str, prompt: str) -> dict:
+    """POST /agents/{id}/run as the target answers it, every field (the setup client's own
+    run_agent holds the answer to the dialect's shape, which names only what the kit reads)."""
+    return client.post(f"/agents/{agent_id}/run", {"prompt": prompt}, timeout=RUN_TIMEOUT_S)

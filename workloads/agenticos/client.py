@@ -14,6 +14,7 @@ from typing import Any
 import requests
 
 from inputs.fixture import in_path
+from workloads.agenticos.answers import RUN_RESULT, SEARCH_RESULT, RunResult, SearchHit
 from workloads.agenticos.login import API, LOGIN, ORG_HEADER
 from workloads.setup_client import ANY_STATUS, RUN_TIMEOUT_S, SetupClient, signature
 
@@ -71,16 +72,16 @@ class AgenticOSClient(SetupClient):
             if not items or skip >= page.get("total", skip):
                 return
 
-    def run_agent(self, agent_id: str, prompt: str) -> dict:
+    def run_agent(self, agent_id: str, prompt: str) -> RunResult:
         """POST /agents/{id}/run, waiting for the model like the API does."""
-        return self.post(
-            f"/agents/{in_path(agent_id)}/run", {"prompt": prompt}, timeout=RUN_TIMEOUT_S
-        )
+        path = f"/agents/{in_path(agent_id)}/run"
+        resp = self.request("POST", path, json={"prompt": prompt}, timeout=RUN_TIMEOUT_S)
+        return self.typed(resp, RUN_RESULT)
 
-    def search(self, collection_name: str, query: str, limit: int = 4) -> list[dict]:
+    def search(self, collection_name: str, query: str, limit: int = 4) -> list[SearchHit]:
         """POST /rag/search and return its results."""
         body = {"query": query, "collection_name": collection_name, "limit": limit}
-        return self.post("/rag/search", body)["results"]
+        return self.typed(self.request("POST", "/rag/search", json=body), SEARCH_RESULT).results
 
     def upload(self, collection_name: str, filename: str, content: bytes) -> dict:
         """Upload one file into a collection (multipart field ``file``); answers 202."""

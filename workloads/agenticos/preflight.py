@@ -136,12 +136,12 @@ def _check_run(client: AgenticOSClient, own: AgenticOSSeeded, stub_url: str) -> 
             f"model at {stub_url}; start the stub (make stub) at an address the "
             "platform reaches, or re-seed with --stub-url (make seed)"
         ) from None
-    if run.get("status") != "completed":
+    if run.status != "completed":
         raise PreflightError(
-            f"agent run {run.get('run_id')} ended {run.get('status')!r}, not completed: "
+            f"agent run {run.run_id} ended {run.status!r}, not completed: "
             f"check the stub at {stub_url} (make stub)"
         )
-    return str(run.get("run_id"))
+    return run.run_id
 
 
 def _check_trigger(client: AgenticOSClient, own: AgenticOSSeeded, password: str) -> str:
