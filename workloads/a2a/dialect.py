@@ -12,7 +12,8 @@ whole answer so far (LangGraph), so a status message's text counts only what it 
 A cancelled turn asks ``CancelTask`` on its task after the first token, reads the stream
 to its end and then asks ``GetTask`` what became of the task: a stream's last state is not
 the task's (LangGraph's stream says completed after a cancel it carried out), and a
-server may accept a cancel it does not carry out, which is named. An agent run is a
+server may accept a cancel it does not carry out, which is named. A cancel refused as too
+late (-32002: the task had ended) leaves the turn as its stream ended it. An agent run is a
 message answered when its task ends. A list read is ``ListTasks`` where the server has it,
 else ``GetTask`` of a task this process (or the seed) made.
 """
@@ -263,8 +264,9 @@ class A2A(Dialect[A2ASeeded]):
             self.recent.append((read.task_id, read.context_id))
             if turn.attempt.conversation is not None and read.context_id:
                 turn.attempt.conversation.id = read.context_id
-        if read.cancel is not None:
+        if read.cancel == "accepted":
             return self._after_cancel(read, turn)
+        # Not cancelled, or too late (-32002): the task had ended, the stream says how.
         return _ended(turn, read)
 
     def _event(self, data: bytes) -> Event | str:
@@ -313,7 +315,7 @@ class A2A(Dialect[A2ASeeded]):
         return None
 
     def _after_cancel(self, read: _Read, turn: Turn) -> Result:
-        """What became of a task the turn asked to cancel, as GetTask says (not the stream)."""
+        """What became of a task whose cancel was accepted, as GetTask says (not the stream)."""
         try:
             answer = self.http.send(
                 self.wire.get(turn.attempt.index, read.task_id, read.context_id)
@@ -328,8 +330,6 @@ class A2A(Dialect[A2ASeeded]):
             return turn.failed(f"after cancel: GetTask: {problem}")
         if task == "canceled":
             return turn.ended(CANCELLED)
-        if task == "completed" and read.cancel == "too late":
-            return turn.ended(OK)
         if task == "completed":
             return turn.failed("cancel accepted, not carried out: the task completed")
         return turn.failed(f"after cancel: task {task or 'without a state'}")
