@@ -95,6 +95,15 @@ def _loadkit(site: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+def _run(site: Path, url: str, fixture: Path, run_dir: Path, *more: str):
+    """A short headless run of the shipped scenario against ``url``."""
+    command = [*LOCUST, "--headless", "--only-summary", "--host", url, "--fixture", str(fixture)]
+    command += ["--run-dir", str(run_dir), "--scale", str(SCALE), *more]
+    return subprocess.run(
+        command, cwd=ROOT, env=_env(site), capture_output=True, text=True, timeout=RUN_TIMEOUT_S
+    )
+
+
 @pytest.fixture(scope="module")
 def service(site, tmp_path_factory):
     """The stub, and the echo service on it."""
@@ -151,25 +160,7 @@ def test_a_broken_package_is_refused_naming_what_is_missing(site, service, tmp_p
         )
     )
     run_dir = tmp_path / "run"
-    ran = subprocess.run(
-        [
-            *LOCUST,
-            "--headless",
-            "--host",
-            echo.url,
-            "--fixture",
-            str(fixture),
-            "--run-dir",
-            str(run_dir),
-            "--scale",
-            str(SCALE),
-        ],
-        cwd=ROOT,
-        env=_env(site),
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-    )
+    ran = _run(site, echo.url, fixture, run_dir)
     ours = [line for line in ran.stderr.splitlines() if line.startswith("agent-loadkit: ")]
     assert ran.returncode == 2 and len(ours) == 1, ran.stderr[-2000:]
     assert "trigger_fire neither offered nor not_offered" in ours[0]
@@ -194,28 +185,7 @@ def test_it_is_seeded_and_run_through_four_phases_without_a_password(site, servi
     assert seeded.returncode == 0, seeded.stderr
     assert json.loads(fixture.read_text())["platform"] == "echo"
     run_dir = tmp_path / "run"
-    ran = subprocess.run(
-        [
-            *LOCUST,
-            "--headless",
-            "--only-summary",
-            "--host",
-            echo.url,
-            "--fixture",
-            str(fixture),
-            "--stub-url",
-            stub.url,
-            "--run-dir",
-            str(run_dir),
-            "--scale",
-            str(SCALE),
-        ],
-        cwd=ROOT,
-        env=_env(site),
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-    )
+    ran = _run(site, echo.url, fixture, run_dir, "--stub-url", stub.url)
     assert (run_dir / "summary.json").exists(), ran.stderr[-2000:]
     record = json.loads((run_dir / "run.json").read_text())
     assert [p["name"] for p in record["scenario"]["phases"]] == [

@@ -304,6 +304,9 @@ class A2A(Dialect[A2ASeeded]):
         except Exception as exc:
             return f"cancel: {failure_detail(exc)}"
         if not 200 <= answer.status < 300:
+            if not self.wire.rpc and _not_cancelable(answer.body):
+                read.cancel = "too late"
+                return None
             return f"cancel: {self.refused(answer.status, answer.body).detail}"
         envelope = held(answer.body, ENVELOPE) if self.wire.rpc else None
         if envelope is not None and not isinstance(envelope, str) and envelope.error is not None:
@@ -351,6 +354,18 @@ class A2A(Dialect[A2ASeeded]):
         if answered is None or answered.as_task() is None:
             return "", "bad body: not a task"
         return event(answered).state, ""
+
+
+def _not_cancelable(body: bytes) -> bool:
+    """Whether an HTTP+JSON refusal is the task being past cancelling: a2a-sdk 1.3.0 answers
+    a cancel of a finished task 400 ``FAILED_PRECONDITION`` (JSON-RPC's -32002; platforms/a2a/
+    WIRE.md), its ErrorInfo reason ``TASK_NOT_CANCELABLE``."""
+    rest = held(body, REST_ERROR)
+    return (
+        not isinstance(rest, str)
+        and rest.error is not None
+        and (rest.error.status == "FAILED_PRECONDITION")
+    )
 
 
 class _Read:
