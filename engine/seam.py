@@ -309,6 +309,9 @@ class SeedSetup:
     wait_s: float
     own: Mapping[str, str | bool | None] = field(default_factory=dict)
     auth: Mapping[str, str] = field(default_factory=dict)
+    # A check's seed (``loadkit check-platform``), kept in memory: it must leave alone what a
+    # fixture on disk names (AgenticOS recreates its trigger; a check makes one of its own).
+    check: bool = False
 
 
 @dataclass(frozen=True)

@@ -224,3 +224,31 @@ def test_a_stub_that_faults_every_time_is_named_as_the_cause(deployment, tmp_pat
         message = refused(fixture)
     assert f"all {PROBE_ATTEMPTS} attempts" in message and "injected" in message
     assert "--seed" in message and "make stub" not in message
+
+
+@pytest.mark.system
+def test_check_platform_leaves_the_fixtures_trigger_alone(deployment):
+    """``loadkit check-platform --api-url`` seeds as a check: AgenticOS's seed recreates its
+    trigger, and a check's must not be the one a run's fixture names (found on the real
+    AgenticOS: the run after a check skipped trigger_fire, its trigger deleted)."""
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "loadkit",
+            "check-platform",
+            "agenticos",
+            "--api-url",
+            deployment.fixture.api_url,
+            "--stub-url",
+            deployment.stub_url,
+        ],
+        cwd=ROOT,
+        env={**os.environ, "LOAD_PASSWORD": DEFAULT_ADMIN_PASSWORD},
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    result = run_preflight(deployment.fixture, DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD)
+    assert result.ready == ("trigger_fire",) and not result.skipped

@@ -6,9 +6,11 @@ every error): what it offers, its seeded dataclass and the values it may hold, t
 built as a load process builds it, signed in, each plain-HTTP workload it offers served
 by a request and every other one refused, and each part's shape. mypy holds the kit's
 own platforms to the same at ``make lint``; this holds any installed or named one at run
-time. Then, given ``--api-url``, the deployment there is seeded in memory (nothing is
-written), reached and signed in as a run would, and sent one real request of each offered
-workload through the run's own path, each outcome printed with the fix for a failure.
+time. Then, given ``--api-url``, the deployment there is seeded as a check (the fixture is
+kept in memory, and what seeding makes for a check is its own: a run's fixture on disk
+stays good), reached and signed in as a run would, and sent one real request of each
+offered workload through the run's own path, each outcome printed with the fix for a
+failure.
 Exit 0 when all holds, 1 with the problems, 2 for a command line it cannot read.
 """
 
@@ -243,7 +245,9 @@ def live(record: Platform, args: argparse.Namespace, module: str | None) -> list
     asked = record.credential(None)
     secret = secret_for(asked) if asked is not Credential.NONE else os.environ.get(PASSWORD_ENV, "")
     own = own_options(record, args)
-    setup = SeedSetup(args.api_url, args.stub_url, args.documents, args.email, secret, 0.0, own)
+    setup = SeedSetup(
+        args.api_url, args.stub_url, args.documents, args.email, secret, 0.0, own, check=True
+    )
     fixture = seeded(record, setup, module)
     if not secret and record.credential(record.seeded_from(fixture)) is not Credential.NONE:
         secret = secret_for(Credential.KEY)

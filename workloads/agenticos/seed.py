@@ -35,6 +35,8 @@ PROFILE_LABEL = "loadkit-stub"
 AGENT_NAME = "loadkit-loop-agent"
 KB_NAME = "loadkit-docs"
 TRIGGER_NAME = "loadkit-webhook"
+# The trigger a check's seed recreates, so a run's fixture keeps its own (check-platform).
+CHECK_TRIGGER_NAME = "loadkit-webhook-check"
 # The stub ignores keys and echoes any model name; these only have to be present.
 STUB_API_KEY = "loadkit-stub-no-real-key"
 STUB_MODEL = "loadkit-stub-model"
@@ -300,7 +302,9 @@ def wait_for_index(
         time.sleep(POLL_S)
 
 
-def recreate_trigger(client: AgenticOSClient, agent_id: str, password: str) -> str | None:
+def recreate_trigger(
+    client: AgenticOSClient, agent_id: str, password: str, name: str = TRIGGER_NAME
+) -> str | None:
     """Delete the kit's trigger and create it afresh so its secret is the derived one.
 
     A platform that cannot create it is reported on stderr and leaves None:
@@ -308,12 +312,12 @@ def recreate_trigger(client: AgenticOSClient, agent_id: str, password: str) -> s
     """
     try:
         for trigger in client.list_all(f"/agents/{in_path(agent_id)}/triggers"):
-            if trigger.get("name") == TRIGGER_NAME:
+            if trigger.get("name") == name:
                 client.delete(f"/agents/{in_path(agent_id)}/triggers/{in_path(trigger['id'])}")
         trigger = client.post(
             f"/agents/{in_path(agent_id)}/triggers",
             {
-                "name": TRIGGER_NAME,
+                "name": name,
                 "prompt": TRIGGER_PROMPT,
                 "trigger_type": "event",
                 "event_source": "webhook",
@@ -344,7 +348,8 @@ def make(setup: SeedSetup) -> AgenticOSSeeded:
         collection, kb_action = ensure_collection(client)
         uploads = upload_missing(client, collection, setup.documents)
         wait_for_index(client, collection, uploads, setup.stub_url)
-        trigger_id = recreate_trigger(client, agent_id, setup.secret)
+        name = CHECK_TRIGGER_NAME if setup.check else TRIGGER_NAME
+        trigger_id = recreate_trigger(client, agent_id, setup.secret, name)
     print(
         f"seed: org {org_id}; model profile {profile_action}; agent {agent_id} "
         f"({agent_action}); collection {collection!r} ({kb_action}, {len(uploads.ids)} uploaded "
