@@ -41,11 +41,15 @@ def _accept(sock: socket.socket, handle: Callable[[socket.socket], None]) -> Non
         threading.Thread(target=handle, args=(conn,), daemon=True).start()
 
 
-def _answer_counts(conn: socket.socket, snapshot: Callable[[], dict]) -> None:
+def _answer_counts(
+    conn: socket.socket, snapshot: Callable[[], dict], act: Callable[[str], None] | None
+) -> None:
     with conn:
         buf = b""
         while b"\r\n\r\n" not in buf and (chunk := conn.recv(65536)):
             buf += chunk
+        if act is not None:
+            act(buf.split(b" ", 2)[1].decode() if buf.count(b" ") >= 2 else "/")
         body = json.dumps(snapshot()).encode()
         conn.sendall(
             b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -53,12 +57,17 @@ def _answer_counts(conn: socket.socket, snapshot: Callable[[], dict]) -> None:
         )
 
 
-def serve(handle: Callable[[socket.socket], None], snapshot: Callable[[], dict]) -> None:
+def serve(
+    handle: Callable[[socket.socket], None],
+    snapshot: Callable[[], dict],
+    act: Callable[[str], None] | None = None,
+) -> None:
     """Serve ``handle`` (one thread per connection) until killed, and the counts ``snapshot``
-    gives on the control port; print both ports once listening."""
+    gives on the control port, after ``act`` (if any) is given the control request's path (a
+    server that misbehaves on cue); print both ports once listening."""
     service, control = _listen(), _listen()
     threading.Thread(
-        target=_accept, args=(control, lambda c: _answer_counts(c, snapshot)), daemon=True
+        target=_accept, args=(control, lambda c: _answer_counts(c, snapshot, act)), daemon=True
     ).start()
     print(service.getsockname()[1], control.getsockname()[1], flush=True)
     _accept(service, handle)
@@ -70,9 +79,11 @@ class CountingServer:
     def __init__(self, proc: subprocess.Popen, port: int, control: int):
         self.proc, self.url, self._control = proc, f"http://127.0.0.1:{port}", control
 
-    def counts(self) -> Counter:
-        """Everything the server counted so far."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self._control}/", timeout=5) as answer:
+    def counts(self, path: str = "/") -> Counter:
+        """Everything the server counted so far, once it has acted on ``path`` (a server that
+        misbehaves on cue does what the path names first)."""
+        url = f"http://127.0.0.1:{self._control}{path}"
+        with urllib.request.urlopen(url, timeout=5) as answer:
             return Counter(json.loads(answer.read()))
 
     def wait_for(self, name: str, at_least: int) -> Counter:

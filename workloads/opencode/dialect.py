@@ -11,11 +11,12 @@ own across its turns, as a person keeps a conversation. A turn that did not end 
 the server said (timed out, broken) has its session aborted and never used again.
 Sessions are made with a title, so opencode makes no title call to the model.
 
-A streamed turn subscribes to ``/event`` (every session's events; the dialect reads
-its own by the session's id), sends ``prompt_async`` once the stream is live, and ends
-at its session's ``session.idle``; a cancel is ``/session/{id}/abort`` after the first
-token. An agent run is the blocking message call. Success is what the body or the
-events say (``info.error`` absent, the turn finished), never the status alone.
+A streamed turn waits on its session's events on the process's one ``/event``
+subscription (every session's events, handed to each turn by session id: events.py),
+sends ``prompt_async`` once the stream is live, and ends at its session's
+``session.idle``; a cancel is ``/session/{id}/abort`` after the first token. An agent
+run is the blocking message call. Success is what the body or the events say
+(``info.error`` absent, the turn finished), never the status alone.
 """
 
 from __future__ import annotations
@@ -31,18 +32,12 @@ from gevent.lock import Semaphore
 
 from engine.dialect_kit import (
     BAD_FRAME,
-    CONNECTION_RESET,
     STOPPED_UNASKED,
-    STREAM_ENDED,
-    broken_stream,
     cancel_asked,
-    redirected,
     socket_backstop_s,
     words,
 )
 from engine.http import (
-    Answer,
-    Event,
     ExchangeError,
     HttpCall,
     HttpTransport,
@@ -55,6 +50,7 @@ from inputs.fixture import in_path
 from workloads.answers import fits, held
 from workloads.corpus import TOPICS, run_prompt, turn_message
 from workloads.opencode.answers import ERROR, MATCHES, REPLY, SESSION, SESSIONS, STATUS
+from workloads.opencode.events import Inbox, SessionEvents, Unsubscribed
 from workloads.opencode.seed import OpenCodeSeeded
 
 # opencode's basic-auth user when the server sets no OPENCODE_SERVER_USERNAME.
@@ -147,6 +143,8 @@ class OpenCode(Dialect[OpenCodeSeeded]):
         self._sessions: Sessions | None = None
         # The sessions a conversation keeps, each held by the one turn running in it.
         self._turns: dict[str, Semaphore] = {}
+        # The process's one /event subscription, made by the first chat turn.
+        self._events: SessionEvents | None = None
 
     def check(self) -> HttpCall:
         """A session list of one, the cheapest read that needs the password."""
@@ -223,33 +221,23 @@ class OpenCode(Dialect[OpenCodeSeeded]):
     def _stream_turn(
         self, attempt: Attempt, sent: float, timeout_s: float, session: str, state: _TurnState
     ) -> Result:
-        """Subscribe, send the prompt once the stream is live, read the session's events."""
-        events = HttpCall("GET", "/event", b"", {**self.auth, "Accept": "text/event-stream"})
+        """Wait on the session's events on the process's one subscription (live before the
+        prompt goes, so none is missed), send the prompt, read the turn's events."""
+        if self._events is None:
+            events = HttpCall("GET", "/event", b"", {**self.auth, "Accept": "text/event-stream"})
+            self._events = SessionEvents(self.http, events, refusal)
         try:
-            with self.http.stream(events, socket_backstop_s(timeout_s)) as answer:
-                if 300 <= answer.status < 400:
-                    return redirected(Answer(answer.status, b"", answer.location))
-                if answer.status != 200:
-                    return refusal(answer.status, answer.read())
+            with self._events.watching(session, socket_backstop_s(timeout_s)) as inbox:
                 turn = Turn(attempt, sent, 200)
-                stream = answer.events()
-                try:
-                    # The stream is live once its first event (server.connected) is in.
-                    if next(stream, None) is None:
-                        return turn.failed(STREAM_ENDED)
-                    # From here the session may be busy until its idle event says otherwise.
-                    state.ended = False
-                    refused = self._prompt(session, attempt.index)
-                    if refused is not None:
-                        state.ended = True
-                        return turn.failed(refused.detail, refused.status)
-                    return self._read_turn(stream, turn, session, state)
-                except (ConnectionResetError, BrokenPipeError):
-                    return turn.failed(CONNECTION_RESET)
-                except ExchangeError as exc:
-                    return turn.failed(broken_stream(exc))
-        except ExchangeError as exc:
-            return Result(0, FAILED, exc.detail)
+                # From here the session may be busy until its idle event says otherwise.
+                state.ended = False
+                refused = self._prompt(session, attempt.index)
+                if refused is not None:
+                    state.ended = True
+                    return turn.failed(refused.detail, refused.status)
+                return self._read_turn(inbox, turn, session, state)
+        except Unsubscribed as exc:
+            return exc.result
 
     def _prompt(self, session: str, k: int) -> Result | None:
         """Send the turn's message (``prompt_async``); None once accepted (204), else why not."""
@@ -263,18 +251,14 @@ class OpenCode(Dialect[OpenCodeSeeded]):
             return result._replace(outcome=FAILED, detail=f"prompt_async: HTTP {answer.status}")
         return result
 
-    def _read_turn(
-        self, stream: Iterator[Event], turn: Turn, session: str, state: _TurnState
-    ) -> Result:
+    def _read_turn(self, inbox: Inbox, turn: Turn, session: str, state: _TurnState) -> Result:
         """The session's events until it is idle again. A token is a text delta; the turn
         ended as its last assistant message says (finished, or its error), or as the cancel
-        asked for (``MessageAbortedError`` after the abort went)."""
-        key = session.encode()
+        asked for (``MessageAbortedError`` after the abort went). A stream that ends or
+        breaks first fails the turn as the inbox says."""
         cancel_sent, finished = False, False
         error: dict | None = None
-        for event in stream:
-            if key not in event.data:
-                continue
+        for event in inbox:
             turn.received += len(event.data)
             try:
                 frame = json.loads(event.data)
@@ -304,7 +288,7 @@ class OpenCode(Dialect[OpenCodeSeeded]):
             elif kind == "session.idle":
                 state.ended = True
                 return _ended(turn, cancel_sent, finished, error)
-        return turn.failed(STREAM_ENDED)
+        return turn.failed(inbox.why)
 
     def _session_for(self, attempt: Attempt) -> str:
         """The session this turn runs in, held by it: the conversation's own (a users-mode
