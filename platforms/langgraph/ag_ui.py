@@ -6,8 +6,8 @@ The second way a LangGraph team puts its agent in front of a user: not the Agent
 compiled graph as one ``POST`` answered with AG-UI's server-sent events. What runs is its
 own code over the same graph (graph.py's ``builder``: the model on the stub, the
 ``lookup`` tool node), compiled with LangGraph's in-memory checkpointer, since
-ag-ui-langgraph reads a thread's state before every run (a graph without one refuses
-every run) and continues a conversation by its ``threadId``.
+ag-ui-langgraph reads a thread's state before every run (without one, every run ends
+``RUN_ERROR: No checkpointer set``) and continues a conversation by its ``threadId``.
 
 The agent answers at ``/`` (``GET /health`` beside it, as the integration adds it); the
 run route needs ``x-api-key: <LOADKIT_API_KEY>`` (a FastAPI dependency, the way the
