@@ -5,8 +5,8 @@
 Why agno's interface and not ag-ui-langgraph (which the tests also run): it is the same
 AgentOS the kit already starts for ``agno`` and ``a2a``-over-agno, one agent reached three
 ways, and its key guards the route as a deployment's would; and when a client leaves a run
-mid-answer it stops the model, so the demo's cancelled turns show the stub's calls
-abandoned (ag-ui-langgraph pays for the rest of each answer: workloads/ag_ui/WIRE.md).
+mid-answer it usually stops the model, so the demo's cancelled turns mostly show the stub's
+calls abandoned (ag-ui-langgraph pays for the rest of every answer: workloads/ag_ui/WIRE.md).
 """
 
 from __future__ import annotations
