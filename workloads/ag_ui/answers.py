@@ -21,7 +21,6 @@ import msgspec
 from workloads.answers import decoder
 
 # The event types the kit reads (the schema's EventType values).
-RUN_STARTED = "RUN_STARTED"
 RUN_FINISHED = "RUN_FINISHED"
 RUN_ERROR = "RUN_ERROR"
 TEXT_CONTENT = "TEXT_MESSAGE_CONTENT"

@@ -1,12 +1,13 @@
 """The AG-UI dialect: the workloads as any AG-UI server serves them (CONTRACT.md), at the agent's
 path and with the key header the seed found (the fixture holds both).
 
-A chat turn is one run read as it arrives: the first event (RUN_STARTED on both servers) a
-few milliseconds after the send, the first non-empty text delta its first token, the turn
-ending at RUN_FINISHED (or RUN_ERROR, failed in the server's words). AG-UI has no cancel
-message, so a cancelled turn closes the stream after its first token and ends
-``cancelled``; what the server did then (stop its model, or pay for the rest of the answer
-for nobody) only the stub sees, in its record of the arrival's model call (CONTRACT.md).
+A chat turn is one run read as it arrives: the first event is RUN_STARTED on both servers,
+20-40 ms after the send (not recorded: a sample has no column for it yet), the first
+non-empty text delta is its first token, and the turn ends at RUN_FINISHED (or RUN_ERROR,
+failed in the server's words). AG-UI has no cancel message, so a cancelled turn closes the
+stream after its first token and ends ``cancelled``; what the server did then (stop its
+model, or pay for the rest of the answer for nobody) only the stub sees, in its record of
+the arrival's model call (CONTRACT.md).
 An agent run is the same request read whole (the transport reads the event stream to its
 end) and judged by the same reader. A conversation continues by naming its thread again:
 the server keeps the thread's history.
