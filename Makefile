@@ -7,8 +7,8 @@ STAMP := $(VENV)/.installed
 STUB_ARGS ?=
 TARGET_ARGS ?=
 SEED_ARGS ?=
-# Which platform demo and seed speak to: agenticos (the reference target), agno, langgraph or
-# opencode.
+# Which platform demo and seed speak to: agenticos (the reference target), agno, langgraph,
+# opencode, a2a or ag-ui.
 PLATFORM ?= agenticos
 # agno's AgentOS lives in its own environment: it pins its own FastAPI and pydantic.
 AGNO_VENV := .venv-agno
@@ -18,6 +18,7 @@ AGNO_ARGS ?=
 LANGGRAPH_VENV := .venv-langgraph
 LANGGRAPH_STAMP := $(LANGGRAPH_VENV)/.installed
 LANGGRAPH_ARGS ?=
+AG_UI_ARGS ?=
 # opencode is a compiled program from npm (opencode-ai, pinned in platforms/opencode/package.json
 # and package-lock.json), with ripgrep from PyPI for its text search (it would download one).
 OPENCODE_DIR := platforms/opencode
@@ -30,7 +31,7 @@ A2A_STAMP := $(A2A_VENV)/.installed
 A2A_ARGS ?=
 
 .PHONY: venv test test-fast lint stub target seed report demo ui load-test load-test-help agno-venv agno \
-	langgraph-venv langgraph opencode-install opencode a2a-venv a2a
+	langgraph-venv langgraph ag-ui-langgraph opencode-install opencode a2a-venv a2a
 
 venv: $(STAMP)
 
@@ -119,6 +120,13 @@ agno: agno-venv
 langgraph: export LOADKIT_API_KEY ?= $(LOAD_PASSWORD)
 langgraph: langgraph-venv
 	$(LANGGRAPH_VENV)/bin/python -m platforms.langgraph $(LANGGRAPH_ARGS)
+
+# The same graph over AG-UI (ag-ui-langgraph, platforms/langgraph/ag_ui.py) on 127.0.0.1:8124, its
+# agent at /; the key (in x-api-key) is LOADKIT_API_KEY (default: LOAD_PASSWORD). agno's AG-UI
+# interface needs no target of its own: `make agno` serves it at /agui.
+ag-ui-langgraph: export LOADKIT_API_KEY ?= $(LOAD_PASSWORD)
+ag-ui-langgraph: langgraph-venv
+	$(LANGGRAPH_VENV)/bin/python -m platforms.langgraph.ag_ui $(AG_UI_ARGS)
 
 # The a2a-sdk server on the stub, on 127.0.0.1:9999, both A2A versions and both bindings
 # (A2A_ARGS="--protocol 1.0" or "--protocol 0.3" for one); the bearer key is A2A_API_KEY

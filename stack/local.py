@@ -149,8 +149,10 @@ def seed(
     fixture: Path,
     env: dict[str, str],
     platform: str = "agenticos",
+    extra: tuple[str, ...] = (),
 ) -> None:
-    """Build the fixture through the API, as ``make seed`` does; raise with its message."""
+    """Build the fixture through the API, as ``make seed`` does (``extra``: the platform's own
+    seed options); raise with its message."""
     command = [
         sys.executable,
         "-m",
@@ -165,6 +167,7 @@ def seed(
         str(documents),
         "--fixture",
         str(fixture),
+        *extra,
     ]
     done = run_captured(command, env, SEED_TIMEOUT_S)
     if done.returncode != 0:

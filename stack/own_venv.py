@@ -34,7 +34,9 @@ READY_TIMEOUT_S = 120.0
 class OwnVenv:
     """What differs between such platforms: their names, where they answer, their settings."""
 
-    # The registry's name: the platform is python -m platforms.<name>, its log <name>.log.
+    # The registry's name (what the seed seeds): the platform is python -m platforms.<name> and
+    # its environment .venv-<name>, unless ``module`` and ``venv`` say otherwise; its log is
+    # <name>.log.
     name: str
     # How a line names it ("LangGraph").
     called: str
@@ -53,11 +55,18 @@ class OwnVenv:
     env: Mapping[str, str] = field(default_factory=dict)
     # Whether it serves Prometheus /metrics.
     metrics: bool = True
+    # A protocol platform served by another platform's server (AG-UI by agno's AgentOS): the
+    # module started and the environment it runs in, when not the name's; the seed's own
+    # options (where the agent answers).
+    module: str | None = None
+    venv: str | None = None
+    seed_args: tuple[str, ...] = ()
 
     def interpreter(self) -> str:
         """Its environment's python, building the environment first if needed (``make
-        <name>-venv``); PlatformUnavailable when the build fails."""
-        target, venv = f"{self.name}-venv", f".venv-{self.name}"
+        <venv>-venv``); PlatformUnavailable when the build fails."""
+        built = self.venv or self.name
+        target, venv = f"{built}-venv", f".venv-{built}"
         python = ROOT / venv / "bin" / "python"
         done = build_once(target, f"{self.called}'s environment ({venv})", self.build)
         if done.returncode != 0 or not python.exists():
@@ -86,7 +95,8 @@ def running_in_own_venv(options: StackOptions, platform: OwnVenv) -> Iterator[Lo
             **platform.env,
             **options.target_env,
         }
-        args = ["-m", f"platforms.{platform.name}", "--port", str(port), *platform.args]
+        module = platform.module or f"platforms.{platform.name}"
+        args = ["-m", module, "--port", str(port), *platform.args]
         with running(
             args,
             platform.ready_path,
@@ -97,7 +107,15 @@ def running_in_own_venv(options: StackOptions, platform: OwnVenv) -> Iterator[Lo
             ready_timeout=READY_TIMEOUT_S,
         ) as server:
             fixture = workdir / "fixture.json"
-            seed(server.url, stub.url, options.documents, fixture, env, platform=platform.name)
+            seed(
+                server.url,
+                stub.url,
+                options.documents,
+                fixture,
+                env,
+                platform=platform.name,
+                extra=platform.seed_args,
+            )
             yield LocalStack(
                 stub,
                 server,

@@ -22,6 +22,7 @@ STACKS = {
     "langgraph": "stack.langgraph",
     "opencode": "stack.opencode",
     "a2a": "stack.a2a",
+    "ag-ui": "stack.ag_ui",
 }
 
 

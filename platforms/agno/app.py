@@ -1,4 +1,4 @@
-"""One AgentOS with one agent, its knowledge and its WhatsApp and A2A interfaces, on loopback.
+"""An AgentOS with one agent, its knowledge, its WhatsApp, A2A and AG-UI interfaces, on loopback.
 
 What runs is agno's own code, configured the way a small deployment would be:
 the agent's model is agno's OpenAI-compatible model pointed at the stub, its
@@ -6,8 +6,9 @@ sessions live in a SQLite file, its knowledge in a LanceDB directory with
 embeddings from the stub's ``/v1/embeddings``, and the WhatsApp interface
 (the one agno interface that verifies an HMAC, ``X-Hub-Signature-256``) sends
 its replies to the stub instead of Meta's Graph API. The same agent is served
-over A2A too (agno's A2A interface, under ``/a2a/agents/<id>/``), so the kit can
-reach one agent both natively and through A2A. Telemetry is off. The agent
+over A2A too (agno's A2A interface, under ``/a2a/agents/<id>/``) and over AG-UI (agno's
+AG-UI interface, ``POST /agui``), so the kit can reach one agent natively and through both
+protocols. Telemetry is off. The agent
 has one function tool, ``lookup``, as an agno user gives one (a Python function in
 ``tools``): it waits the ``wait_ms`` it is asked to, asleep on the event loop, so a
 loop's tool costs what the scenario states and the platform's share is the rest.
@@ -107,7 +108,7 @@ def quiet_agno(settings: AppSettings) -> None:
 
 
 def create_app(settings: AppSettings):
-    """The FastAPI app of an AgentOS with the kit's agent, knowledge and WhatsApp interface."""
+    """The FastAPI app of an AgentOS with the kit's agent, knowledge and its interfaces."""
     quiet_agno(settings)
     from agno.agent import Agent
     from agno.db.sqlite import SqliteDb
@@ -116,6 +117,7 @@ def create_app(settings: AppSettings):
     from agno.models.openai.like import OpenAILike
     from agno.os import AgentOS
     from agno.os.interfaces.a2a import A2A
+    from agno.os.interfaces.agui import AGUI
     from agno.os.interfaces.whatsapp import Whatsapp
     from agno.os.interfaces.whatsapp import helpers as whatsapp_helpers
     from agno.vectordb.lancedb import LanceDb
@@ -158,7 +160,7 @@ def create_app(settings: AppSettings):
         id="loadkit-agentos",
         agents=[agent],
         knowledge=[knowledge],
-        interfaces=[Whatsapp(agent=agent), A2A(agents=[agent])],
+        interfaces=[Whatsapp(agent=agent), A2A(agents=[agent]), AGUI(agent=agent)],
         telemetry=False,
     )
     return agent_os.get_app()

@@ -1,0 +1,1 @@
+"""AG-UI (the Agent-User Interaction protocol): any agent server that speaks it, by URL and path."""
