@@ -101,6 +101,36 @@ class BasicKey(SignIn):
         return {"Authorization": basic_auth(self.user, secret)}
 
 
+@dataclass(frozen=True)
+class SeededKeyHeader(SignIn):
+    """The key in the header seeding found the deployment wants (its seeded part's
+    ``key_header``: ``Authorization`` for a bearer token, else an API-key header's name), and
+    nothing where it names none: a protocol platform's key is the deployment's own (an A2A
+    card declares it, an AG-UI agent answers 401 without it)."""
+
+    hint: str = "the agent's key"
+
+    def asks(self, seeded: object | None) -> Credential:
+        return Credential.KEY if _key_header(seeded) else Credential.NONE
+
+    def headers(self, send: Send, seeded: object | None, email: str, secret: str) -> dict[str, str]:
+        del send, email
+        header = _key_header(seeded)
+        return key_headers(header, secret) if header else {}
+
+
+def _key_header(seeded: object | None) -> str:
+    header = getattr(seeded, "key_header", "")
+    return header if isinstance(header, str) else ""
+
+
+def key_headers(header: str, secret: str) -> dict[str, str]:
+    """The key in ``header``: a bearer token in Authorization, else the key itself."""
+    if header.lower() == "authorization":
+        return {"Authorization": f"Bearer {secret}"}
+    return {header: secret}
+
+
 def basic_auth(user: str, password: str) -> str:
     """An HTTP basic ``Authorization`` value."""
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()

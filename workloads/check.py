@@ -27,7 +27,7 @@ from typing import get_type_hints
 
 from engine.agent_plan import AgentTool
 from engine.http import HttpCall, HttpTransport
-from engine.samples import OK, SHED, TIMEOUT, Result
+from engine.samples import OK
 from engine.seam import (
     Attempt,
     Deployment,
@@ -48,7 +48,7 @@ from inputs.fixture import (
     url_problem,
 )
 from inputs.scenario import WORKLOADS
-from workloads.one_arrival import MAX_BODY, signed_setup
+from workloads.one_arrival import MAX_BODY, fix_for, signed_setup
 from workloads.platforms import PlatformError, platform
 from workloads.seed import DEFAULT_STUB_URL, add_own_options, own_options, seeded
 from workloads.setup_client import APIError, APIUnreachable, add_trust_options, trust_given
@@ -216,27 +216,6 @@ def _follows(function: object) -> bool:
 
 def _said(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
-def fix_for(workload: str, result: Result) -> str:
-    """What to look at when one request of ``workload`` did not end ok."""
-    detail = result.detail
-    if result.outcome == TIMEOUT:
-        return "no answer in time: does the platform reach its model (the stub)?"
-    if result.outcome == SHED:
-        return "the platform shed it (HTTP 429): raise its rate limit for a load test"
-    if detail.startswith(("HTTP 401", "HTTP 403")):
-        return f"the credential was refused for this route: export {PASSWORD_ENV} as it wants"
-    if detail.startswith("HTTP 404"):
-        return "no such route or id: compare the dialect's call() with the platform's API"
-    if detail.startswith("HTTP 3"):
-        return "redirected: give the API's URL as it serves (scheme, host, path)"
-    if detail.startswith("bad body"):
-        return "the answer does not fit the dialect's shapes: compare answers with the API"
-    if "connection" in detail or "refused" in detail:
-        return "the connection broke: is the platform up at that URL?"
-    method = "chat_turn" if workload == "chat_stream" else "answer"
-    return f"the platform's own words; see the dialect's {method}() and its CONTRACT.md"
 
 
 def live(record: Platform, args: argparse.Namespace, module: str | None) -> list[str]:

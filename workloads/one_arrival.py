@@ -21,10 +21,10 @@ from engine.agent_plan import AgentPlan
 from engine.clock import RunClock
 from engine.deadlines import Deadlines
 from engine.http import HttpTransport
-from engine.samples import Result
+from engine.samples import SHED, TIMEOUT, Result
 from engine.seam import Deployment, Dialect, Platform, Setup
 from engine.serve import serve
-from inputs.fixture import Fixture
+from inputs.fixture import PASSWORD_ENV, Fixture
 from inputs.scenario import Scenario, Timeouts
 from workloads.reach import signed_in
 
@@ -77,3 +77,28 @@ def signed_setup(
     finally:
         deadlines.close()
         http.close()
+
+
+def fix_for(workload: str, result: Result) -> str:
+    """What to look at when one request of ``workload`` did not end ok (preflight's and
+    check-platform's words)."""
+    detail = result.detail
+    if result.outcome == TIMEOUT:
+        return "no answer in time: does the platform reach its model (the stub)?"
+    if result.outcome == SHED:
+        return "the platform shed it (HTTP 429): raise its rate limit for a load test"
+    if detail.startswith(("HTTP 401", "HTTP 403")):
+        return f"the credential was refused for this route: export {PASSWORD_ENV} as it wants"
+    if detail.startswith("HTTP 404"):
+        return "no such route or id: compare the dialect's call() with the platform's API"
+    if detail.startswith("HTTP 3"):
+        return "redirected: give the API's URL as it serves (scheme, host, path)"
+    if detail.startswith("bad body"):
+        return "the answer does not fit the dialect's shapes: compare answers with the API"
+    if "connection" in detail or "refused" in detail:
+        return "the connection broke: is the platform up at that URL?"
+    method = "chat_turn" if workload == "chat_stream" else "answer"
+    return (
+        "check that the platform reaches its model (the stub) and was seeded; writing a "
+        f"platform, see the dialect's {method}() and its CONTRACT.md"
+    )

@@ -32,7 +32,7 @@ from engine.seam import (
 from engine.sign_in import secret_for
 from inputs.fixture import DEFAULT_EMAIL, DEFAULT_PATH, Fixture, FixtureError, load_fixture
 from inputs.scenario import WORKLOADS
-from workloads.one_arrival import signed_setup
+from workloads.one_arrival import fix_for, signed_setup
 from workloads.platforms import PlatformError, platform_of
 from workloads.setup_client import APIError, APIUnreachable, add_trust_options, trust_given
 
@@ -71,8 +71,7 @@ def served_probe(setup: Setup, workload: str, needed_by: frozenset[str]) -> Prob
         if result.outcome != OK:
             said = f": {result.detail}" if result.detail else ""
             raise PreflightError(
-                f"one {workload} arrival ended {result.outcome}{said}; check that the platform "
-                f"reaches its model (the stub at {setup.fixture.stub_url}) and was seeded"
+                f"one {workload} arrival ended {result.outcome}{said}; {fix_for(workload, result)}"
             )
         return completed(f"one {workload}", began)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from engine.seam import SeedError, SeedSetup
+from engine.sign_in import key_headers
 from inputs.fixture import PASSWORD_ENV, in_path
 from workloads.a2a.answers import CARD, Card, Interface
 from workloads.a2a.wire import (
@@ -117,7 +118,7 @@ def _looked(client: SetupClient, places: list[str], header: str, secret: str) ->
         key = None
         if resp.status_code in (401, 403) and secret:
             resp = client.request(
-                "GET", place, expect=ANY_STATUS, auth=False, headers=_key(header, secret)
+                "GET", place, expect=ANY_STATUS, auth=False, headers=key_headers(header, secret)
             )
             key = header
         if resp.status_code in (401, 403):
@@ -136,12 +137,6 @@ def _looked(client: SetupClient, places: list[str], header: str, secret: str) ->
         f"no agent card at {client.api_url} (tried {', '.join(places)}): is it an A2A "
         "server? name the agent of a server hosting several with --agent"
     )
-
-
-def _key(header: str, secret: str) -> dict[str, str]:
-    if header.lower() == "authorization":
-        return {"Authorization": f"Bearer {secret}"}
-    return {header: secret}
 
 
 def interfaces(card: Card) -> list[Interface]:

@@ -35,7 +35,7 @@ from engine.http import HttpCall, HttpTransport, StreamedAnswer, classify, failu
 from engine.samples import CANCELLED, FAILED, OK, Result
 from engine.seam import Attempt, Deployment, Dialect, Turn
 from engine.serve import CHAT
-from engine.sign_in import Credential, Send, SignIn
+from engine.sign_in import SeededKeyHeader
 from workloads.a2a.answers import (
     ENVELOPE,
     INTERRUPTED,
@@ -84,35 +84,12 @@ def rpc_error(error: RpcError) -> str:
     return f"A2A {error.code} {name}" + (f": {said}" if said else "")
 
 
-class CardKey(SignIn):
-    """The key in the header the card (or the seed's --key-header) named, ``Authorization:
-    Bearer`` or an API-key header; nothing where the deployment needs none."""
-
-    hint = "the agent's key (the card's security scheme, or --key-header's)"
-
-    def asks(self, seeded: object | None) -> Credential:
-        if isinstance(seeded, A2ASeeded) and seeded.key_header:
-            return Credential.KEY
-        return Credential.NONE
-
-    def headers(self, send: Send, seeded: object | None, email: str, secret: str) -> dict[str, str]:
-        del send, email
-        if not (isinstance(seeded, A2ASeeded) and seeded.key_header):
-            return {}
-        return key_headers(seeded.key_header, secret)
-
-
-def key_headers(header: str, secret: str) -> dict[str, str]:
-    """The key in ``header``: a bearer token in Authorization, else the key itself."""
-    if header.lower() == "authorization":
-        return {"Authorization": f"Bearer {secret}"}
-    return {header: secret}
-
-
 class A2A(Dialect[A2ASeeded]):
     """Speaks A2A 1.0 or 0.3, over JSON-RPC or 1.0's HTTP+JSON, as the card said."""
 
-    sign_in = CardKey()
+    sign_in = SeededKeyHeader(
+        hint="the agent's key (the card's security scheme, or --key-header's)"
+    )
 
     def __init__(self, deployment: Deployment[A2ASeeded], http: HttpTransport):
         super().__init__(deployment, http)

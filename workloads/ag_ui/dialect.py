@@ -22,33 +22,15 @@ from engine.http import HttpCall, HttpTransport, StreamedAnswer, classify
 from engine.samples import CANCELLED, FAILED, OK, Result
 from engine.seam import Attempt, Deployment, Dialect, Turn
 from engine.serve import CHAT
-from engine.sign_in import Credential, Send, SignIn
+from engine.sign_in import SeededKeyHeader
 from workloads.ag_ui.answers import UNPROCESSABLE
 from workloads.ag_ui.stream import RunRead, body_events
-from workloads.ag_ui.wire import AGUISeeded, Wire, key_headers
+from workloads.ag_ui.wire import AGUISeeded, Wire
 from workloads.answers import held
 from workloads.corpus import run_prompt, turn_message
 
 # A 2xx whose body is not server-sent events: the URL is not an AG-UI agent's.
 NOT_STREAMED = "not an event stream"
-
-
-class SeededKey(SignIn):
-    """The key in the header the seed found the agent wants (``Authorization: Bearer`` or an
-    API-key header, ``--key-header``); nothing where it wants none."""
-
-    hint = "the agent's key (sent in the seed's --key-header, Authorization: Bearer by default)"
-
-    def asks(self, seeded: object | None) -> Credential:
-        if isinstance(seeded, AGUISeeded) and seeded.key_header:
-            return Credential.KEY
-        return Credential.NONE
-
-    def headers(self, send: Send, seeded: object | None, email: str, secret: str) -> dict[str, str]:
-        del send, email
-        if not (isinstance(seeded, AGUISeeded) and seeded.key_header):
-            return {}
-        return key_headers(seeded.key_header, secret)
 
 
 def refused(status: int, body: bytes) -> Result:
@@ -67,7 +49,9 @@ def refused(status: int, body: bytes) -> Result:
 class AGUI(Dialect[AGUISeeded]):
     """Speaks AG-UI to the agent at the seeded path (agno's /agui, ag-ui-langgraph's own)."""
 
-    sign_in = SeededKey()
+    sign_in = SeededKeyHeader(
+        hint="the agent's key (sent in the seed's --key-header, Authorization: Bearer by default)"
+    )
 
     def __init__(self, deployment: Deployment[AGUISeeded], http: HttpTransport):
         super().__init__(deployment, http)

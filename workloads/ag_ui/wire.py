@@ -38,13 +38,6 @@ class AGUISeeded:
     path: str = DEFAULT_PATH
 
 
-def key_headers(header: str, secret: str) -> dict[str, str]:
-    """The key in ``header``: a bearer token in Authorization, else the key itself."""
-    if header.lower() == "authorization":
-        return {"Authorization": f"Bearer {secret}"}
-    return {header: secret}
-
-
 class Wire:
     """Runs for one deployment: its agent's path and the headers every run carries."""
 
