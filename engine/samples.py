@@ -80,6 +80,11 @@ class Result(NamedTuple):
     bytes: int = 0
     tokens: int = 0
     ttft_ms: float | None = None
+    # A streamed turn's other times from its send (engine.seam.Turn): its first event of any
+    # kind, its last token, and its longest gap between two tokens.
+    first_event_ms: float | None = None
+    last_token_ms: float | None = None
+    stall_ms: float | None = None
 
 
 def recorded(

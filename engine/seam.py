@@ -73,28 +73,70 @@ class Attempt:
 
 
 class Turn:
-    """A chat turn being read: how far it got (tokens, bytes, time to first token), so that a
-    turn that breaks says so as well as how it broke, on every platform alike."""
+    """A streamed turn being read: how far it got (events, tokens, bytes) and when, so that a
+    turn that breaks says so as well as how it broke, on every platform alike.
+
+    A turn keeps a few numbers, not every token's time: the first event of any kind (an
+    A2A task's first state, AG-UI's RUN_STARTED: the platform took the turn), the first
+    and the last token, and the longest gap between two tokens (a stall). From those the
+    reports derive what LLM-serving teams read (GuideLLM, vLLM's benchmark): inter-token
+    latency, (last - first token) / (tokens - 1), and time per output token.
+    """
 
     def __init__(self, attempt: Attempt, sent: float, status: int):
         self.attempt, self.sent, self.status = attempt, sent, status
         self.tokens, self.received = 0, 0
+        self.first_event_ms: float | None = None
         self.ttft_ms: float | None = None
+        self.stall_ms: float | None = None
+        # Run time of the last token so far.
+        self._last: float | None = None
+
+    def arrived(self, size: int) -> None:
+        """An event (or a frame) of ``size`` bytes arrived; the first one's time from the send
+        is the time to first event."""
+        self.received += size
+        if self.first_event_ms is None:
+            self.first_event_ms = (self.attempt.now() - self.sent) * 1000
 
     def token(self) -> None:
-        """A token arrived; the first one's time from the send is the time to first token."""
+        """A token arrived; the first one's time from the send is the time to first token,
+        and each later one's gap from the one before may be the turn's longest."""
+        now = self.attempt.now()
         self.tokens += 1
-        if self.ttft_ms is None:
-            self.ttft_ms = (self.attempt.now() - self.sent) * 1000
+        if self._last is None:
+            self.ttft_ms = (now - self.sent) * 1000
+        else:
+            gap = (now - self._last) * 1000
+            if self.stall_ms is None or gap > self.stall_ms:
+                self.stall_ms = gap
+        self._last = now
+
+    @property
+    def last_token_ms(self) -> float | None:
+        """The last token's time from the send (None before the first)."""
+        return None if self._last is None else (self._last - self.sent) * 1000
 
     def ended(self, outcome: str) -> Result:
         """The turn ended as the platform promised (ok, or cancelled as asked)."""
-        return Result(self.status, outcome, "", self.received, self.tokens, self.ttft_ms)
+        return self._result(self.status, outcome, "")
 
     def failed(self, detail: str, status: int | None = None) -> Result:
         """The turn failed, named by ``detail``, with what it got so far."""
-        status = self.status if status is None else status
-        return Result(status, FAILED, detail, self.received, self.tokens, self.ttft_ms)
+        return self._result(self.status if status is None else status, FAILED, detail)
+
+    def _result(self, status: int, outcome: str, detail: str) -> Result:
+        return Result(
+            status,
+            outcome,
+            detail,
+            self.received,
+            self.tokens,
+            self.ttft_ms,
+            self.first_event_ms,
+            self.last_token_ms,
+            self.stall_ms,
+        )
 
 
 @dataclass(frozen=True)

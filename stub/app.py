@@ -137,6 +137,8 @@ class _Stub:
             n_tokens, finish = self._answer_length(body, reply)
         first = arrival + self.plan.spread(self.first_s)
         paces = [self.plan.spread(self.pace_s) for _ in range(n_tokens - 1)]
+        if 0 < self.config.stall_after < n_tokens:
+            paces[self.config.stall_after - 1] += self.config.stall_ms / 1000.0
         completion_id = f"{self.id_prefix}{next(self.ids)}"
         model = str(body.get("model") or MODEL_ID)
         prompt_tokens = count_prompt_tokens(body.get("messages"))

@@ -32,6 +32,10 @@ class StubConfig:
     error_rate: float = 0.0
     timeout_rate: float = 0.0
     rate_limit_rate: float = 0.0
+    # A stall: after this many tokens of an answer (0: never), a gap of stall_ms before the
+    # next, as a provider that pauses mid-stream (a streamed turn's longest gap shows it).
+    stall_after: int = 0
+    stall_ms: float = 0.0
     # None: each request's model decides (stub/vectors.py MODEL_WIDTHS); a number overrides.
     embedding_dim: int | None = None
     processes: int = 1
@@ -94,6 +98,8 @@ KNOBS = (
     _Knob(
         "rate_limit_rate", float, _fraction, "share of model requests answered 429 with Retry-After"
     ),
+    _Knob("stall_after", int, _non_negative, "tokens of an answer before it stalls (0: none)"),
+    _Knob("stall_ms", float, _non_negative, "how long an answer stalls after stall_after tokens"),
     _Knob(
         "embedding_dim",
         int,

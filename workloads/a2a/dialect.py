@@ -224,7 +224,7 @@ class A2A(Dialect[A2ASeeded]):
             return self._not_streamed(answer, turn)
         read = _Read()
         for raw in answer.events():
-            turn.received += len(raw.data)
+            turn.arrived(len(raw.data))
             if raw.name == "error":
                 return turn.failed(f"error event: {words(raw.data.decode('utf-8', 'replace'))}")
             said = self._event(raw.data)
@@ -264,7 +264,7 @@ class A2A(Dialect[A2ASeeded]):
         """A stream asked for and one JSON body answered: the server does not stream (the
         card said it would), in the server's words where it gave any."""
         body = answer.read()
-        turn.received += len(body)
+        turn.arrived(len(body))
         envelope = held(body, ENVELOPE)
         why = answer.content_type or "no content type"
         if not isinstance(envelope, str) and envelope.error is not None:

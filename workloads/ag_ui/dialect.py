@@ -98,11 +98,11 @@ class AGUI(Dialect[AGUISeeded]):
     def _read_turn(self, answer: StreamedAnswer, turn: Turn) -> Result:
         """The run's events to its end; with ``cancel``, the stream closed at the first token."""
         if answer.content_type != "text/event-stream":
-            turn.received += len(answer.read())
+            turn.arrived(len(answer.read()))
             return turn.failed(f"{NOT_STREAMED}: {answer.content_type or 'no content type'}")
         run = RunRead()
         for event in answer.events():
-            turn.received += len(event.data)
+            turn.arrived(len(event.data))
             if run.take(event.data):
                 turn.token()
                 if turn.attempt.cancel:

@@ -219,7 +219,7 @@ def _read_turn(ws: WebSocket, message: str, turn: Turn) -> Result:
     ws.send_text(message)
     while True:
         data = ws.receive()
-        turn.received = ws.received
+        turn.arrived(ws.received - turn.received)
         try:
             frame = json.loads(data)
             kind = frame.get("type")

@@ -198,7 +198,7 @@ class Agno(Dialect[AgnoSeeded]):
         Tokens are RunContent events with text; RunCancelled is a cancel only if one went."""
         cancel_sent = False
         for event in answer.events():
-            turn.received += len(event.data)
+            turn.arrived(len(event.data))
             try:
                 frame = json.loads(event.data)
             except ValueError:

@@ -162,7 +162,7 @@ class LangGraph(Dialect[LangGraphSeeded]):
         carries the model's message; after a cancel the stream ends without one."""
         cancel_sent, completed, run_id = False, False, ""
         for event in answer.events():
-            turn.received += len(event.data)
+            turn.arrived(len(event.data))
             try:
                 frame = json.loads(event.data)
             except ValueError:

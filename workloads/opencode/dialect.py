@@ -259,7 +259,7 @@ class OpenCode(Dialect[OpenCodeSeeded]):
         cancel_sent, finished = False, False
         error: dict | None = None
         for event in inbox:
-            turn.received += len(event.data)
+            turn.arrived(len(event.data))
             try:
                 frame = json.loads(event.data)
             except ValueError:

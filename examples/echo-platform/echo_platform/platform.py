@@ -102,7 +102,7 @@ def _read(answer: StreamedAnswer, turn: Turn) -> Result:
     no cancel of its own, so a turn the kit cancels closes the stream after its first token
     (returning closes the connection), as a user's browser tab would."""
     for event in answer.events():
-        turn.received += len(event.data)
+        turn.arrived(len(event.data))
         if event.name == "token":
             turn.token()
             if turn.attempt.cancel:
