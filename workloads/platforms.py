@@ -32,6 +32,7 @@ BUILT_IN = {
     "langgraph": "workloads.langgraph.platform",
     "opencode": "workloads.opencode.platform",
     "a2a": "workloads.a2a.platform",
+    "openai": "workloads.openai.platform",
 }
 DEFAULT_PLATFORM = "agenticos"
 # The entry-point group an installed distribution registers its platform in.
