@@ -34,7 +34,8 @@ READY_TIMEOUT_S = 120.0
 class OwnVenv:
     """What differs between such platforms: their names, where they answer, their settings."""
 
-    # The registry's name: the platform is python -m platforms.<name>, its log <name>.log.
+    # Its name: the platform is python -m platforms.<name>, built by make <name>-venv into
+    # .venv-<name>, its log <name>.log; the registry's name too, unless seeded_as says another.
     name: str
     # How a line names it ("LangGraph").
     called: str
@@ -53,6 +54,8 @@ class OwnVenv:
     env: Mapping[str, str] = field(default_factory=dict)
     # Whether it serves Prometheus /metrics.
     metrics: bool = True
+    # The registry's name it is seeded as, when not its own (LiteLLM's proxy is an openai).
+    seeded_as: str = ""
 
     def interpreter(self) -> str:
         """Its environment's python, building the environment first if needed (``make
@@ -97,7 +100,14 @@ def running_in_own_venv(options: StackOptions, platform: OwnVenv) -> Iterator[Lo
             ready_timeout=READY_TIMEOUT_S,
         ) as server:
             fixture = workdir / "fixture.json"
-            seed(server.url, stub.url, options.documents, fixture, env, platform=platform.name)
+            seed(
+                server.url,
+                stub.url,
+                options.documents,
+                fixture,
+                env,
+                platform=platform.seeded_as or platform.name,
+            )
             yield LocalStack(
                 stub,
                 server,

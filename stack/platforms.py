@@ -22,6 +22,7 @@ STACKS = {
     "langgraph": "stack.langgraph",
     "opencode": "stack.opencode",
     "a2a": "stack.a2a",
+    "openai": "stack.openai",
 }
 
 
