@@ -7,8 +7,8 @@ STAMP := $(VENV)/.installed
 STUB_ARGS ?=
 TARGET_ARGS ?=
 SEED_ARGS ?=
-# Which platform demo and seed speak to: agenticos (the reference target), agno, langgraph or
-# opencode.
+# Which platform demo and seed speak to: agenticos (the reference target), agno, langgraph,
+# opencode, a2a or openai (LiteLLM's proxy in front of the stub).
 PLATFORM ?= agenticos
 # agno's AgentOS lives in its own environment: it pins its own FastAPI and pydantic.
 AGNO_VENV := .venv-agno
