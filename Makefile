@@ -32,10 +32,13 @@ A2A_ARGS ?=
 LITELLM_VENV := .venv-litellm
 LITELLM_STAMP := $(LITELLM_VENV)/.installed
 LITELLM_ARGS ?=
+# GuideLLM, for bench/guidellm_vs_kit.py only: torch and transformers, in an environment of its own.
+GUIDELLM_VENV := .venv-guidellm
+GUIDELLM_STAMP := $(GUIDELLM_VENV)/.installed
 
 .PHONY: venv test test-fast lint stub target seed report demo ui load-test load-test-help agno-venv agno \
 	langgraph-venv langgraph opencode-install opencode a2a-venv a2a \
-	litellm-venv litellm
+	litellm-venv litellm guidellm-venv
 
 venv: $(STAMP)
 
@@ -78,6 +81,14 @@ $(LITELLM_STAMP): requirements-litellm.txt
 	$(LITELLM_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(LITELLM_VENV)/bin/python -m pip install --quiet -r requirements-litellm.txt
 	touch $(LITELLM_STAMP)
+
+guidellm-venv: $(GUIDELLM_STAMP)
+
+$(GUIDELLM_STAMP): requirements-guidellm.txt
+	test -x $(GUIDELLM_VENV)/bin/python || $(PYTHON) -m venv $(GUIDELLM_VENV)
+	$(GUIDELLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(GUIDELLM_VENV)/bin/python -m pip install --quiet -r requirements-guidellm.txt
+	touch $(GUIDELLM_STAMP)
 
 opencode-install: $(OPENCODE_STAMP)
 
