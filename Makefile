@@ -8,7 +8,7 @@ STUB_ARGS ?=
 TARGET_ARGS ?=
 SEED_ARGS ?=
 # Which platform demo and seed speak to: agenticos (the reference target), agno, langgraph,
-# opencode, a2a or ag-ui.
+# opencode, a2a, ag-ui or openai (LiteLLM's proxy in front of the stub).
 PLATFORM ?= agenticos
 # agno's AgentOS lives in its own environment: it pins its own FastAPI and pydantic.
 AGNO_VENV := .venv-agno
@@ -29,9 +29,17 @@ OPENCODE_ARGS ?=
 A2A_VENV := .venv-a2a
 A2A_STAMP := $(A2A_VENV)/.installed
 A2A_ARGS ?=
+# LiteLLM's proxy lives in its own environment: it pins its own FastAPI, pydantic and OpenAI SDK.
+LITELLM_VENV := .venv-litellm
+LITELLM_STAMP := $(LITELLM_VENV)/.installed
+LITELLM_ARGS ?=
+# GuideLLM, for bench/guidellm_vs_kit.py only: torch and transformers, in an environment of its own.
+GUIDELLM_VENV := .venv-guidellm
+GUIDELLM_STAMP := $(GUIDELLM_VENV)/.installed
 
 .PHONY: venv test test-fast lint stub target seed report demo ui load-test load-test-help agno-venv agno \
-	langgraph-venv langgraph ag-ui-langgraph opencode-install opencode a2a-venv a2a
+	langgraph-venv langgraph ag-ui-langgraph opencode-install opencode a2a-venv a2a \
+	litellm-venv litellm guidellm-venv
 
 venv: $(STAMP)
 
@@ -66,6 +74,22 @@ $(A2A_STAMP): requirements-a2a.txt
 	$(A2A_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(A2A_VENV)/bin/python -m pip install --quiet -r requirements-a2a.txt
 	touch $(A2A_STAMP)
+
+litellm-venv: $(LITELLM_STAMP)
+
+$(LITELLM_STAMP): requirements-litellm.txt
+	test -x $(LITELLM_VENV)/bin/python || $(PYTHON) -m venv $(LITELLM_VENV)
+	$(LITELLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LITELLM_VENV)/bin/python -m pip install --quiet -r requirements-litellm.txt
+	touch $(LITELLM_STAMP)
+
+guidellm-venv: $(GUIDELLM_STAMP)
+
+$(GUIDELLM_STAMP): requirements-guidellm.txt
+	test -x $(GUIDELLM_VENV)/bin/python || $(PYTHON) -m venv $(GUIDELLM_VENV)
+	$(GUIDELLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(GUIDELLM_VENV)/bin/python -m pip install --quiet -r requirements-guidellm.txt
+	touch $(GUIDELLM_STAMP)
 
 opencode-install: $(OPENCODE_STAMP)
 
@@ -134,6 +158,13 @@ ag-ui-langgraph: langgraph-venv
 a2a: export A2A_API_KEY ?= $(LOAD_PASSWORD)
 a2a: a2a-venv
 	$(A2A_VENV)/bin/python -m platforms.a2a $(A2A_ARGS)
+
+# LiteLLM's proxy in front of the stub, offline, on 127.0.0.1:4000 (the stub at LITELLM_KIT_STUB_URL,
+# default 127.0.0.1:4020); the key clients use is LITELLM_KIT_CLIENT_KEY (default: LOAD_PASSWORD),
+# its master key generated at every start.
+litellm: export LITELLM_KIT_CLIENT_KEY ?= $(LOAD_PASSWORD)
+litellm: litellm-venv
+	$(LITELLM_VENV)/bin/python -m platforms.litellm $(LITELLM_ARGS)
 
 # opencode serve on the stub, offline, on 127.0.0.1:4096; its password is
 # OPENCODE_SERVER_PASSWORD (default: LOAD_PASSWORD), its state in opencode-data/.

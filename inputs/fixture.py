@@ -17,11 +17,12 @@ record's dataclass (``Platform.seeded_from``, through ``read_seeded``). Files
 written before the split, with those fields at the top level, read the same.
 
 What a seeded value may be (``seeded_rules``, said in every refusal): nothing
-(None or ""), a count, a boolean, an id, a path, or an http(s) URL. Each goes
-into a request line or a header, where a space, CR or LF would split the request,
-so an id is RFC 3986's unreserved characters and a path is ``/`` or segments of
-those and ``:`` and ``@`` (A2A's ``/v1/message:stream``); a query or anything
-else is refused, naming the rule.
+(None or ""), a count, a boolean, an id, a name, a path, or an http(s) URL. Each
+goes into a request line, a header or a body, where a space, CR or LF would split
+the request, so an id is RFC 3986's unreserved characters and ``:`` and ``@`` (an
+A2A task ``thread:run``), a name is ids joined by ``/`` (a model,
+``openai/gpt-4o``), and a path is ``/`` or ``/``-led segments of them (A2A's
+``/v1/message:stream``); a query or anything else is refused, naming the rule.
 
 It sits at the top level beside ``inputs/scenario.py``, not under ``workloads/``: like the
 scenario it is an input record the core reads (every Dialect is built on one), and the
@@ -66,13 +67,18 @@ ID_CHARS = re.compile(r"[A-Za-z0-9._~:@-]{1,200}")
 # A path the platform mounts something at (agno's WhatsApp interface, an A2A interface at
 # ``/`` or ``/a2a/agents/x/v1/message:stream``): "/" alone, or segments of an id's characters
 # and ":" and "@", with a trailing "/" or not.
-PATH_CHARS = re.compile(r"/|(/[A-Za-z0-9._~:@-]{1,200}){1,20}/?")
+PATH_CHARS = re.compile(r"/|(/(?!\.\.?(/|$))[A-Za-z0-9._~:@-]{1,200}){1,20}/?")
+# A name of segments of an id's characters joined by "/" (a model, ``openai/gpt-4o``).
+# No segment is "." or "..": a name is not a way up a path.
+NAME_CHARS = re.compile(
+    r"(?!\.\.?(/|$))[A-Za-z0-9._~:@-]{1,200}(/(?!\.\.?(/|$))[A-Za-z0-9._~:@-]{1,200}){0,20}"
+)
 # A dotted module name (--platform-module).
 MODULE_CHARS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,20}")
 # What a seeded value may be, as every refusal of one says it.
 SEEDED_RULES = (
-    "null, a count to {most}, a bool, an id (A-Za-z0-9._~:@-), a path (/ or segments of "
-    "id characters) or an http(s) URL"
+    "null, a count to {most}, a bool, an id (A-Za-z0-9._~:@-), ids joined by /, a path (/ or "
+    "/id...) or an http(s) URL"
 )
 # Longer URLs are refused by common servers (8 KB request lines) long before any use here.
 MAX_URL_CHARS = 2000
@@ -170,7 +176,9 @@ def _seeded_problem(value: object) -> str | None:
         return None
     if isinstance(value, int):
         return None if 0 <= value <= MAX_COUNT else f"{value} is outside 0 to {MAX_COUNT:,}"
-    if isinstance(value, str) and (ID_CHARS.fullmatch(value) or PATH_CHARS.fullmatch(value)):
+    if isinstance(value, str) and any(
+        chars.fullmatch(value) for chars in (ID_CHARS, NAME_CHARS, PATH_CHARS)
+    ):
         return None
     if isinstance(value, str) and value.startswith(("http://", "https://")):
         return url_problem(value)

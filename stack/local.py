@@ -60,6 +60,10 @@ class LocalStack:
     database_url: str | None
     # Whether the platform serves Prometheus /metrics (agno's AgentOS does not).
     metrics: bool = True
+    # A scenario of the stack's own, where the shipped one cannot run on its platform (an
+    # OpenAI endpoint is a model, not an agent: its agent runs take one step); None: the
+    # shipped scenario. A run's own --scenario, given after these options, wins.
+    scenario: Path | None = None
 
     @property
     def metrics_url(self) -> str:
@@ -82,6 +86,7 @@ class LocalStack:
             self.stub.url,
             "--platform-log",
             str(self.target.log),
+            *(["--scenario", str(self.scenario)] if self.scenario else []),
         ]
 
     def locust_env(self) -> dict[str, str]:

@@ -23,6 +23,7 @@ STACKS = {
     "opencode": "stack.opencode",
     "a2a": "stack.a2a",
     "ag-ui": "stack.ag_ui",
+    "openai": "stack.openai",
 }
 
 

@@ -22,7 +22,7 @@ from dataclasses import asdict, replace
 import pytest
 
 from engine.http import HttpCall
-from inputs.fixture import Fixture, FixtureError, load_fixture, password_from_env
+from inputs.fixture import Fixture, FixtureError, fixture_from_dict, load_fixture, password_from_env
 from stack.processes import ROOT, free_port
 from tests.support.transport import dialect_at, transport
 from workloads.agenticos.platform import PLATFORM as AGENTICOS
@@ -254,3 +254,32 @@ def test_python_m_workloads_seed_and_preflight_are_never_silent(tmp_path):
     other = run("workloads.preflight", "--fixture", str(tmp_path / "other.json"))
     assert other.returncode == 1 and "'nosuch' is not one this kit found" in other.stderr
     assert "Traceback" not in missing.stderr + bad.stderr + unknown.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "holds"),
+    [
+        ("/", True),
+        ("/a2a/agents/loadkit-agent/v1/", True),
+        ("/v1/message:stream", True),
+        ("openai/gpt-4o", True),
+        ("thread-1:run-2", True),
+        (True, True),
+        ("http://127.0.0.1:9999/", True),
+        ("../../admin", False),
+        ("/a/../b", False),
+        ("a b", False),
+        ("/x?q=1", False),
+        ("a\r\nb", False),
+    ],
+)
+def test_a_seeded_value_is_one_of_the_kinds_the_rule_names(value, holds):
+    """The rule a platform author reads (your-platform.md): ids, names joined by /, paths from
+    / (A2A's), booleans and URLs hold; a way up a path, a space, a query, a line break do not,
+    and the refusal names the rule."""
+    bad = Fixture(api_url="http://127.0.0.1:1", stub_url="http://127.0.0.1:2", seeded={"x": value})
+    if holds:
+        fixture_from_dict(asdict(bad))
+        return
+    with pytest.raises(FixtureError, match=r"^fixture\.seeded\.x: .* is none of: null, a count"):
+        fixture_from_dict(asdict(bad))

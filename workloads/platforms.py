@@ -33,6 +33,7 @@ BUILT_IN = {
     "opencode": "workloads.opencode.platform",
     "a2a": "workloads.a2a.platform",
     "ag-ui": "workloads.ag_ui.platform",
+    "openai": "workloads.openai.platform",
 }
 DEFAULT_PLATFORM = "agenticos"
 # The entry-point group an installed distribution registers its platform in.
