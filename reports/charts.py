@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.typing import RcKeyType
 
 from reports.dataset import Samples, double
-from reports.ranks import pick
+from reports.ranks import Picked, pick
 from reports.rundir import Run
 from reports.stats import WORKLOAD_SLOTS
 
@@ -119,8 +119,7 @@ def latency_chart(run: Run) -> Chart:
     workload's p50 and p95 limits over the phases they are judged in."""
     title = f"Latency p50/p95 per workload against its limits ({LATENCY_WINDOW_S:g}-second windows)"
     width = bin_width(run, LATENCY_WINDOW_S)
-    label = f"{_window_of('due_s', width)} * {WORKLOAD_SLOTS} + wi"
-    (picked,) = pick(run.samples, "latency_ms", "timed", [label])
+    picked, _ = _latencies(run, "latency_ms", "timed")
     if not picked:
         return Chart("latency", title, None, "No successful requests to time.")
     names = list(run.scenario.mix)
@@ -179,7 +178,7 @@ def ttft_chart(run: Run) -> Chart:
     """p50 and p95 time to first token over successful streams, in windows by due time."""
     title = f"Time to first token p50/p95 against its limits ({LATENCY_WINDOW_S:g}-second windows)"
     width = bin_width(run, LATENCY_WINDOW_S)
-    (picked,) = pick(run.samples, "ttft_ms", FIRST_TOKENS, [_window_of("due_s", width)])
+    picked, _ = _latencies(run, "ttft_ms", FIRST_TOKENS)
     if not picked:
         return Chart("ttft", title, None, "No successful stream recorded a first token.")
     table = pd.DataFrame(
@@ -203,9 +202,8 @@ def distribution_chart(run: Run) -> Chart:
     """Per workload (and chat's first token), the nearest-rank percentile curve of its
     successes in each phase, the count in the legend, and its percentile limits."""
     title = "Latency distribution per workload and phase (nearest rank over successes)"
-    label = f"pi * {WORKLOAD_SLOTS} + wi"
-    (firsts,) = pick(run.samples, "ttft_ms", FIRST_TOKENS, [label], curve_ranks)
-    (timed,) = pick(run.samples, "latency_ms", "timed", [label], curve_ranks)
+    _, firsts = _latencies(run, "ttft_ms", FIRST_TOKENS)
+    _, timed = _latencies(run, "latency_ms", "timed")
     names = list(run.scenario.mix)
     present = {
         key: {names[c % WORKLOAD_SLOTS] for c in picked}
@@ -259,6 +257,26 @@ def distribution_chart(run: Run) -> Chart:
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
     return Chart("distribution", title, svg(fig, "distribution"))
+
+
+def _latencies(run: Run, value: str, where: str) -> tuple[dict[int, Picked], dict[int, Picked]]:
+    """``value``'s p50 and p95 per window of due time (whole-turn latency per workload, first
+    token over every workload) and its percentile curve per phase and workload: one sorted
+    pass for the latency charts and the distribution both, kept for the other."""
+    key = f"charts {value}"
+    if key not in run.samples.memo:
+        window = _window_of("due_s", bin_width(run, LATENCY_WINDOW_S))
+        per_window = f"{window} * {WORKLOAD_SLOTS} + wi" if value == "latency_ms" else window
+        labels = [per_window, f"pi * {WORKLOAD_SLOTS} + wi"]
+        run.samples.memo[key] = tuple(
+            pick(run.samples, value, where, labels, (_p50_p95, curve_ranks))
+        )
+    return run.samples.memo[key]  # type: ignore[return-value]
+
+
+def _p50_p95(n: int) -> np.ndarray:
+    """Nearest rank of p50 and p95 over ``n`` observations."""
+    return np.array([(50 * n + 99) // 100, (95 * n + 99) // 100], dtype=np.int64)
 
 
 # The percentile each limit's first word names ("max" is the 100th, drawn at the curve's end).

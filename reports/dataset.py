@@ -2,12 +2,12 @@
 
 A report reads every sample, and a day's run holds millions, so none of them is held here:
 the samples (the dataset's parts, engine/dataset.py, or the samples.csv of a run from before
-it, converted a block at a time) go into a DuckDB database in a temporary directory, are
-checked against reports/README.md (the first row that breaks it is refused in one line
-naming the file, the row and the problem), and are joined once to the follow-ups and the
-stub's record of the agent's loop into one table, ``samples``, holding every column the
-reports derive. Each section asks it what it needs; DuckDB's memory limit bounds what a
-query holds, and a sort or a join larger than it spills to the temporary directory.
+it, converted a block at a time) go into an in-memory DuckDB database, are checked against
+reports/README.md (the first row that breaks it is refused in one line naming the file,
+the row and the problem), and are joined once to the follow-ups and the stub's record of
+the agent's loop into one table, ``samples``, holding every column the reports derive.
+Each section asks it what it needs; DuckDB's memory limit bounds what it holds, and a
+table, a sort or a join larger than that spills to a temporary directory.
 
 The table's columns: the dataset's (worker ... bytes), ``seq`` (file order: part and row,
 or a CSV's line), ``wi`` and ``pi`` (the workload's place in the mix, the offered phase's
@@ -102,7 +102,10 @@ class Samples:
         self._home = home
         self.count = 0
         self.damage = ""
-        self.has_calls = False
+        # The dataset's source and record, until build_table checks the copied rows.
+        self.unchecked: tuple[Source, RunRecord] | None = None
+        # What several sections read, each computed once (reports/charts.py's picks).
+        self.memo: dict[str, object] = {}
 
     def rows(self, sql: str, params: Sequence = ()) -> list[tuple]:
         """A query's rows as tuples."""
@@ -142,10 +145,11 @@ def open_samples(
     """The run's samples, checked, in a ``samples`` table (the follow-ups and the stub's record
     are joined to it by reports/followups.py and reports/loop.py, which ``finish`` calls)."""
     home = tempfile.TemporaryDirectory(prefix="loadkit-report-")
-    con = duckdb.connect(str(Path(home.name) / "run.duckdb"))
+    con = duckdb.connect()
     samples = Samples(con, home)
     try:
         con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+        con.execute("SET enable_progress_bar = false")
         con.execute(f"SET temp_directory = '{Path(home.name) / 'spill'}'")
         con.execute("SET preserve_insertion_order = false")
         directory = run_dir / SAMPLES.name
@@ -160,7 +164,12 @@ def open_samples(
                 f"{directory}: missing (nor is there a {SAMPLES_FILE}); the generator writes one "
                 "sample per arrival as the run goes"
             )
-        _check(samples, source, record, scenario, phases)
+        # A CSV is checked as read, before its cells are typed; the dataset's parts are typed
+        # already, and checked in the table they are copied into (build_table), faster.
+        if source.csv:
+            _check(samples, "raw", source, record, scenario, phases)
+        else:
+            samples.unchecked = (source, record)
     except BaseException:
         samples.close()
         raise
@@ -360,6 +369,7 @@ def _rules(
 
 def _check(
     samples: Samples,
+    table: str,
     source: Source,
     record: RunRecord,
     scenario: Scenario,
@@ -369,24 +379,24 @@ def _check(
     contract, and an index that repeats an earlier row's; all in one pass and one group-by."""
     rules = _rules(record, scenario, phases)
     firsts = ", ".join(f"min(seq) FILTER (WHERE {cond})" for cond, _, _ in rules)
-    found = samples.one(f"SELECT count(*), {firsts} FROM raw")
+    found = samples.one(f"SELECT count(*), {firsts} FROM {table}")
     samples.count = int(found[0])
     for (_, column, problem), seq in zip(rules, found[1:], strict=True):
         if seq is None:
             continue
         if column is None:
             raise SamplesError(f"{source.where(seq)}: {problem}")
-        (value,) = samples.one(f'SELECT "{column}" FROM raw WHERE seq = ?', [seq])
+        (value,) = samples.one(f'SELECT "{column}" FROM {table} WHERE seq = ?', [seq])
         if problem == NOT_A_NUMBER:
             raise SamplesError(f"{source.where(seq)}, column {column}: {value!r} {problem}")
         raise SamplesError(f"{source.where(seq)}: {column} {as_written(value)!r} {problem}")
     repeated = samples.one(
         "SELECT min(seq) FROM (SELECT seq, row_number() OVER (PARTITION BY index ORDER BY seq) AS n"
-        " FROM raw WHERE index IN (SELECT index FROM raw GROUP BY index HAVING count(*) > 1))"
-        " WHERE n > 1"
+        f" FROM {table} WHERE index IN (SELECT index FROM {table} GROUP BY index"
+        " HAVING count(*) > 1)) WHERE n > 1"
     )[0]
     if repeated is not None:
-        (index,) = samples.one("SELECT index FROM raw WHERE seq = ?", [repeated])
+        (index,) = samples.one(f"SELECT index FROM {table} WHERE seq = ?", [repeated])
         raise SamplesError(
             f"{source.where(repeated)}: index {as_written(index)!r} repeats an earlier row's"
         )
@@ -403,6 +413,10 @@ def build_table(
     way, and the ``extra`` columns of the follow-ups and the loop over their ``joins``."""
     columns = ",\n".join([_derived(scenario, phases), *extra])
     samples.con.execute(f"CREATE TABLE samples AS SELECT {columns} FROM raw r {' '.join(joins)}")
+    if samples.unchecked is not None:
+        source, record = samples.unchecked
+        _check(samples, "samples", source, record, scenario, phases)
+        samples.unchecked = None
     # A CSV's rows were copied in (the table ``raw``): the copy goes; the dataset's view stays.
     if samples.rows("SELECT 1 FROM duckdb_tables() WHERE table_name = 'raw'"):
         samples.con.execute("DROP TABLE raw")

@@ -15,8 +15,17 @@ from dataclasses import dataclass
 from inputs.scenario import Threshold
 from reports import formatting as fmt
 from reports.dataset import quoted
+from reports.followups import FollowUpCounts
 from reports.rundir import Run
-from reports.stats import Counts, Percentiles, RunStats, Slicing, WorkloadStats, sliced
+from reports.stats import (
+    NO_SAMPLES,
+    Counts,
+    Percentiles,
+    RunStats,
+    Slicing,
+    WorkloadStats,
+    sliced,
+)
 from reports.verdict import CHECK_WORDS, ThresholdResult, Verdict, unserved
 
 # The percentile the headline gives when a workload has no latency limit of its own.
@@ -46,7 +55,7 @@ class Headline:
     checks: str
 
 
-def headlines(run: Run, verdict: Verdict) -> tuple[Headline, ...]:
+def headlines(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Headline, ...]:
     """One headline per workload the verdict judges (skipped and not offered ones have none).
 
     A users-mode workload no user ran is not offered either: its mix row says why, and a
@@ -55,20 +64,53 @@ def headlines(run: Run, verdict: Verdict) -> tuple[Headline, ...]:
     left_out = {*verdict.skipped, *unserved(run)}
     judged = [w for w in run.workloads if w not in left_out]
     plans = {name: _plan(run, name) for name in judged}
-    # Each workload pooled over its own phases: a slice per workload, counted in one pass.
-    latency_pools = _pools(run, judged, {n: plan.latency_phases for n, plan in plans.items()})
-    error_pools = _pools(run, judged, {n: plan.error_phases for n, plan in plans.items()})
-    (latency,) = sliced(run, [latency_pools], tuple(judged), measures=("latency", "ttft"))
-    (errors,) = sliced(run, [error_pools], tuple(judged), measures=())
-    return tuple(
-        _headline(
-            verdict,
-            plans[name],
-            latency[i].workload(name),
-            errors[i].workload(name).counts,
-        )
-        for i, name in enumerate(judged)
+    # Counts add up over phases, so a pool of phases is the sum of theirs, and a percentile
+    # pooled over one phase is that phase's; the phases' statistics hold both. A percentile
+    # over several phases is counted here, each workload a slice of one pass. (A run the
+    # operator stopped is pooled here too: its headline counts the arrivals the Stop cut
+    # off as the phases' own statistics do not.)
+    stopped = run.stopped_by_operator
+    pooled = [n for n in judged if stopped or len(set(plans[n].latency_phases)) > 1]
+    latency_pools = _pools(run, pooled, {n: plans[n].latency_phases for n in pooled})
+    (latency,) = sliced(run, [latency_pools], tuple(pooled), measures=("latency", "ttft"))
+    counted = [n for n in judged if stopped]
+    error_pools = _pools(run, counted, {n: plans[n].error_phases for n in counted})
+    (errors,) = sliced(run, [error_pools], tuple(counted), measures=())
+    out = []
+    for name in judged:
+        plan = plans[name]
+        if name in pooled:
+            workload = latency[pooled.index(name)].workload(name)
+        else:
+            found = _in_phases(stats, name, plan.latency_phases)
+            workload = found[0] if found else _none(name)
+        if name in counted:
+            counts = errors[counted.index(name)].workload(name).counts
+        else:
+            counts = _summed_counts(c.counts for c in _in_phases(stats, name, plan.error_phases))
+        out.append(_headline(verdict, plan, workload, counts))
+    return tuple(out)
+
+
+def _none(workload: str) -> WorkloadStats:
+    """A workload with nothing in the phases pooled (a phase the run does not have)."""
+    return WorkloadStats(workload, Counts(), NO_SAMPLES, NO_SAMPLES, NO_SAMPLES)
+
+
+def _in_phases(stats: RunStats, workload: str, phases: tuple[str, ...]) -> list[WorkloadStats]:
+    """The workload's statistics offered in each of ``phases`` the run has, each phase once."""
+    found = (stats.phase(name) for name in dict.fromkeys(phases))
+    return [p.by_offer.workload(workload) for p in found if p is not None]
+
+
+def _summed_counts(parts) -> Counts:
+    """Counts of several phases as one: every field adds up."""
+    parts = list(parts)
+    after = FollowUpCounts(
+        **{n: sum(getattr(c.after, n) for c in parts) for n in FollowUpCounts.__dataclass_fields__}
     )
+    fields = [n for n in Counts.__dataclass_fields__ if n != "after"]
+    return Counts(after=after, **{n: sum(getattr(c, n) for c in parts) for n in fields})
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,9 @@ import pyarrow.compute as pc
 
 from reports.dataset import Samples
 
+# Groups with a wanted rank in one batch, up to which each is found by a scan of the batch
+# rather than by ranking every row.
+FEW_GROUPS = 32
 # The percentiles every table prints, and the rank of each (100: the worst value).
 PERCENTS = (50, 95, 99, 100)
 
@@ -45,26 +48,31 @@ class Picked:
     values: np.ndarray
 
 
+Ranks = Callable[[int], np.ndarray]
+
+
 def pick(
     samples: Samples,
     value: str,
     where: str,
     labels: Sequence[str],
-    ranks: Callable[[int], np.ndarray] = percentile_ranks,
+    ranks: Ranks | Sequence[Ranks] = percentile_ranks,
 ) -> list[dict[int, Picked]]:
     """For each label expression (an SQL integer, NULL outside every group), each group's count
-    and its values at ``ranks(count)``: the nearest-rank values of ``value`` over the samples
-    where ``where`` holds and ``value`` is not NULL. Labels must be 0 or more."""
+    and its values at ``ranks(count)`` (one ``ranks`` for every label, or one each): the
+    nearest-rank values of ``value`` over the samples where ``where`` holds and ``value`` is
+    not NULL. Labels must be 0 or more."""
     where = f"({where}) AND ({value}) IS NOT NULL"
+    each = [ranks] * len(labels) if callable(ranks) else list(ranks)
     groups = []
-    for label in labels:
+    for label, ranks in zip(labels, each, strict=True):
         rows = samples.rows(
             f"SELECT CAST({label} AS BIGINT), count(*) FROM samples "
             f"WHERE {where} AND ({label}) IS NOT NULL GROUP BY 1 ORDER BY 1"
         )
         groups.append(_Grouping([int(g) for g, _ in rows], [int(n) for _, n in rows], ranks))
     if any(g.codes.size for g in groups):
-        columns = ", ".join(f"CAST({label} AS BIGINT)" for label in labels)
+        columns = ", ".join(f"CAST({label} AS INTEGER)" for label in labels)
         query = f"SELECT {value}, {columns} FROM samples WHERE {where} ORDER BY 1"
         for batch in samples.batches(query):
             values = batch.column(0).to_numpy()
@@ -80,6 +88,11 @@ class _Grouping:
         self.codes = np.array(codes, dtype=np.int64)
         self.counts = np.array(counts, dtype=np.int64)
         self.seen = np.zeros(len(codes), dtype=np.int64)
+        # A label's group by direct look-up (labels are small numbers), and the smallest
+        # integer type that holds a group's number (numpy sorts 16 bits by radix, in one pass).
+        self._group_of = np.full(int(self.codes.max()) + 1 if codes else 1, -1, dtype=np.int64)
+        self._group_of[self.codes] = np.arange(len(codes))
+        self._small = np.int16 if len(codes) < 2**15 else np.int64
         wanted = [ranks(n) for n in counts]
         self._span = int(self.counts.max()) + 1 if counts else 1
         # Every (group, rank) wanted as one key, each distinct key once (p99 and the maximum
@@ -91,14 +104,30 @@ class _Grouping:
         self._wanted = wanted
 
     def take(self, values: np.ndarray, labels: np.ndarray) -> None:
-        inside = labels >= 0
+        inside = (labels >= 0) & (labels < len(self._group_of))
+        group = self._group_of[labels[inside]]
+        kept = values[inside]
+        inside = group >= 0
         if not inside.any():
             return
-        group = np.searchsorted(self.codes, labels[inside])
-        kept = values[inside]
+        group, kept = group[inside], kept[inside]
+        counts = np.bincount(group, minlength=len(self.codes))
+        # The groups with a wanted rank among this batch's rows: usually a few, each found
+        # by its rows' positions; many (a chart's windows) are ranked all at once below.
+        first = np.arange(len(self.codes)) * self._span + self.seen
+        low = np.searchsorted(self._keys, first + 1)
+        high = np.searchsorted(self._keys, first + counts, side="right")
+        hit_groups = np.flatnonzero(high > low)
+        if len(hit_groups) <= FEW_GROUPS:
+            for g in hit_groups:
+                rows = np.flatnonzero(group == g)
+                wanted = self._keys[low[g] : high[g]] - first[g]
+                self._found[low[g] : high[g]] = kept[rows[wanted - 1]]
+            self.seen += counts
+            return
         # Each row's rank in its group: the rows before this batch, then its place among the
         # batch's rows of the same group (a stable sort keeps their value order).
-        order = np.argsort(group, kind="stable")
+        order = np.argsort(group.astype(self._small), kind="stable")
         by_group = group[order]
         starts = np.flatnonzero(np.r_[True, by_group[1:] != by_group[:-1]])
         lengths = np.diff(np.r_[starts, len(by_group)])
@@ -109,7 +138,7 @@ class _Grouping:
         hit = at < len(self._keys)
         hit[hit] = self._keys[at[hit]] == keys[hit]
         self._found[at[hit]] = kept[order][hit]
-        self.seen += np.bincount(group, minlength=len(self.codes))
+        self.seen += counts
 
     def picked(self) -> dict[int, Picked]:
         values = self._found[self._asked]

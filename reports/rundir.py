@@ -16,10 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 from msgspec import UNSET
 
 from engine import run_record
-from engine.dataset import PROBES, read_parts
+from engine.dataset import PROBES, read_parts, read_table
 from engine.run_record import RUN_FILE, PhaseRecord, RunRecord, RunRecordError, UsersStep
 from engine.samples import OPERATOR_STOP
 from inputs.scenario import Scenario, ScenarioError, scenario_from_dict
@@ -121,7 +122,7 @@ def load_run(path: str | Path) -> Run:
         loop, loop_join = loop_columns(scenario, load_calls(samples, path, record.run_id))
         build_table(samples, scenario, phases, (after, loop), (follow_join, loop_join))
         probes, probe_damage = _read_probes(path)
-    except (FollowUpsError, StubCallsError) as exc:
+    except (FollowUpsError, StubCallsError, SamplesError) as exc:
         samples.close()
         raise RunDirError(str(exc)) from None
     except BaseException:
@@ -153,14 +154,11 @@ def _read_probes(run_dir: Path) -> tuple[pd.DataFrame | None, str]:
     cut off of them."""
     directory = run_dir / PROBES.name
     if directory.is_dir():
-        parts = read_parts(directory, PROBES)
-        pieces = [pd.read_parquet(f) for f in parts.files]
-        if parts.open is not None:
-            pieces.append(parts.open.to_pandas())
-        frame = pd.concat(pieces, ignore_index=True) if pieces else None
-        if frame is None:
-            frame = PROBES.schema.empty_table().to_pandas()
-        return frame.sort_values("t_s", kind="stable").reset_index(drop=True), parts.damage
+        readings = read_table(run_dir, PROBES)
+        # In time order, as a CSV's were sorted: stably, so readings of one instant keep theirs.
+        order = pc.sort_indices(readings, [("t_s", "ascending")])
+        damage = read_parts(directory, PROBES).damage
+        return readings.take(order).to_pandas(), damage
     file = run_dir / PROBES_FILE
     if not file.exists():
         return None, ""

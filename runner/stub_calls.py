@@ -45,7 +45,7 @@ def fetch_stub_calls(stub_url: str | None, run_key: str, run_dir: Path) -> int |
     if not stub_url:
         return None
     url = stub_url.rstrip("/") + "/calls"
-    with tempfile.TemporaryDirectory(dir=run_dir) as tmp:
+    with tempfile.TemporaryDirectory(prefix=".stub_calls-", dir=run_dir) as tmp:
         body = Path(tmp) / STUB_CALLS.csv
         try:
             with (

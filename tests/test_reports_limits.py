@@ -30,8 +30,8 @@ def golden():
 
 
 def test_headline_is_each_workload_over_its_judged_phases(golden):
-    run, _, verdict = golden
-    api, chat = headlines(run, verdict)
+    run, stats, verdict = golden
+    api, chat = headlines(run, stats, verdict)
     # api_read in sustain: ok latencies 10, 20, 20, 20, 30, 40 and one HTTP 500.
     assert api.workload == "api_read" and api.latency_name == "p95"
     assert measured_text(api.latency) == "40.0 ms (n=6); ≤\u00a050.0 ms"
