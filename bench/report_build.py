@@ -84,6 +84,9 @@ def main() -> int:
             code, took_s, peak_mib = measured(
                 [sys.executable, "-m", "reports", "build", str(run_dir)]
             )
+            if not (run_dir / "summary.json").exists():
+                print(f"{samples:,}: the build wrote no report (exit {code}; its stderr above)")
+                return 1
             print(
                 f"{samples:,} samples (dataset {size:,.0f} MiB, written in {wrote_s:.1f} s at "
                 f"{wrote_mib:,.0f} MiB): report built in {took_s:.1f} s, peak {peak_mib:,.0f} "

@@ -2,12 +2,12 @@
 
 A report reads every sample, and a day's run holds millions, so none of them is held here:
 the samples (the dataset's parts, engine/dataset.py, or the samples.csv of a run from before
-it, converted a block at a time) go into an in-memory DuckDB database, are checked against
-reports/README.md (the first row that breaks it is refused in one line naming the file,
-the row and the problem), and are joined once to the follow-ups and the stub's record of
-the agent's loop into one table, ``samples``, holding every column the reports derive.
-Each section asks it what it needs; DuckDB's memory limit bounds what it holds, and a
-table, a sort or a join larger than that spills to a temporary directory.
+it, converted a block at a time) go into a DuckDB database in a temporary directory, are
+checked against reports/README.md (the first row that breaks it is refused in one line
+naming the file, the row and the problem), and are joined once to the follow-ups and the
+stub's record of the agent's loop into one table, ``samples``, holding every column the
+reports derive. Each section asks it what it needs; DuckDB's memory limit bounds what it
+holds: the table's blocks wait on disk, and a sort or a join larger than the limit spills.
 
 The table's columns: the dataset's (worker ... bytes), ``seq`` (file order: part and row,
 or a CSV's line), ``wi`` and ``pi`` (the workload's place in the mix, the offered phase's
@@ -145,7 +145,8 @@ def open_samples(
     """The run's samples, checked, in a ``samples`` table (the follow-ups and the stub's record
     are joined to it by reports/followups.py and reports/loop.py, which ``finish`` calls)."""
     home = tempfile.TemporaryDirectory(prefix="loadkit-report-")
-    con = duckdb.connect()
+    # A database file, not memory: a table's blocks on disk can leave memory for a sort's.
+    con = duckdb.connect(str(Path(home.name) / "run.duckdb"))
     samples = Samples(con, home)
     try:
         con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")

@@ -128,7 +128,8 @@ def load_run(path: str | Path) -> Run:
     except BaseException:
         samples.close()
         raise
-    damage = "; ".join(d for d in (samples.damage, probe_damage) if d)
+    # Named within the run directory, wherever it was read from.
+    damage = "; ".join(d for d in (samples.damage, probe_damage) if d).replace(f"{path}/", "")
     return Run(path, record, scenario, phases, samples, probes, damage)
 
 

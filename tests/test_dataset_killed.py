@@ -19,6 +19,8 @@ import subprocess
 import sys
 import textwrap
 
+import pandas as pd
+import pyarrow as pa
 import pytest
 
 from engine.dataset import SAMPLES, PartWriter, read_parts, read_table
@@ -33,6 +35,7 @@ from tests.support.generator_env import (
     write_scenario,
     written,
 )
+from tests.support.rundirs import golden_copy
 
 # A writer that appends batches of 50 samples, in parts of the rows given, and says after
 # each append (flushed) how many rows it has written, until it is stopped.
@@ -182,3 +185,36 @@ def test_a_master_killed_under_load_is_reported_from_what_it_wrote(tmp_path):
     with load_run(run_dir) as run:
         if run.damage:
             assert any(run.damage in w for w in summary["warnings"])
+
+
+def test_the_report_of_a_cut_run_says_what_it_read_and_names_the_cut(tmp_path, capsys):
+    """The golden run's samples in an open part whose last batch was cut off: the report is
+    built from the batches before the cut, and the cut is one line on the console, in the
+    report and in summary.json."""
+    path = golden_copy(tmp_path / "run")
+    samples = pd.read_csv(path / "samples.csv", keep_default_na=False, na_values=EMPTY)
+    (path / "samples.csv").unlink()
+    parts = PartWriter(path / "samples", SAMPLES, "golden")
+    parts.append(_columns(samples.iloc[:20]))
+    stream = next((path / "samples").glob("open-*.arrows"))
+    whole = stream.stat().st_size
+    parts.append(_columns(samples.iloc[20:]))
+    os.truncate(stream, whole + 100)
+    assert build_report(path) == 2
+    out = capsys.readouterr().out
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["validity"]["recorded"] == 20
+    (said,) = [w for w in summary["warnings"] if w.startswith("files cut off")]
+    assert f"{stream.relative_to(path)}: cut off mid-write after 20 whole rows" in said
+    assert said in out and said in (path / "report.md").read_text()
+
+
+# samples.csv's empty cells (never sent, no first token) read as missing.
+EMPTY = {c: [""] for c in ("sent_s", "latency_ms", "ttft_ms")}
+
+
+def _columns(frame: pd.DataFrame) -> dict:
+    return {
+        f.name: pa.array(frame[f.name].to_numpy(), from_pandas=True).cast(f.type)
+        for f in SAMPLES.schema
+    }
