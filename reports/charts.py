@@ -302,13 +302,6 @@ def curve_points(n: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.append(x, x[-1] + 0.3), np.append(values, values[-1])
 
 
-def percentile_curve(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Nearest-rank percentile curve of ``values`` (in memory: the reports pick the same ranks
-    from the samples table) on the nines scale."""
-    ordered = np.sort(values)
-    return curve_points(ordered.size, ordered[curve_ranks(ordered.size) - 1])
-
-
 def _nines(percent: float) -> float:
     """A percentile on the nines scale: p0 at 0, p90 at 1, p99 at 2, p99.9 at 3."""
     return -math.log10(1.0 - percent / 100.0)

@@ -30,7 +30,6 @@ from reports.loop import STEP_OVERHEAD_MS
 from reports.ranks import Picked, pick
 from reports.rundir import Run
 
-STREAM_WORKLOAD = "chat_stream"
 # A slice's number and its workload's place in the mix, in one label (reports/ranks.py).
 WORKLOAD_SLOTS = 64
 
@@ -296,12 +295,12 @@ def _tables(
         value, where = MEASURES[measure]
         for table, picked in zip(tables, pick(samples, value, where, labels), strict=True):
             table.picks[measure] = {
-                divmod_label(code, names): group for code, group in picked.items()
+                _slice_and_workload(code, names): group for code, group in picked.items()
             }
     return tables
 
 
-def divmod_label(code: int, names: list[str]) -> tuple[int, str]:
+def _slice_and_workload(code: int, names: list[str]) -> tuple[int, str]:
     """A (slice, workload) label back as the slice's number and the workload's name."""
     number, slot = divmod(code, WORKLOAD_SLOTS)
     return number, names[slot]
@@ -359,7 +358,7 @@ def _follow_up_counts(states: dict[str, int]) -> FollowUpCounts:
     return FollowUpCounts(sum(fields.values()), **fields)
 
 
-def phase_slicings(run: Run) -> tuple[Slicing, list[Slicing], Slicing]:
+def _phase_slicings(run: Run) -> tuple[Slicing, list[Slicing], Slicing]:
     """The phases by offer, by completion (windows that overlap go in slicings of their own,
     since a slicing's slices are disjoint), and the whole run."""
     offer = Slicing("pi", {i: p.duration_s for i, p in enumerate(run.phases)})
@@ -395,7 +394,7 @@ def run_stats(run: Run) -> RunStats:
     for each workload the run offers (``Run.workloads``)."""
     names = run.workloads
     stopped = run.stopped_by_operator
-    offer, done, whole = phase_slicings(run)
+    offer, done, whole = _phase_slicings(run)
     results = sliced(run, [offer, *done, whole], names, stopped)
     by_offer, by_done, whole_stats = results[0], results[1:-1], results[-1]
     completed = {n: stats for part in by_done for n, stats in part.items()}

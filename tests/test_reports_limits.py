@@ -13,7 +13,13 @@ import numpy as np
 import pytest
 
 from reports import build_report
-from reports.charts import distribution_chart, latency_chart, percentile_curve, ttft_chart
+from reports.charts import (
+    curve_points,
+    curve_ranks,
+    distribution_chart,
+    latency_chart,
+    ttft_chart,
+)
 from reports.limits import headlines, measured_text, phase_grid
 from reports.rundir import load_run
 from reports.stats import run_stats
@@ -88,7 +94,8 @@ def test_latency_charts_draw_their_limits(golden):
 def test_percentile_curve_is_nearest_rank(n):
     values = np.random.default_rng(n).lognormal(3.0, 1.0, n)
     ordered = np.sort(values)
-    x, y = percentile_curve(values)
+    # The values at the curve's ranks, as the report picks them (tests/test_reports_ranks.py).
+    x, y = curve_points(n, ordered[curve_ranks(n) - 1])
     # Every drawn point is the value of the rank whose span starts there, ranks in order, the
     # maximum last (its step drawn on past the last start).
     starts, drawn = x[:-1], y[:-1]
