@@ -33,6 +33,7 @@ import pandas as pd
 
 from bench import sweep as bench_sweep
 from engine import nofollow
+from engine.dataset import PROBES, read_table
 
 # The seed's model profile: 2000 ms to the first token, 8 tokens 5 ms apart (200/s).
 SEED_STUB = "--first-token-ms 2000 --token-ms 5 --tokens 8"
@@ -158,7 +159,7 @@ def rows(name: str, run_dir: Path) -> list[dict]:
 
 def after_rest(run_dir: Path) -> tuple[float | None, float | None]:
     """The API process's RSS and Private_Dirty (MB) at the last reading of the idle rest."""
-    probes = pd.read_csv(run_dir / "probes.csv")
+    probes = read_table(run_dir, PROBES).to_pandas()
     api = probes[probes["probe"] == "api"]
     last = {m: api[api["metric"] == m]["value"] for m in ("rss_bytes", "private_dirty_bytes")}
     return tuple(  # type: ignore[return-value]

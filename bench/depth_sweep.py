@@ -19,13 +19,13 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
-from typing import cast
 
 import yaml
 
 from reports.loop import HISTORY, MODEL_CALLS, STEP_OVERHEAD_MS, off_plan
+from reports.ranks import pick
 from reports.rundir import load_run
-from reports.stats import percentile_table, percentiles_of
+from reports.stats import percentiles_of
 from stack.local import StackOptions, child_env, headless_command
 from stack.platforms import local_stack
 from stack.processes import ROOT
@@ -80,36 +80,43 @@ def run_point(stack, out: Path, name: str, raw: dict) -> Path:
 
 def depth_rows(run_dir: Path, steps: int) -> list[str]:
     """Markdown rows: per workload, the time per step, turns on and off plan, latency."""
-    run = load_run(run_dir)
     rows = []
-    strays = {o.workload: o for o in off_plan(run.samples, run.scenario)}
-    for workload in ("chat_stream", "agent_run"):
-        mine = run.samples[(run.samples["workload"] == workload)]
-        if mine.empty:
-            continue
-        ok = mine[mine["outcome"] == "ok"]
-        overhead = percentiles_of(mine[STEP_OVERHEAD_MS])
-        latency = percentiles_of(ok["latency_ms"])
-        stray = strays.get(workload)
-        rows.append(
-            f"| {steps} | {workload} | {len(mine)} | {len(ok)} | "
-            f"{int((ok[MODEL_CALLS] == steps).sum())} | "
-            f"{f'{stray.turns} made {stray.calls}' if stray else '0'} | "
-            f"{_ms(overhead.p50)} / {_ms(overhead.p95)} | {_ms(latency.p50)} / {_ms(latency.p95)} |"
-        )
+    with load_run(run_dir) as run:
+        samples = run.samples
+        strays = {o.workload: o for o in off_plan(samples, run.scenario)}
+        for workload in ("chat_stream", "agent_run"):
+            mine = f"workload = '{workload}'"
+            turns, ok, on_plan = samples.one(
+                f"SELECT count(*), count(*) FILTER (WHERE outcome = 'ok'), count(*) FILTER "
+                f"(WHERE outcome = 'ok' AND {MODEL_CALLS} = {steps}) FROM samples WHERE {mine}"
+            )
+            if not turns:
+                continue
+            (overheads,) = pick(samples, STEP_OVERHEAD_MS, mine, ["0"])
+            (latencies,) = pick(samples, "latency_ms", f"{mine} AND outcome = 'ok'", ["0"])
+            overhead, latency = percentiles_of(overheads.get(0)), percentiles_of(latencies.get(0))
+            stray = strays.get(workload)
+            rows.append(
+                f"| {steps} | {workload} | {turns} | {ok} | {on_plan} | "
+                f"{f'{stray.turns} made {stray.calls}' if stray else '0'} | "
+                f"{_ms(overhead.p50)} / {_ms(overhead.p95)} | "
+                f"{_ms(latency.p50)} / {_ms(latency.p95)} |"
+            )
     return rows
 
 
 def history_rows(run_dir: Path) -> list[str]:
     """Markdown rows: chat latency and time per step by the history the platform sent."""
-    run = load_run(run_dir)
-    turns = run.samples[(run.samples["outcome"] == "ok") & run.samples[HISTORY].notna()]
-    latency = percentile_table(turns, [HISTORY], "latency_ms")
-    overhead = percentile_table(turns, [HISTORY], STEP_OVERHEAD_MS)
+    turns = f"outcome = 'ok' AND {HISTORY} IS NOT NULL"
+    label = f"CAST({HISTORY} AS BIGINT)"
+    with load_run(run_dir) as run:
+        (latency,) = pick(run.samples, "latency_ms", turns, [label])
+        (overhead,) = pick(run.samples, STEP_OVERHEAD_MS, turns, [label])
     return [
-        f"| {int(h)} | {int(row['count'])} | {_ms(row['p50'])} / {_ms(row['p95'])} | "
-        f"{_ms(cast(float, overhead['p50'][h])) if h in overhead.index else '–'} |"
-        for h, row in ((cast(float, key), row) for key, row in latency.iterrows())
+        f"| {h} | {group.count} | {_ms(percentiles_of(group).p50)} / "
+        f"{_ms(percentiles_of(group).p95)} | "
+        f"{_ms(percentiles_of(overhead[h]).p50) if h in overhead else '–'} |"
+        for h, group in sorted(latency.items())
     ]
 
 

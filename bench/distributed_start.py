@@ -18,10 +18,11 @@ and now, and the report quoting them says so beside them.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import tempfile
 from pathlib import Path
+
+from engine.dataset import PROBES, read_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -50,10 +51,9 @@ def one_run(plat, scenario: Path, run_dir: Path, workers: int) -> str:
     late_all = sum(1 for s in samples if lateness_ms(s) > LATE_AFTER_MS)
     worst_first = max((lateness_ms(s) for s in first), default=0.0)
     lag: dict[str, float] = {}
-    with (run_dir / "probes.csv").open() as f:
-        for row in csv.DictReader(f):
-            if row["probe"].startswith("generator.") and row["metric"] == "loop_lag_ms":
-                lag.setdefault(row["probe"].split(".")[1], float(row["value"]))
+    for row in read_table(run_dir, PROBES).to_pylist():
+        if row["probe"].startswith("generator.") and row["metric"] == "loop_lag_ms":
+            lag.setdefault(row["probe"].split(".")[1], float(row["value"]))
     start = record.get("start", {})
     processes = sorted(start.get("processes", {}).items())
     behind = {slot: p.get("behind_ms") for slot, p in processes}

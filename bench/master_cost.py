@@ -2,13 +2,14 @@
 
 A distributed run's master does, per sample, what this measures: receive the
 worker's report (msgpack, as Locust's ZeroMQ link delivers it), unpack it, and
-append the ``samples.csv`` row (csv_row formatting, the csv writer, a flush per
-batch). Locust's own statistics arrive already aggregated per worker and cost the
-master little. Dividing one core by the cost per sample gives the samples a second
-one master can write; divided by what one worker offers, the workers it can take. With
-``--prometheus`` the master also counts every sample into its live metrics
-(runner/live_metrics.py): measured beside the bare cost, the same batches, so the
-ratio is what the option costs on this machine.
+append it to the run's samples (engine/samples.py's columns, rounded as the CSV spelled
+them; an Arrow batch appended to the open part and flushed; every 250,000 rows a Parquet
+part written: engine/dataset.py). Locust's own statistics arrive already aggregated per
+worker and cost the master little. Dividing one core by the cost per sample gives the
+samples a second one master can write; divided by what one worker offers, the workers it
+can take. With ``--prometheus`` the master also counts every sample into its live metrics
+(runner/live_metrics.py): measured beside the bare cost, the same batches, so the ratio is
+what the option costs on this machine.
 
     python bench/master_cost.py [--samples 300000] [--batch 9000] [--worker-rate 5000]
 """
@@ -74,7 +75,7 @@ def _cpu_per_sample_us(wires: list[bytes], total: int, metrics: RunMetrics | Non
 
 
 def main() -> int:
-    """Feed batches through serialise -> unpack -> samples.csv (-> live metrics); CPU per
+    """Feed batches through serialise -> unpack -> the samples (-> live metrics); CPU per
     sample without and with --prometheus."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=300_000)
@@ -88,7 +89,7 @@ def main() -> int:
     total = len(wires) * args.batch
     bare_us = _cpu_per_sample_us(wires, total, None)
     live_us = _cpu_per_sample_us(wires, total, RunMetrics())
-    for name, per_sample_us in (("samples.csv", bare_us), ("with --prometheus", live_us)):
+    for name, per_sample_us in (("samples", bare_us), ("with --prometheus", live_us)):
         per_second = 1e6 / per_sample_us
         print(
             f"{name}: {total} samples in batches of {args.batch}: {per_sample_us:.1f} us master "

@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import bisect
 import contextlib
-import csv
 import itertools
 import math
 import os
@@ -60,6 +59,7 @@ from locust.runners import WORKER_REPORT_INTERVAL
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.scaling import cpu_seconds, start_epoch_of
+from engine.dataset import SAMPLES, read_table
 from stack.processes import ROOT, free_port
 from tests.support.generator_env import MIX, platform, start_distributed, write_scenario
 
@@ -143,10 +143,11 @@ def _nearest_rank(ordered: list[float], q: float) -> float:
 
 
 def _finished_epochs(run_dir: Path, start_epoch: float) -> list[float]:
-    """Every recorded sample's end as epoch seconds, in samples.csv's order: the order the
-    master took them in, which is the order it counted them in (one batch, both at once)."""
-    with (run_dir / "samples.csv").open(newline="") as f:
-        return [start_epoch + float(row["finished_s"]) for row in csv.DictReader(f)]
+    """Every recorded sample's end as epoch seconds, in the samples' order (parts, then rows):
+    the order the master took them in, which is the order it counted them in (one batch, both
+    at once)."""
+    finished = read_table(run_dir, SAMPLES, ("finished_s",))["finished_s"].to_pylist()
+    return [start_epoch + value for value in finished]
 
 
 def _lags(finished: list[float], points: list[tuple[float, int]], lo: float, hi: float):

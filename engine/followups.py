@@ -3,20 +3,21 @@
 A 202 says the platform took the work, not that it did it. After the run, the
 platform's follower (its Platform record's ``follow_up``, engine/seam.py's
 FollowUpAccepted) finds out what became of every accepted arrival, and
-the master writes one row per accepted arrival to ``followups.csv``, joined to
-``samples.csv`` by ``index``: the sample stays what the request did, the
-follow-up says what the platform then did with it.
+the master writes one row per accepted arrival to the run's ``followups`` table
+(``followups.parquet``, engine/dataset.py), joined to the samples by ``index``: the
+sample stays what the request did, the follow-up says what the platform then did
+with it.
 """
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import NamedTuple
 
-from engine import nofollow
+from engine.dataset import FOLLOWUPS, write_table
 
-FOLLOWUPS_FILE = "followups.csv"
+# The table's CSV: what ``loadkit export`` writes, and what runs from before the dataset hold.
+FOLLOWUPS_FILE = FOLLOWUPS.csv
 COLUMNS = ("index", "workload", "ref", "state", "detail")
 
 # The platform finished the work.
@@ -43,9 +44,9 @@ class FollowUp(NamedTuple):
     detail: str = ""
 
 
-def write_followups(run_dir: Path, followups: list[FollowUp]) -> None:
-    """``followups.csv`` in the run directory, in arrival order."""
-    with nofollow.create(run_dir / FOLLOWUPS_FILE) as out:
-        writer = csv.writer(out)
-        writer.writerow(COLUMNS)
-        writer.writerows(sorted(followups))
+def write_followups(run_dir: Path, run_id: str, followups: list[FollowUp]) -> None:
+    """The run's ``followups`` table, in arrival order."""
+    rows = sorted(followups)
+    write_table(
+        run_dir, FOLLOWUPS, run_id, {c: [r[i] for r in rows] for i, c in enumerate(COLUMNS)}
+    )

@@ -1,7 +1,7 @@
 """Files in a run directory are created, never followed: a symlink planted there is refused.
 
 A run directory may have been made, or shared, by someone else; a symlink placed
-where the kit writes ``samples.csv`` or ``report.md`` would have it write, as
+where the kit writes its samples or ``report.md`` would have it write, as
 whoever runs it, wherever the link points. So a new file is opened with
 ``O_CREAT | O_EXCL | O_NOFOLLOW`` (any existing name, link or not, is refused),
 and a file rewritten whole is written as a new file beside it and renamed over it

@@ -1,8 +1,10 @@
 """One sample per offered arrival: what it was, when it was due, sent and done, and how it ended.
 
 Workers build samples as plain tuples (cheap to make, and msgpack sends a tuple as
-a compact list) and the master turns each into one ``samples.csv`` row in the
-columns reports/README.md lists. Nothing here computes a statistic.
+a compact list) and the master turns each batch into columns of the run's ``samples``
+dataset (engine/dataset.py), in the columns reports/README.md lists, rounded as
+``samples.csv`` always wrote them (times to the microsecond), so the dataset and its CSV
+export hold the same numbers. Nothing here computes a statistic.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ OUTCOMES = (OK, FAILED, SHED, CANCELLED, TIMEOUT, ABANDONED)
 # Outcomes that count as success (ok == 1): a cancelled chat turn is an intended stop, confirmed.
 SUCCESSFUL = (OK, CANCELLED)
 
-# The file in the run directory that holds one row per offered arrival.
+# The CSV of one row per offered arrival: ``loadkit export`` writes it from the dataset, and
+# runs written before the dataset (the committed ones under results/) hold it.
 SAMPLES_FILE = "samples.csv"
 
 TIMED_OUT = "timed out"
@@ -116,25 +119,30 @@ def recorded(
     )
 
 
-def csv_row(run_id: str, worker: int, phase: str, sample: Sample) -> tuple:
-    """The ``samples.csv`` row for a sample, with both latencies derived from its times."""
-    sent = sample.sent_s
-    return (
-        run_id,
-        worker,
-        sample.index,
-        sample.workload,
-        phase,
-        f"{sample.due_s:.6f}",
-        "" if sent is None else f"{sent:.6f}",
-        f"{sample.finished_s:.6f}",
-        "" if sent is None else f"{(sample.finished_s - sent) * 1000:.3f}",
-        f"{(sample.finished_s - sample.due_s) * 1000:.3f}",
-        "" if sample.ttft_ms is None else f"{sample.ttft_ms:.3f}",
-        sample.tokens,
-        sample.status,
-        1 if sample.outcome in SUCCESSFUL else 0,
-        sample.outcome,
-        sample.detail,
-        sample.bytes,
-    )
+def columns(worker: int, phases: list[str], samples: list[Sample]) -> dict[str, list]:
+    """A batch of one process's samples as the dataset's columns: both latencies derived from
+    the unrounded times, then every time rounded as samples.csv always spelled it (seconds to
+    6 places, milliseconds to 3: round(x, 6) is the double f"{x:.6f}" spells), so the CSV
+    ``loadkit export`` writes from the dataset is the one the master used to write."""
+    sent = [s.sent_s for s in samples]
+    return {
+        "worker": [worker] * len(samples),
+        "index": [s.index for s in samples],
+        "workload": [s.workload for s in samples],
+        "phase": [phases[s.segment] for s in samples],
+        "due_s": [round(s.due_s, 6) for s in samples],
+        "sent_s": [None if t is None else round(t, 6) for t in sent],
+        "finished_s": [round(s.finished_s, 6) for s in samples],
+        "latency_ms": [
+            None if t is None else round((s.finished_s - t) * 1000, 3)
+            for s, t in zip(samples, sent, strict=True)
+        ],
+        "latency_due_ms": [round((s.finished_s - s.due_s) * 1000, 3) for s in samples],
+        "ttft_ms": [None if s.ttft_ms is None else round(s.ttft_ms, 3) for s in samples],
+        "tokens": [s.tokens for s in samples],
+        "status": [s.status for s in samples],
+        "ok": [1 if s.outcome in SUCCESSFUL else 0 for s in samples],
+        "outcome": [s.outcome for s in samples],
+        "detail": [s.detail for s in samples],
+        "bytes": [s.bytes for s in samples],
+    }

@@ -36,6 +36,7 @@ COMMANDS = {
         "compare two runs; exit 1 on a regression between runs of one plan on one platform",
     ),
     "sweep": ("reports.sweep", "the sweep report (knee, overhead, memory) of a sweep's run"),
+    "export": ("reports.export", "write a run's tables as CSV (samples.csv, ...) beside them"),
 }
 # The function each module runs for a subcommand, where it is not ``main``.
 ENTRY = {"report": "build_main"}
@@ -50,6 +51,7 @@ EXIT_CODES = """exit codes:
   compare            0 no regression; 1 a regression; 2 no answer: a run invalid or
                      unreadable, different plans, or two platforms (a side-by-side)
   sweep              0 written; 2 unreadable or not a sweep (nothing written)
+  export             0 written; 2 not a run written as a dataset
 `loadkit COMMAND --help` lists a command's options and what its exit codes mean"""
 
 

@@ -2,11 +2,12 @@
 and the machine as a whole.
 
 Probes run on the master only, every couple of seconds, and write the long-format
-``probes.csv`` described in reports/README.md. Each probe but the machine's is optional:
-one that was not given or that fails is named with its reason, never printed as zero.
+``probes`` table described in reports/README.md (engine/dataset.py). Each probe but the
+machine's is optional: one that was not given or that fails is named with its reason,
+never printed as zero.
 """
 
-from probes.readings import ProbeCsv, Reading
+from probes.readings import ProbeParts, Reading
 from probes.sampler import ProbeOptions, ProbeRun, start_probes
 
-__all__ = ["ProbeCsv", "ProbeOptions", "ProbeRun", "Reading", "start_probes"]
+__all__ = ["ProbeOptions", "ProbeParts", "ProbeRun", "Reading", "start_probes"]

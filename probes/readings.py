@@ -1,15 +1,18 @@
-"""One reading per row, appended as it is taken, so a killed run keeps what it measured."""
+"""One reading per row, appended as it is taken, so a killed run keeps what it measured.
+
+Readings are the run's ``probes`` table (engine/dataset.py): closed Parquet parts and an
+open Arrow stream each batch is flushed to, as the samples are.
+"""
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from engine import nofollow
+from engine.dataset import PROBES, PartWriter
 
-HEADER = ("t_s", "probe", "metric", "value")
+HEADER = tuple(PROBES.schema.names)
 
 
 @dataclass(frozen=True)
@@ -20,19 +23,15 @@ class Reading:
     value: float
 
 
-class ProbeCsv:
-    """Appends readings to ``probes.csv`` and flushes each batch to disk."""
+class ProbeParts:
+    """Appends readings to the run's ``probes`` table and flushes each batch to disk."""
 
-    def __init__(self, path: str | Path):
-        self._file = nofollow.create(Path(path))
-        self._writer = csv.writer(self._file)
-        self._writer.writerow(HEADER)
-        self._file.flush()
+    def __init__(self, directory: Path, run_id: str):
+        self._parts = PartWriter(directory, PROBES, run_id)
 
     def write(self, readings: Iterable[Reading]) -> None:
-        for reading in readings:
-            self._writer.writerow(astuple(reading))
-        self._file.flush()
+        rows = list(readings)
+        self._parts.append({name: [getattr(r, name) for r in rows] for name in HEADER})
 
     def close(self) -> None:
-        self._file.close()
+        self._parts.close()

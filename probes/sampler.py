@@ -21,7 +21,7 @@ from probes.machine import MachineProbe
 from probes.postgres import PostgresProbe
 from probes.process import ProcessProbe
 from probes.prometheus import PrometheusProbe
-from probes.readings import ProbeCsv, Reading
+from probes.readings import ProbeParts, Reading
 from probes.stub import StubProbe
 
 # Two seconds resolves a 45 s burst into ~20 points without loading what is measured.
@@ -58,7 +58,7 @@ class _Health:
 class ProbeRun:
     """A running sampler; ``stop()`` ends it and says which probes were taken."""
 
-    _csv: ProbeCsv
+    _parts: ProbeParts
     _probes: list[Probe]
     _missing: dict[str, str]
     _start_epoch: float
@@ -69,7 +69,7 @@ class ProbeRun:
 
     def record(self, readings: Iterable[Reading]) -> None:
         """Append readings taken elsewhere (the generator's own), through the one writer."""
-        self._csv.write(readings)
+        self._parts.write(readings)
 
     def _sample_once(self) -> None:
         t_s = round(time.time() - self._start_epoch, 3)
@@ -84,7 +84,7 @@ class ProbeRun:
                 continue
             health.readings += 1
             rows.extend(Reading(t_s, probe.name, k, v) for k, v in values.items())
-        self._csv.write(rows)
+        self._parts.write(rows)
 
     def _loop(self) -> None:
         start = time.monotonic()
@@ -102,7 +102,7 @@ class ProbeRun:
             self._sample_once()
         for probe in self._probes:
             probe.close()
-        self._csv.close()
+        self._parts.close()
         missing = dict(self._missing)
         taken, failed = [], {}
         for probe in self._probes:
@@ -161,12 +161,14 @@ def _open_probes(options: ProbeOptions, timeout_s: float) -> tuple[list[Probe], 
 
 def start_probes(
     options: ProbeOptions,
-    csv_path: str | Path,
+    directory: Path,
+    run_id: str,
     start_epoch: float,
     interval_s: float = DEFAULT_INTERVAL_S,
 ) -> ProbeRun:
-    """Open the configured probes and sample them every ``interval_s`` in a greenlet."""
+    """Open the configured probes and sample them every ``interval_s`` in a greenlet, their
+    readings written to the ``probes`` table in ``directory`` (a new directory of parts)."""
     probes, missing = _open_probes(options, timeout_s=interval_s * 0.75)
-    run = ProbeRun(ProbeCsv(csv_path), probes, missing, start_epoch, interval_s)
+    run = ProbeRun(ProbeParts(directory, run_id), probes, missing, start_epoch, interval_s)
     run._greenlet = gevent.spawn(run._loop)
     return run

@@ -20,7 +20,7 @@ from reports.charts import report_charts
 from reports.headline import console_text
 from reports.junit import JUNIT_FILE, junit_xml
 from reports.report import report_document
-from reports.rundir import RunDirError, load_run
+from reports.rundir import Run, RunDirError, load_run
 from reports.stats import run_stats
 from reports.summary import summary
 from reports.system import system_stats
@@ -47,7 +47,11 @@ def write_report(run_dir: str | Path) -> tuple[int, str]:
     missing or malformed: then no report is written (there is nothing honest to put in
     it); a run that is merely invalid still gets its report, under a banner saying why
     it cannot be used."""
-    run = load_run(run_dir)
+    with load_run(run_dir) as run:
+        return _write(run)
+
+
+def _write(run: Run) -> tuple[int, str]:
     stats = run_stats(run)
     system = system_stats(run)
     verdict = judge(run, stats, system)

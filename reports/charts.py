@@ -25,8 +25,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.typing import RcKeyType
 
+from reports.dataset import Samples, double
+from reports.ranks import Picked, pick
 from reports.rundir import Run
-from reports.stats import percentile_table, timed_successes
+from reports.stats import WORKLOAD_SLOTS
 
 # Most points a time axis gets; longer runs widen the bins instead.
 MAX_POINTS = 1500
@@ -99,14 +101,13 @@ def throughput_chart(run: Run) -> Chart:
     """Arrivals offered (by due time) and completed (by finish time) per second; in a closed
     loop what the users sent, by send time (nothing is due before it is sent)."""
     title = "Offered and completed requests per second"
-    samples = run.samples
-    if samples.empty:
+    if not run.samples.count:
         return Chart("throughput", title, None, "No samples were recorded.")
     width = bin_width(run, 1.0)
     fig, (ax,) = _figure(1)
     offered = "sent by users" if run.closed_loop else "offered"
     for column, label in (("due_s", offered), ("finished_s", "completed")):
-        t, per_s = _per_second(samples[column], width)
+        t, per_s = _per_second(run.samples, column, "TRUE", width)
         ax.step(t, per_s, where="post", label=label, linewidth=1)
     by = "by send time" if run.closed_loop else "by due time"
     _finish(ax, run, f"requests/s ({width:g} s bins)", f"{offered} {by}, completed by finish time")
@@ -118,14 +119,17 @@ def latency_chart(run: Run) -> Chart:
     workload's p50 and p95 limits over the phases they are judged in."""
     title = f"Latency p50/p95 per workload against its limits ({LATENCY_WINDOW_S:g}-second windows)"
     width = bin_width(run, LATENCY_WINDOW_S)
-    timed = run.samples[timed_successes(run.samples)]
-    if timed.empty:
+    picked, _ = _latencies(run, "latency_ms", "timed")
+    if not picked:
         return Chart("latency", title, None, "No successful requests to time.")
-    table = percentile_table(
-        timed.assign(window=_window_middle(timed["due_s"], width)),
-        ["workload", "window"],
-        "latency_ms",
-    ).reset_index()
+    names = list(run.scenario.mix)
+    table = pd.DataFrame(
+        [
+            (names[code % WORKLOAD_SLOTS], _middle(code // WORKLOAD_SLOTS, width), *g.values[:2])
+            for code, g in picked.items()
+        ],
+        columns=["workload", "window", "p50", "p95"],
+    ).sort_values(["workload", "window"], kind="stable")
     workloads = [w for w in run.scenario.mix if w in set(table["workload"])]
     rows = math.ceil(len(workloads) / 2)
     fig, axes = _figure(rows, columns=2)
@@ -144,41 +148,51 @@ def latency_chart(run: Run) -> Chart:
 def errors_chart(run: Run) -> Chart:
     """Failures (failed, timeout, abandoned) and 429s per second, by workload and finish time."""
     title = "Errors and shed per second by workload"
-    samples = run.samples
-    bad = samples[samples["ok"] == 0]
-    if bad.empty:
+    (bad,) = run.samples.one("SELECT count(*) FROM samples WHERE ok = 0")
+    if not bad:
         return Chart("errors", title, None, "No request failed or was shed in this run.")
     width = bin_width(run, 1.0)
     fig, (failed_ax, shed_ax) = _figure(2)
-    shed = bad["outcome"] == "shed"
-    for ax, rows, label in ((failed_ax, bad[~shed], "failed"), (shed_ax, bad[shed], "shed")):
+    for ax, which, label in (
+        (failed_ax, "outcome <> 'shed'", "failed"),
+        (shed_ax, "outcome = 'shed'", "shed"),
+    ):
+        (rows,) = run.samples.one(f"SELECT count(*) FROM samples WHERE ok = 0 AND {which}")
         for workload in run.scenario.mix:
-            mine = rows.loc[rows["workload"] == workload, "finished_s"]
-            if not mine.empty:
-                t, per_s = _per_second(mine, width)
+            where = f"ok = 0 AND {which} AND workload = '{workload}'"
+            t, per_s = _per_second(run.samples, "finished_s", where, width)
+            if len(t):
                 ax.step(t, per_s, where="post", label=workload, linewidth=1)
         ax.set_title(f"{label} per second", pad=14)
-        if rows.empty:
+        if not rows:
             ax.text(0.5, 0.5, f"none {label}", transform=ax.transAxes, ha="center")
         _finish(ax, run, f"requests/s ({width:g} s bins)", "by finish time")
     return Chart("errors", title, svg(fig, "errors"))
 
 
+# Successful streams that recorded a first token.
+FIRST_TOKENS = "ok = 1 AND ttft_ms IS NOT NULL"
+
+
 def ttft_chart(run: Run) -> Chart:
     """p50 and p95 time to first token over successful streams, in windows by due time."""
     title = f"Time to first token p50/p95 against its limits ({LATENCY_WINDOW_S:g}-second windows)"
-    samples = run.samples
-    streams = samples[(samples["ok"] == 1) & samples["ttft_ms"].notna()]
-    if streams.empty:
-        return Chart("ttft", title, None, "No successful stream recorded a first token.")
     width = bin_width(run, LATENCY_WINDOW_S)
-    table = percentile_table(
-        streams.assign(window=_window_middle(streams["due_s"], width)), ["window"], "ttft_ms"
-    ).reset_index()
+    picked, _ = _latencies(run, "ttft_ms", FIRST_TOKENS)
+    if not picked:
+        return Chart("ttft", title, None, "No successful stream recorded a first token.")
+    table = pd.DataFrame(
+        [(_middle(code, width), *g.values[:2]) for code, g in sorted(picked.items())],
+        columns=["window", "p50", "p95"],
+    )
     fig, (ax,) = _figure(1)
     ax.plot(table["window"], table["p50"], label="p50", linewidth=1)
     ax.plot(table["window"], table["p95"], label="p95", linewidth=1)
-    for workload in streams["workload"].unique():
+    # In the order the streams first appear in the samples, as the limits were always drawn.
+    firsts = run.samples.rows(
+        f"SELECT workload FROM samples WHERE {FIRST_TOKENS} GROUP BY workload ORDER BY min(seq)"
+    )
+    for (workload,) in firsts:
         _limit_lines(ax, run, str(workload), ("p50_ttft_ms", "p95_ttft_ms"))
     _finish(ax, run, "ms", "by due time")
     return Chart("ttft", title, svg(fig, "ttft"))
@@ -188,44 +202,51 @@ def distribution_chart(run: Run) -> Chart:
     """Per workload (and chat's first token), the nearest-rank percentile curve of its
     successes in each phase, the count in the legend, and its percentile limits."""
     title = "Latency distribution per workload and phase (nearest rank over successes)"
-    samples = run.samples
-    timed = samples[timed_successes(samples)]
-    firsts = samples[(samples["ok"] == 1) & samples["ttft_ms"].notna()]
+    _, firsts = _latencies(run, "ttft_ms", FIRST_TOKENS)
+    _, timed = _latencies(run, "latency_ms", "timed")
+    names = list(run.scenario.mix)
+    present = {
+        key: {names[c % WORKLOAD_SLOTS] for c in picked}
+        for key, picked in (("ttft", firsts), ("ms", timed))
+    }
     panels = [
-        (workload, f"{workload} first token", firsts, "ttft_ms", "_ttft_ms")
+        (workload, f"{workload} first token", firsts, "_ttft_ms")
         for workload in run.scenario.mix
-        if (firsts["workload"] == workload).any()
+        if workload in present["ttft"]
     ] + [
-        (workload, workload, timed, "latency_ms", "_ms")
+        (workload, workload, timed, "_ms")
         for workload in run.scenario.mix
-        if (timed["workload"] == workload).any()
+        if workload in present["ms"]
     ]
     if not panels:
         return Chart("distribution", title, None, "No successful requests to time.")
     panels.sort(key=lambda panel: list(run.scenario.mix).index(panel[0]))
     fig, axes = _figure(math.ceil(len(panels) / 2), columns=2, sharex=False)
-    for ax, (workload, label, frame, column, suffix) in zip(axes, panels, strict=False):
-        mine = frame[frame["workload"] == workload]
+    for ax, (workload, label_text, picked, suffix) in zip(axes, panels, strict=False):
+        slot = names.index(workload)
         for i, phase in enumerate(run.phases):
-            values = mine.loc[mine["phase"] == phase.name, column].to_numpy(dtype="float64")
-            if values.size:
-                x, y = percentile_curve(values)
-                ax.step(
-                    x,
-                    y,
-                    where="post",
-                    linewidth=1,
-                    color=PHASE_COLOURS[i % len(PHASE_COLOURS)],
-                    label=f"{phase.name} (n={values.size:,})",
-                    marker="o" if values.size < FEW_POINTS else None,
-                    markersize=2,
-                )
+            # A phase's samples are numbered by the first phase of its name (pi).
+            number = next(k for k, p in enumerate(run.phases) if p.name == phase.name)
+            group = picked.get(number * WORKLOAD_SLOTS + slot)
+            if group is None:
+                continue
+            x, y = curve_points(group.count, group.values)
+            ax.step(
+                x,
+                y,
+                where="post",
+                linewidth=1,
+                color=PHASE_COLOURS[i % len(PHASE_COLOURS)],
+                label=f"{phase.name} (n={group.count:,})",
+                marker="o" if group.count < FEW_POINTS else None,
+                markersize=2,
+            )
         for t in run.scenario.thresholds:
             name, _, rest = t.metric.partition("_")
             if t.workload == workload and f"_{rest}" == suffix and name in _PERCENT_OF:
                 ax.axhline(t.limit, **_line_style(), label=f"{name} limit ({', '.join(t.phases)})")
                 ax.axvline(_nines(_PERCENT_OF[name]), color="#999999", linewidth=0.6)
-        ax.set_title(label, pad=4)
+        ax.set_title(label_text, pad=4)
         ax.set_xticks([_nines(p) for p, _ in NINES_TICKS], [t for _, t in NINES_TICKS])
         ax.set_xlim(left=0)
         ax.set_ylim(bottom=0)
@@ -238,24 +259,47 @@ def distribution_chart(run: Run) -> Chart:
     return Chart("distribution", title, svg(fig, "distribution"))
 
 
+def _latencies(run: Run, value: str, where: str) -> tuple[dict[int, Picked], dict[int, Picked]]:
+    """``value``'s p50 and p95 per window of due time (whole-turn latency per workload, first
+    token over every workload) and its percentile curve per phase and workload: one sorted
+    pass for the latency charts and the distribution both, kept for the other."""
+    key = f"charts {value}"
+    if key not in run.samples.memo:
+        window = _window_of("due_s", bin_width(run, LATENCY_WINDOW_S))
+        per_window = f"{window} * {WORKLOAD_SLOTS} + wi" if value == "latency_ms" else window
+        labels = [per_window, f"pi * {WORKLOAD_SLOTS} + wi"]
+        run.samples.memo[key] = tuple(
+            pick(run.samples, value, where, labels, (_p50_p95, curve_ranks))
+        )
+    return run.samples.memo[key]  # type: ignore[return-value]
+
+
+def _p50_p95(n: int) -> np.ndarray:
+    """Nearest rank of p50 and p95 over ``n`` observations."""
+    return np.array([(50 * n + 99) // 100, (95 * n + 99) // 100], dtype=np.int64)
+
+
 # The percentile each limit's first word names ("max" is the 100th, drawn at the curve's end).
 _PERCENT_OF = {"p50": 50.0, "p95": 95.0, "p99": 99.0}
 
 
-def percentile_curve(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Nearest-rank percentile curve of ``values`` on the nines scale: rank i (1-based, of n
-    sorted) is the value of every percentile in ((i-1)/n, i/n], drawn from where its span
-    starts, at most CURVE_POINTS ranks (always the first and the last, the maximum)."""
-    ordered = np.sort(values)
-    n = ordered.size
+def curve_ranks(n: int) -> np.ndarray:
+    """The ranks (1-based, of n sorted) a nearest-rank percentile curve on the nines scale
+    draws: rank i is the value of every percentile in ((i-1)/n, i/n], at most CURVE_POINTS of
+    them, always the first and the last (the maximum)."""
     x_end = math.log10(n) if n > 1 else 1.0
     grid = np.linspace(0.0, x_end, CURVE_POINTS)
     ranks = np.floor(n * (1.0 - 10.0**-grid)).astype("int64") + 1
-    ranks = np.unique(np.clip(np.append(ranks, [1, n]), 1, n))
+    return np.unique(np.clip(np.append(ranks, [1, n]), 1, n))
+
+
+def curve_points(n: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The curve of ``n`` observations from its values at ``curve_ranks(n)``: each drawn from
+    where its rank's span starts."""
+    ranks = curve_ranks(n)
     x = np.array([_nines(100.0 * (r - 1) / n) for r in ranks])
-    y = ordered[ranks - 1]
     # The last rank's span runs to the 100th percentile: draw it a step further right.
-    return np.append(x, x[-1] + 0.3), np.append(y, y[-1])
+    return np.append(x, x[-1] + 0.3), np.append(values, values[-1])
 
 
 def _nines(percent: float) -> float:
@@ -328,17 +372,36 @@ def _no_probe_reason(run: Run, metrics: dict[str, float], probes: tuple[str, ...
     return f"No {names} readings" + (f" ({why})." if why else ".")
 
 
-def _window_middle(times: pd.Series, width: float) -> pd.Series:
-    """The middle of the ``width``-second window each time falls in, where its point is drawn."""
-    return (times // width) * width + width / 2
+def _window_of(column: str, width: float) -> str:
+    """SQL: the number of the ``width``-second window a time falls in, as numpy's floor
+    division (x // width) computes it, remainder first."""
+    w = double(width)
+    quotient = f"(({column} - fmod({column}, {w})) / {w})"
+    return (
+        f"CAST(floor({quotient}) + CASE WHEN {quotient} - floor({quotient}) > 0.5 "
+        "THEN 1 ELSE 0 END AS BIGINT)"
+    )
 
 
-def _per_second(times: pd.Series, width: float) -> tuple[np.ndarray, np.ndarray]:
-    """Bin start times and events per second in each bin of ``width`` seconds."""
-    bins = np.floor(times.to_numpy() / width).astype("int64")
-    bins = bins[bins >= 0]
-    counts = np.bincount(bins) if bins.size else np.zeros(1)
-    return np.arange(len(counts)) * width, counts / width
+def _middle(window: int, width: float) -> float:
+    """The middle of a window, where its point is drawn."""
+    return float(window) * width + width / 2
+
+
+def _per_second(
+    samples: Samples, column: str, where: str, width: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bin start times and events per second in each bin of ``width`` seconds, from the
+    first bin to the last with an event (no bins when there is none)."""
+    got = samples.arrays(
+        f"SELECT CAST(floor({column} / {double(width)}) AS BIGINT) AS bin, count(*) AS n "
+        f"FROM samples WHERE {where} GROUP BY bin HAVING bin >= 0"
+    )
+    bins, counts = got["bin"].astype("int64"), got["n"].astype("int64")
+    if not bins.size:
+        return np.zeros(0), np.zeros(0)
+    per_bin = np.bincount(bins, weights=counts).astype("int64")
+    return np.arange(len(per_bin)) * width, per_bin / width
 
 
 def _figure(rows: int, columns: int = 1, sharex: bool = True) -> tuple[Figure, list[Axes]]:

@@ -1,4 +1,4 @@
-"""Work accepted with 202, followed to its end: followups.csv joined to the samples, counted.
+"""Work accepted with 202, followed to its end: the follow-ups joined to the samples.
 
 A 202 is an answer, not the work. The sample of an accepted arrival stays ``ok``
 (the request did what it should), and its follow-up says what the platform then
@@ -13,20 +13,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from engine.dataset import FOLLOWUPS, run_id_of
 from engine.followups import (
     COLUMNS,
     FAILED_AFTER,
     FOLLOWUPS_FILE,
-    LOST,
     NOT_FINISHED,
     NOT_VERIFIABLE,
     PROCESSED,
     STATES,
 )
+from reports.dataset import Samples, quoted
 
 # Column added to the samples: the follow-up state of an accepted arrival, else "".
 AFTER = "after"
@@ -53,7 +55,8 @@ class FollowUpCounts:
 
 
 NONE = FollowUpCounts()
-_FIELDS = {
+# Follow-up state -> field of FollowUpCounts.
+FIELDS = {
     PROCESSED: "processed",
     FAILED_AFTER: "failed_after",
     NOT_FINISHED: "not_finished",
@@ -62,41 +65,80 @@ _FIELDS = {
 
 
 class FollowUpsError(ValueError):
-    """followups.csv breaks its contract; the message names the line."""
+    """The follow-ups break their contract; the message names the line."""
 
 
-def attach(run_dir: Path, samples: pd.DataFrame) -> pd.DataFrame:
-    """The samples with ``after`` and ``after_detail`` filled from followups.csv.
+def load_followups(samples: Samples, run_dir: Path, run_id: str) -> bool:
+    """The run's follow-ups as the table ``followups`` (index, state, detail), checked; False
+    when the run has none (every accepted arrival is then "not verifiable")."""
+    native = run_dir / f"{FOLLOWUPS.name}.parquet"
+    if native.exists():
+        _check_file(native, run_id)
+        samples.con.execute(
+            f"CREATE TABLE followups AS SELECT index, workload, ref, state, detail, "
+            f"file_row_number + 1 AS row FROM read_parquet('{native}', file_row_number = true)"
+        )
+        where = f"{native}: row"
+    elif (run_dir / FOLLOWUPS_FILE).exists():
+        samples.con.register("followups_csv", _read(run_dir / FOLLOWUPS_FILE).reset_index())
+        samples.con.execute(
+            "CREATE TABLE followups AS SELECT index, workload, ref, state, detail, "
+            "row_number() OVER () + 1 AS row FROM followups_csv"
+        )
+        samples.con.unregister("followups_csv")
+        return True
+    else:
+        return False
+    bad = samples.rows(
+        f"SELECT row, state FROM followups WHERE state NOT IN ({quoted(STATES)}) ORDER BY row "
+        "LIMIT 1"
+    )
+    if bad:
+        row, state = bad[0]
+        raise FollowUpsError(f"{where} {row}: state {state!r} is not one of {', '.join(STATES)}")
+    (repeated,) = samples.one("SELECT count(*) - count(DISTINCT index) FROM followups")
+    if repeated:
+        raise FollowUpsError(f"{native}: index must be whole numbers, each at most once")
+    return True
 
-    An arrival is accepted when its sample succeeded and either answered 202 or has a
-    follow-up row; an accepted arrival without a row is "not verifiable".
-    """
-    rows = _read(run_dir / FOLLOWUPS_FILE)
-    ok = samples["ok"] == 1
-    followed = pd.Series(False, index=samples.index)
-    if rows is not None:
-        state = samples["index"].map(rows["state"])
-        followed = state.notna() & ok
-    accepted = followed | (ok & (samples["status"] == ACCEPTED_STATUS))
-    after = pd.Series("", index=samples.index, dtype=object)
-    after_detail = pd.Series("", index=samples.index, dtype=object)
-    after[accepted] = NOT_VERIFIABLE
-    after_detail[accepted] = NO_FOLLOW_UP
-    if rows is not None:
-        after[followed] = state[followed]
-        after_detail[followed] = samples["index"].map(rows["detail"])[followed]
-    # Categorical: every slice of a million-sample run compares this column.
-    columns: dict[str, Any] = {
-        AFTER: pd.Categorical(after, categories=["", *STATES]),
-        AFTER_DETAIL: after_detail,
-    }
-    return samples.assign(**columns)
+
+def _check_file(file: Path, run_id: str) -> None:
+    """followups.parquet holds the table's columns and names this run."""
+    try:
+        schema = pq.read_schema(file)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise FollowUpsError(f"{file}: unreadable ({str(exc).splitlines()[0]})") from None
+    missing = [c for c in COLUMNS if c not in schema.names]
+    if missing:
+        raise FollowUpsError(f"{file}: missing columns {', '.join(missing)}")
+    named = run_id_of(schema)
+    if named != run_id:
+        raise FollowUpsError(f"{file}: written for run {named!r}, not run.json's {run_id!r}")
 
 
-def _read(file: Path) -> pd.DataFrame | None:
-    """followups.csv indexed by arrival index, or None when the run has none."""
-    if not file.exists():
-        return None
+def after_columns(followed: bool) -> tuple[str, str]:
+    """The ``samples`` table's ``after`` and ``after_detail`` (and the join they need): an
+    arrival is accepted when its sample succeeded and either answered 202 or has a follow-up
+    row; an accepted arrival without a row is "not verifiable"."""
+    accepted = f"r.ok = 1 AND r.status = {ACCEPTED_STATUS}"
+    if not followed:
+        return (
+            f"CASE WHEN {accepted} THEN '{NOT_VERIFIABLE}' ELSE '' END AS {AFTER}, "
+            f"CASE WHEN {accepted} THEN {quoted([NO_FOLLOW_UP])} ELSE '' END AS {AFTER_DETAIL}",
+            "",
+        )
+    followed_row = "r.ok = 1 AND f.state IS NOT NULL"
+    return (
+        f"CASE WHEN {followed_row} THEN f.state WHEN {accepted} THEN '{NOT_VERIFIABLE}' "
+        f"ELSE '' END AS {AFTER}, "
+        f"CASE WHEN {followed_row} THEN f.detail WHEN {accepted} THEN {quoted([NO_FOLLOW_UP])} "
+        f"ELSE '' END AS {AFTER_DETAIL}",
+        "LEFT JOIN followups f ON f.index = r.index",
+    )
+
+
+def _read(file: Path) -> pd.DataFrame:
+    """followups.csv (a run from before the dataset) indexed by arrival index."""
     try:
         rows = pd.read_csv(file, dtype={"ref": str, "detail": str}, keep_default_na=False)
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -113,39 +155,17 @@ def _read(file: Path) -> pd.DataFrame | None:
         )
     if not pd.api.types.is_integer_dtype(rows["index"]) or rows["index"].duplicated().any():
         raise FollowUpsError(f"{file}: index must be whole numbers, each at most once")
-    return rows.set_index("index")
+    return rows[list(COLUMNS)].set_index("index")
 
 
-def counts_by_workload(samples: pd.DataFrame) -> dict[str, FollowUpCounts]:
-    """Per workload, its accepted arrivals by follow-up state (workloads with none left out)."""
-    if AFTER not in samples.columns:
-        return {}
-    accepted = samples[samples[AFTER] != ""]
-    table = accepted.groupby(["workload", AFTER], observed=True).size()
-    result: dict[str, dict[str, int]] = {}
-    for key, n in table.items():
-        workload, state = cast(tuple[str, str], key)
-        if n:
-            result.setdefault(str(workload), {})[_FIELDS[state]] = int(n)
-    return {w: FollowUpCounts(sum(f.values()), **f) for w, f in result.items()}
-
-
-def lost_groups(samples: pd.DataFrame) -> pd.Series:
-    """Lost work grouped by (workload, follow-up state, the platform's reason): counts."""
-    if AFTER not in samples.columns:
-        return pd.Series(dtype=int)
-    lost = samples[samples[AFTER].isin(LOST)]
-    return lost.groupby(["workload", AFTER, AFTER_DETAIL], observed=True).size()
-
-
-def unverified_reasons(samples: pd.DataFrame) -> list[tuple[str, str, int]]:
+def unverified_reasons(samples: Samples) -> list[tuple[str, str, int]]:
     """Accepted work nothing could verify, by workload and the reason the follow-up gave
     (a read the platform refused, no follower, an interrupted run): (workload, reason,
     count), most first, so the report's first screen can say why in one line each."""
-    if AFTER not in samples.columns:
-        return []
-    unverified = samples[samples[AFTER] == NOT_VERIFIABLE]
-    groups = unverified.groupby(["workload", AFTER_DETAIL], observed=True).size()
-    pairs = [(cast(tuple[str, str], key), int(n)) for key, n in groups.items()]
-    ranked = sorted(pairs, key=lambda item: (-item[1], item[0]))
-    return [(str(w), str(why), n) for (w, why), n in ranked if n]
+    groups = samples.rows(
+        f"SELECT workload, {AFTER_DETAIL}, count(*) FROM samples "
+        f"WHERE {AFTER} = '{NOT_VERIFIABLE}' GROUP BY ALL"
+    )
+    ranked = sorted(((str(w), str(why)), int(n)) for w, why, n in groups)
+    ranked.sort(key=lambda item: -item[1])
+    return [(w, why, n) for (w, why), n in ranked if n]

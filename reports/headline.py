@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from reports import formatting as fmt
 from reports.verdict import (
     BASELINE_PHASE,
+    DAMAGED,
     FAIL,
     INCONCLUSIVE,
     NEVER,
@@ -263,4 +264,5 @@ def console_text(summary: dict) -> str:
         lines.append(f"  not offered by the scenario: {', '.join(scenario_left)}")
     if (summary.get("platform_log") or {}).get("errors"):
         lines.append("  " + summary["platform_log"]["line"])
+    lines += [f"  {w}" for w in summary.get("warnings", []) if w.startswith(DAMAGED)]
     return "\n".join(lines)

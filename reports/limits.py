@@ -12,12 +12,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
-
 from inputs.scenario import Threshold
 from reports import formatting as fmt
+from reports.dataset import quoted
+from reports.followups import FollowUpCounts
 from reports.rundir import Run
-from reports.stats import Counts, Percentiles, RunStats, WorkloadStats, slice_stats
+from reports.stats import (
+    NO_SAMPLES,
+    Counts,
+    Percentiles,
+    RunStats,
+    Slicing,
+    WorkloadStats,
+    sliced,
+)
 from reports.verdict import CHECK_WORDS, ThresholdResult, Verdict, unserved
 
 # The percentile the headline gives when a workload has no latency limit of its own.
@@ -47,7 +55,7 @@ class Headline:
     checks: str
 
 
-def headlines(run: Run, verdict: Verdict) -> tuple[Headline, ...]:
+def headlines(run: Run, stats: RunStats, verdict: Verdict) -> tuple[Headline, ...]:
     """One headline per workload the verdict judges (skipped and not offered ones have none).
 
     A users-mode workload no user ran is not offered either: its mix row says why, and a
@@ -55,13 +63,70 @@ def headlines(run: Run, verdict: Verdict) -> tuple[Headline, ...]:
     """
     left_out = {*verdict.skipped, *unserved(run)}
     judged = [w for w in run.workloads if w not in left_out]
-    # One pass over the samples splits them by workload; each headline reads only its own.
-    by_workload = dict(tuple(run.samples.groupby("workload", observed=True, sort=False)))
-    empty = run.samples.iloc[:0]
-    return tuple(_headline(run, verdict, name, by_workload.get(name, empty)) for name in judged)
+    plans = {name: _plan(run, name) for name in judged}
+    # Counts add up over phases, so a pool of phases is the sum of theirs, and a percentile
+    # pooled over one phase is that phase's; the phases' statistics hold both. A percentile
+    # over several phases is counted here, each workload a slice of one pass. (A run the
+    # operator stopped is pooled here too: its headline counts the arrivals the Stop cut
+    # off as the phases' own statistics do not.)
+    stopped = run.stopped_by_operator
+    pooled = [n for n in judged if stopped or len(set(plans[n].latency_phases)) > 1]
+    latency_pools = _pools(run, pooled, {n: plans[n].latency_phases for n in pooled})
+    (latency,) = sliced(run, [latency_pools], tuple(pooled), measures=("latency", "ttft"))
+    counted = [n for n in judged if stopped]
+    error_pools = _pools(run, counted, {n: plans[n].error_phases for n in counted})
+    (errors,) = sliced(run, [error_pools], tuple(counted), measures=())
+    out = []
+    for name in judged:
+        plan = plans[name]
+        if name in pooled:
+            workload = latency[pooled.index(name)].workload(name)
+        else:
+            found = _in_phases(stats, name, plan.latency_phases)
+            workload = found[0] if found else _none(name)
+        if name in counted:
+            counts = errors[counted.index(name)].workload(name).counts
+        else:
+            counts = _summed_counts(c.counts for c in _in_phases(stats, name, plan.error_phases))
+        out.append(_headline(verdict, plan, workload, counts))
+    return tuple(out)
 
 
-def _headline(run: Run, verdict: Verdict, workload: str, samples: pd.DataFrame) -> Headline:
+def _none(workload: str) -> WorkloadStats:
+    """A workload with nothing in the phases pooled (a phase the run does not have)."""
+    return WorkloadStats(workload, Counts(), NO_SAMPLES, NO_SAMPLES, NO_SAMPLES)
+
+
+def _in_phases(stats: RunStats, workload: str, phases: tuple[str, ...]) -> list[WorkloadStats]:
+    """The workload's statistics offered in each of ``phases`` the run has, each phase once."""
+    found = (stats.phase(name) for name in dict.fromkeys(phases))
+    return [p.by_offer.workload(workload) for p in found if p is not None]
+
+
+def _summed_counts(parts) -> Counts:
+    """Counts of several phases as one: every field adds up."""
+    parts = list(parts)
+    after = FollowUpCounts(
+        **{n: sum(getattr(c.after, n) for c in parts) for n in FollowUpCounts.__dataclass_fields__}
+    )
+    fields = [n for n in Counts.__dataclass_fields__ if n != "after"]
+    return Counts(after=after, **{n: sum(getattr(c, n) for c in parts) for n in fields})
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a workload's headline reads: its latency limit and its error-rate limit, and the
+    phases each is pooled over."""
+
+    workload: str
+    latency_limit: Threshold | None
+    error_limit: Threshold | None
+    metric: str
+    latency_phases: tuple[str, ...]
+    error_phases: tuple[str, ...]
+
+
+def _plan(run: Run, workload: str) -> _Plan:
     mine = [t for t in run.scenario.thresholds if t.workload == workload]
     latencies = [t for t in mine if t.metric != "error_rate"]
     # The headline's column is a p95: a workload's p95 limit if it has one, else its first.
@@ -70,24 +135,45 @@ def _headline(run: Run, verdict: Verdict, workload: str, samples: pd.DataFrame) 
     )
     error_limit = next((t for t in mine if t.metric == "error_rate"), None)
     judging = run.scenario.judging
-    metric = latency_limit.metric if latency_limit else HEADLINE_METRIC
     # A run with none of the judged phases (users mode's steps) still has its figures: the
     # headline then pools every phase it ran, and says which.
     every = tuple(p.name for p in run.phases)
-    latency_phases = (latency_limit.phases if latency_limit else judging.latency_phases) or every
-    error_phases = (error_limit.phases if error_limit else judging.error_rate_phases) or every
-    stats = _pooled(run, workload, samples, latency_phases)
-    percentile = _percentile(metric, stats)
-    latency = Measured(
-        fmt.metric(metric, percentile.value),
-        percentile.count,
-        _limit(latency_limit),
-        latency_phases,
+    return _Plan(
+        workload,
+        latency_limit,
+        error_limit,
+        latency_limit.metric if latency_limit else HEADLINE_METRIC,
+        (latency_limit.phases if latency_limit else judging.latency_phases) or every,
+        (error_limit.phases if error_limit else judging.error_rate_phases) or every,
     )
-    counts = _pooled(run, workload, samples, error_phases).counts
-    errors = Measured(_error_rate(counts), counts.calls, _limit(error_limit), error_phases)
-    statuses = [t.status for t in verdict.thresholds if t.workload == workload]
-    return Headline(workload, fmt.metric_name(metric), latency, errors, _tally(statuses))
+
+
+def _pools(run: Run, judged: list[str], phases: dict[str, tuple[str, ...]]) -> Slicing:
+    """Slice i: the i-th judged workload's samples offered in its ``phases``, pooled."""
+    cases = " ".join(
+        f"WHEN workload = {quoted([name])} AND phase IN ({quoted(phases[name])}) THEN {i}"
+        for i, name in enumerate(judged)
+    )
+    windows = {
+        i: sum(p.duration_s for p in run.phases if p.name in phases[name]) or 1.0
+        for i, name in enumerate(judged)
+    }
+    return Slicing(f"CASE {cases} END" if cases else "NULL", windows)
+
+
+def _headline(verdict: Verdict, plan: _Plan, stats: WorkloadStats, counts: Counts) -> Headline:
+    percentile = _percentile(plan.metric, stats)
+    latency = Measured(
+        fmt.metric(plan.metric, percentile.value),
+        percentile.count,
+        _limit(plan.latency_limit),
+        plan.latency_phases,
+    )
+    errors = Measured(
+        _error_rate(counts), counts.calls, _limit(plan.error_limit), plan.error_phases
+    )
+    statuses = [t.status for t in verdict.thresholds if t.workload == plan.workload]
+    return Headline(plan.workload, fmt.metric_name(plan.metric), latency, errors, _tally(statuses))
 
 
 @dataclass(frozen=True)
@@ -101,15 +187,6 @@ def _percentile(metric: str, stats: WorkloadStats) -> _Value:
     name, _, rest = metric.partition("_")
     source: Percentiles = stats.ttft if rest == "ttft_ms" else stats.latency
     return _Value(getattr(source, name), source.count)
-
-
-def _pooled(
-    run: Run, workload: str, samples: pd.DataFrame, phases: tuple[str, ...]
-) -> WorkloadStats:
-    """One workload's statistics over its ``samples`` offered in ``phases``, pooled."""
-    samples = samples[samples["phase"].isin(phases)]
-    window = sum(p.duration_s for p in run.phases if p.name in phases) or 1.0
-    return slice_stats(samples, run.scenario, window, (workload,)).workload(workload)
 
 
 def _error_rate(counts: Counts) -> str:

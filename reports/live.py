@@ -19,9 +19,9 @@ from pathlib import Path
 from engine import samples
 from engine.run_record import RunRecord
 from engine.samples import OPERATOR_STOP
-from reports.rundir import load_run
+from reports.rundir import Run, load_run
 from reports.stats import run_stats
-from reports.verdict import ThresholdResult, judge_threshold
+from reports.verdict import ThresholdResult, Within, judge_threshold
 
 # Where a live threshold was judged: over the whole run so far.
 SO_FAR = "so far"
@@ -103,14 +103,18 @@ def live_verdict(run_dir: str | Path, offered: int | None) -> LiveVerdict:
     the samples only hold those that finished); None once the run has ended, when
     run.json's own count is final.
     """
-    run = load_run(run_dir)
+    with load_run(run_dir) as run:
+        return _live(run, offered)
+
+
+def _live(run: Run, offered: int | None) -> LiveVerdict:
     stats = run_stats(run)
     whole = stats.whole
     ended = offered is None
     stopped = ended and run.stopped_by_operator
     unique = {(t.workload, t.metric, t.limit): t for t in run.scenario.thresholds}.values()
     results = tuple(
-        judge_threshold(t, whole.workload(t.workload), SO_FAR, run.samples)
+        judge_threshold(t, whole.workload(t.workload), SO_FAR, Within(run.samples))
         for t in unique
         if t.workload in run.workloads and not stopped
     )

@@ -27,8 +27,9 @@ from reports.loop import (
     model_calls_per_s,
     off_plan,
 )
+from reports.ranks import pick
 from reports.rundir import Run
-from reports.stats import percentile_table, percentiles_of
+from reports.stats import percentiles_of
 
 SECTION = "agent-loop"
 
@@ -104,10 +105,11 @@ def _window(run: Run) -> tuple[str, tuple[float, float]]:
 def _calls_table(run: Run, offered: list[str]) -> Table:
     where, window = _window(run)
     rows = []
+    names = list(run.scenario.mix)
+    (overheads,) = pick(run.samples, STEP_OVERHEAD_MS, "TRUE", ["wi"])
     for workload in offered:
-        mine = run.samples[run.samples["workload"] == workload]
         calls = calls_per_turn(run.samples, workload)
-        overhead = percentiles_of(mine[STEP_OVERHEAD_MS])
+        overhead = percentiles_of(overheads.get(names.index(workload)))
         rows.append(
             (
                 workload,
@@ -131,15 +133,14 @@ def _calls_table(run: Run, offered: list[str]) -> Table:
 
 def _history_blocks(run: Run) -> list[Block]:
     """Latency by the history each chat turn carried (the user turns its first call held)."""
-    turns = run.samples[
-        (run.samples["workload"] == "chat_stream")
-        & (run.samples["outcome"] == "ok")
-        & run.samples[HISTORY].notna()
-    ]
-    if turns.empty:
+    turns = f"workload = 'chat_stream' AND outcome = 'ok' AND {HISTORY} IS NOT NULL"
+    history = f"CAST({HISTORY} AS BIGINT)"
+    (latency,) = pick(run.samples, "latency_ms", turns, [history])
+    if not latency:
         return []
-    table = percentile_table(turns, [HISTORY], "latency_ms").reset_index()
-    overhead = percentile_table(turns, [HISTORY], STEP_OVERHEAD_MS)
+    (overheads,) = pick(run.samples, STEP_OVERHEAD_MS, turns, [history])
+    table = _table(latency)
+    overhead = _table(overheads).set_index(HISTORY)
     rows = tuple(
         (
             str(int(row[HISTORY])),
@@ -161,6 +162,14 @@ def _history_blocks(run: Run) -> list[Block]:
         ),
         Figure(history_chart(table)),
     ]
+
+
+def _table(picked: dict) -> pd.DataFrame:
+    """Per history length (ascending): its count and p50, p95, p99 and maximum."""
+    return pd.DataFrame(
+        [(float(h), g.count, *g.values) for h, g in sorted(picked.items())],
+        columns=[HISTORY, "count", "p50", "p95", "p99", "max"],
+    )
 
 
 def _overhead_cell(table: pd.DataFrame, history: float) -> str:

@@ -173,7 +173,7 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict, system: SystemStats) ->
             ),
         ),
         *_unverified_banner(run),
-        _headline_table(headlines(run, verdict)),
+        _headline_table(headlines(run, stats, verdict)),
     )
 
 

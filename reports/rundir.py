@@ -1,8 +1,12 @@
-"""Read a run directory (run.json, samples.csv, probes.csv) into checked, typed data.
+"""Read a run directory (run.json, the samples, the follow-ups, the stub's record, the probes)
+into checked, typed data.
 
 Everything a report says comes from these files, so a file that does not follow
 reports/README.md is refused here with one line naming the file and the problem,
-before any number is computed from it.
+before any number is computed from it. The samples stay out of memory, in a DuckDB table
+the sections query (reports/dataset.py); the probes, a reading a second per series, are a
+DataFrame. A run written as a dataset (engine/dataset.py) and one from before it (CSV files:
+the committed runs under results/) are read the same way, as they are.
 """
 
 from __future__ import annotations
@@ -12,38 +16,21 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 from msgspec import UNSET
 
 from engine import run_record
+from engine.dataset import PROBES, read_parts, read_table
 from engine.run_record import RUN_FILE, PhaseRecord, RunRecord, RunRecordError, UsersStep
-from engine.samples import COLUMNS as SAMPLE_COLUMNS
-from engine.samples import OPERATOR_STOP, OUTCOMES, SAMPLES_FILE
-from engine.samples import SUCCESSFUL as OK_OUTCOMES
+from engine.samples import OPERATOR_STOP
 from inputs.scenario import Scenario, ScenarioError, scenario_from_dict
-from reports.followups import FollowUpsError, attach
-from reports.loop import StubCallsError, attach_calls
+from reports.dataset import Samples, SamplesError, as_written, build_table, open_samples
+from reports.followups import FollowUpsError, after_columns, load_followups
+from reports.loop import StubCallsError, load_calls, loop_columns
 
-PROBES_FILE = "probes.csv"
+PROBES_FILE = PROBES.csv
 
-PROBE_COLUMNS = ("t_s", "probe", "metric", "value")
-
-# Sample columns holding text; every other column holds numbers.
-TEXT_SAMPLE_COLUMNS = ("run_id", "workload", "phase", "outcome", "detail")
-NUMERIC_SAMPLE_COLUMNS = tuple(c for c in SAMPLE_COLUMNS if c not in TEXT_SAMPLE_COLUMNS)
-# Sample columns holding times (seconds from the run start, or durations): never negative.
-TIME_SAMPLE_COLUMNS = ("due_s", "sent_s", "finished_s", "latency_ms", "latency_due_ms", "ttft_ms")
-# Columns every sample must fill in.
-REQUIRED_SAMPLE_VALUES = (
-    "worker",
-    "index",
-    "workload",
-    "phase",
-    "due_s",
-    "finished_s",
-    "status",
-    "ok",
-    "outcome",
-)
+PROBE_COLUMNS = tuple(PROBES.schema.names)
 
 
 class RunDirError(ValueError):
@@ -52,14 +39,26 @@ class RunDirError(ValueError):
 
 @dataclass(frozen=True)
 class Run:
-    """A loaded run: run.json's record, its scenario, the samples and probe readings."""
+    """A loaded run: run.json's record, its scenario, the samples (a table to query) and probe
+    readings, and what a killed writer cut off, in one line ("" when nothing was)."""
 
     path: Path
     record: RunRecord
     scenario: Scenario
     phases: tuple[PhaseRecord, ...]
-    samples: pd.DataFrame
+    samples: Samples
     probes: pd.DataFrame | None
+    damage: str = ""
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Drop the samples' working copy (its temporary directory goes with it)."""
+        self.samples.close()
 
     @property
     def run_id(self) -> str:
@@ -114,14 +113,24 @@ def load_run(path: str | Path) -> Run:
         raise RunDirError(f"{path}: not a directory; pass the run directory (runs/<timestamp>)")
     record, scenario = _read_run_json(path / RUN_FILE)
     phases = tuple(record.phases)
-    samples = _read_samples(path / SAMPLES_FILE, record, scenario, phases)
     try:
-        samples = attach(path, samples)
-        samples = attach_calls(path, samples, scenario)
-    except (FollowUpsError, StubCallsError) as exc:
+        samples = open_samples(path, record, scenario, phases)
+    except SamplesError as exc:
         raise RunDirError(str(exc)) from None
-    probes = _read_probes(path / PROBES_FILE)
-    return Run(path, record, scenario, phases, samples, probes)
+    try:
+        after, follow_join = after_columns(load_followups(samples, path, record.run_id))
+        loop, loop_join = loop_columns(scenario, load_calls(samples, path, record.run_id))
+        build_table(samples, scenario, phases, (after, loop), (follow_join, loop_join))
+        probes, probe_damage = _read_probes(path)
+    except (FollowUpsError, StubCallsError, SamplesError) as exc:
+        samples.close()
+        raise RunDirError(str(exc)) from None
+    except BaseException:
+        samples.close()
+        raise
+    # Named within the run directory, wherever it was read from.
+    damage = "; ".join(d for d in (samples.damage, probe_damage) if d).replace(f"{path}/", "")
+    return Run(path, record, scenario, phases, samples, probes, damage)
 
 
 def _read_run_json(file: Path) -> tuple[RunRecord, Scenario]:
@@ -139,6 +148,30 @@ def _read_run_json(file: Path) -> tuple[RunRecord, Scenario]:
     if names != expected:
         raise RunDirError(f"{file}: phases {names} differ from the scenario's {expected}")
     return record, scenario
+
+
+def _read_probes(run_dir: Path) -> tuple[pd.DataFrame | None, str]:
+    """Probe readings in long format (None when the run kept none), and what a killed writer
+    cut off of them."""
+    directory = run_dir / PROBES.name
+    if directory.is_dir():
+        readings = read_table(run_dir, PROBES)
+        # In time order, as a CSV's were sorted: stably, so readings of one instant keep theirs.
+        order = pc.sort_indices(readings, [("t_s", "ascending")])
+        damage = read_parts(directory, PROBES).damage
+        return readings.take(order).to_pandas(), damage
+    file = run_dir / PROBES_FILE
+    if not file.exists():
+        return None, ""
+    frame = _read_csv(file, PROBE_COLUMNS, "probe readings", dtype={"probe": str, "metric": str})
+    frame = frame[list(PROBE_COLUMNS)]
+    line_of = np.arange(2, len(frame) + 2)
+    for column in ("t_s", "value"):
+        frame[column] = _numeric(file, frame, column, line_of)
+        _refuse_first(file, frame[column].isna(), line_of, f"column {column} is empty")
+    for column in ("probe", "metric"):
+        _refuse_first(file, frame[column].isna(), line_of, f"column {column} is empty")
+    return frame.sort_values("t_s", kind="stable").reset_index(drop=True), ""
 
 
 def _read_csv(file: Path, columns: tuple[str, ...], what: str, **kwargs) -> pd.DataFrame:
@@ -163,147 +196,19 @@ def _read_csv(file: Path, columns: tuple[str, ...], what: str, **kwargs) -> pd.D
 
 
 def _numeric(file: Path, frame: pd.DataFrame, column: str, line_of: np.ndarray) -> pd.Series:
-    """The column as finite floats; a cell that is not a number (NaN, inf and -inf included:
-    they would become a percentile of inf and bare ``Infinity`` in JSON) is refused with its
-    line."""
-    raw = frame[column]
-    if pd.api.types.is_numeric_dtype(raw):
-        values = raw.astype("float64")
-        bad: pd.Series = pd.Series(np.isinf(values.to_numpy()), index=values.index)
-    else:
-        values = pd.to_numeric(raw, errors="coerce").astype("float64")
-        bad = (values.isna() & raw.notna()) | np.isinf(values)
+    """The column as finite floats, or RunDirError naming the first cell that is not one."""
+    values = pd.to_numeric(frame[column], errors="coerce").astype("float64")
+    bad = (values.isna() & frame[column].notna()) | np.isinf(values)
     if bad.any():
         at = int(np.argmax(bad.to_numpy()))
         raise RunDirError(
-            f"{file}: line {line_of[at]}, column {column}: {_as_written(raw.iloc[at])!r} "
-            "is not a number"
+            f"{file}: line {line_of[at]}, column {column}: "
+            f"{as_written(frame[column].iloc[at])!r} is not a number"
         )
     return values
 
 
-def _read_samples(
-    file: Path, record: RunRecord, scenario: Scenario, phases: tuple[PhaseRecord, ...]
-) -> pd.DataFrame:
-    frame = _read_csv(
-        file,
-        SAMPLE_COLUMNS,
-        "one sample per arrival",
-        dtype=dict.fromkeys(TEXT_SAMPLE_COLUMNS, str),
-        keep_default_na=False,
-        na_values={c: [""] for c in NUMERIC_SAMPLE_COLUMNS},
-    )
-    frame = frame[list(SAMPLE_COLUMNS)]
-    # Line numbers as an editor shows them: the header is line 1.
-    line_of = np.arange(2, len(frame) + 2)
-    for column in NUMERIC_SAMPLE_COLUMNS:
-        frame[column] = _numeric(file, frame, column, line_of)
-    for column in TIME_SAMPLE_COLUMNS:
-        _refuse_first(
-            file,
-            frame[column] < 0,
-            line_of,
-            "is negative; times and latencies are never below 0",
-            frame[column],
-        )
-    for column in REQUIRED_SAMPLE_VALUES:
-        values = frame[column]
-        empty = values.isna() if column in NUMERIC_SAMPLE_COLUMNS else values == ""
-        _refuse_first(file, empty, line_of, f"column {column} is empty")
-    _check_values(file, frame, line_of, record, scenario, phases)
-    samples = frame.astype(
-        {"worker": "int64", "index": "int64", "status": "int64", "ok": "int8"},
-    )
-    for column in ("workload", "phase", "outcome"):
-        samples[column] = samples[column].astype("category")
-    return samples
-
-
-def _refuse_first(
-    file: Path, bad: pd.Series, line_of: np.ndarray, problem: str, shown: pd.Series | None = None
-) -> None:
-    """RunDirError at the first row where ``bad`` holds, naming its line (and value, if shown)."""
+def _refuse_first(file: Path, bad: pd.Series, line_of: np.ndarray, problem: str) -> None:
+    """RunDirError at the first row where ``bad`` holds, naming its line."""
     if bad.any():
-        at = int(np.argmax(bad.to_numpy()))
-        value = "" if shown is None else f"{shown.name} {_as_written(shown.iloc[at])!r} "
-        raise RunDirError(f"{file}: line {line_of[at]}: {value}{problem}")
-
-
-def _as_written(value: object) -> object:
-    """A cell as the file most likely spelled it: 3, not np.float64(3.0)."""
-    value = value.item() if isinstance(value, np.generic) else value
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
-def _check_values(
-    file: Path,
-    frame: pd.DataFrame,
-    line_of: np.ndarray,
-    record: RunRecord,
-    scenario: Scenario,
-    phases: tuple[PhaseRecord, ...],
-) -> None:
-    """Refuse values the contract does not allow, so statistics never guess."""
-    run_id = record.run_id
-    _refuse_first(
-        file,
-        frame["run_id"] != run_id,
-        line_of,
-        f"differs from run.json's {run_id!r}",
-        frame["run_id"],
-    )
-    workloads = {w.name for w in scenario.workloads}
-    _refuse_first(
-        file,
-        ~frame["workload"].isin(workloads),
-        line_of,
-        f"is not in the scenario's mix {sorted(workloads)}",
-        frame["workload"],
-    )
-    names = [p.name for p in phases]
-    _refuse_first(
-        file,
-        ~frame["phase"].isin(names),
-        line_of,
-        f"is not one of run.json's {names}",
-        frame["phase"],
-    )
-    _refuse_first(
-        file,
-        ~frame["outcome"].isin(OUTCOMES),
-        line_of,
-        f"is not one of {OUTCOMES}",
-        frame["outcome"],
-    )
-    _refuse_first(file, ~frame["ok"].isin((0, 1)), line_of, "must be 0 or 1", frame["ok"])
-    ok_outcome = frame["outcome"].isin(OK_OUTCOMES)
-    _refuse_first(
-        file,
-        (frame["ok"] == 1) != ok_outcome,
-        line_of,
-        f"ok disagrees with outcome (ok is 1 exactly for {' and '.join(OK_OUTCOMES)})",
-    )
-    _refuse_first(
-        file,
-        ok_outcome & frame["latency_ms"].isna(),
-        line_of,
-        "a successful sample has no latency_ms",
-    )
-    _refuse_first(
-        file, frame["index"].duplicated(), line_of, "repeats an earlier row's", frame["index"]
-    )
-
-
-def _read_probes(file: Path) -> pd.DataFrame | None:
-    """Probe readings in long format, or None when the run kept no probes.csv."""
-    if not file.exists():
-        return None
-    frame = _read_csv(file, PROBE_COLUMNS, "probe readings", dtype={"probe": str, "metric": str})
-    frame = frame[list(PROBE_COLUMNS)]
-    line_of = np.arange(2, len(frame) + 2)
-    for column in ("t_s", "value"):
-        frame[column] = _numeric(file, frame, column, line_of)
-        _refuse_first(file, frame[column].isna(), line_of, f"column {column} is empty")
-    for column in ("probe", "metric"):
-        _refuse_first(file, frame[column].isna(), line_of, f"column {column} is empty")
-    return frame.sort_values("t_s", kind="stable").reset_index(drop=True)
+        raise RunDirError(f"{file}: line {line_of[int(np.argmax(bad.to_numpy()))]}: {problem}")

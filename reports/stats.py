@@ -6,26 +6,32 @@ percentile travels with the count it was taken over. Each phase is counted twice
 by the phase an arrival was offered in (how requests fared) and by completion
 inside the phase's window (throughput), since the two diverge when the
 deployment falls behind.
+
+Every figure is a query of the run's ``samples`` table (reports/dataset.py): counts are
+grouped there, and percentiles picked from one sorted pass per measure (reports/ranks.py),
+so a day's samples are never held in memory. A *slicing* cuts the samples into disjoint
+slices with one SQL expression (the slice's number, NULL outside every slice): the phases
+by offer, the phases by completion, the whole run, or a headline's pooled phases; every
+slicing of a report is counted in the same passes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import cast
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
-import numpy as np
-import pandas as pd
-
-from engine.mix import CANCEL_STEP
+from engine.followups import LOST
 from engine.run_record import PhaseRecord
 from inputs.scenario import Scenario
+from reports.dataset import Samples, double, quoted
+from reports.followups import AFTER, AFTER_DETAIL, FIELDS, FollowUpCounts
 from reports.followups import NONE as NO_FOLLOW_UPS
-from reports.followups import FollowUpCounts, counts_by_workload, lost_groups
 from reports.loop import STEP_OVERHEAD_MS
+from reports.ranks import Picked, pick
 from reports.rundir import Run
 
-PERCENTS = (50, 95, 99)
-STREAM_WORKLOAD = "chat_stream"
+# A slice's number and its workload's place in the mix, in one label (reports/ranks.py).
+WORKLOAD_SLOTS = 64
 
 
 @dataclass(frozen=True)
@@ -42,40 +48,11 @@ class Percentiles:
 NO_SAMPLES = Percentiles(0)
 
 
-def percentile_table(frame: pd.DataFrame, keys: list[str], column: str) -> pd.DataFrame:
-    """Nearest-rank percentiles of ``column`` per group of ``keys``, skipping empty cells.
-
-    One sort of the whole frame serves every group: rank ``ceil(p * n / 100)`` is
-    picked from each group's sorted run, so a million samples take one sort, not
-    a Python loop per group. Columns: count, p50, p95, p99, max.
-    """
-    data = frame.loc[frame[column].notna(), [*keys, column]]
-    data = data.sort_values([*keys, column], kind="stable")
-    # Groups appear in sorted order, so their sizes give each group's first row.
-    sizes = data.groupby(keys, observed=True, sort=False).size()
-    n = sizes.to_numpy()
-    starts = np.cumsum(n) - n
-    values = data[column].to_numpy(dtype="float64")
-    table = {"count": n}
-    for p in PERCENTS:
-        table[f"p{p}"] = values[starts + (p * n + 99) // 100 - 1]
-    table["max"] = values[starts + n - 1]
-    return pd.DataFrame(table, index=sizes.index)
-
-
-def percentiles_by(frame: pd.DataFrame, key: str, column: str) -> dict[str, Percentiles]:
-    """Percentiles of ``column`` for each value of ``key`` that has observations."""
-    table = percentile_table(frame, [key], column)
-    return {
-        str(name): Percentiles(int(row["count"]), *(float(row[c]) for c in table.columns[1:]))
-        for name, row in table.iterrows()
-    }
-
-
-def percentiles_of(values: pd.Series) -> Percentiles:
-    """Percentiles of one set of observations (empty cells skipped)."""
-    frame = values.to_frame("value").assign(group="")
-    return percentiles_by(frame, "group", "value").get("", NO_SAMPLES)
+def percentiles_of(picked: Picked | None) -> Percentiles:
+    """A group's nearest-rank p50/p95/p99 and maximum, with its count (none: no samples)."""
+    if picked is None:
+        return NO_SAMPLES
+    return Percentiles(picked.count, *(float(v) for v in picked.values))
 
 
 @dataclass(frozen=True)
@@ -188,6 +165,9 @@ class LatenessStats:
         return self.late / self.recorded if self.recorded else None
 
 
+NO_LATENESS = LatenessStats(0, 0, 0, NO_SAMPLES)
+
+
 @dataclass(frozen=True)
 class PhaseStats:
     """A phase reported twice: arrivals offered in it, and arrivals completed in its window."""
@@ -219,139 +199,246 @@ class RunStats:
         return next((p for p in self.phases if p.name == name), None)
 
 
-def run_stats(run: Run) -> RunStats:
-    """Statistics for every phase and the whole run of a loaded run directory, with a row
-    for each workload the run offers (``Run.workloads``)."""
-    samples = run.samples
-    scenario = run.scenario
-    names = run.workloads
-    late = late_mask(samples, scenario.lateness.late_after_ms)
-    stopped = run.stopped_by_operator
-    if stopped:
-        # An arrival the Stop cut off before it was sent was never due to be sent: not late.
-        late &= ~((samples["outcome"] == "abandoned") & samples["sent_s"].isna()).to_numpy()
-    phases = []
-    for window in run.phases:
-        offered_here = (samples["phase"] == window.name).to_numpy()
-        finished = samples["finished_s"]
-        done_here = ((finished >= window.start_s) & (finished < window.end_s)).to_numpy()
-        phases.append(
-            PhaseStats(
-                window=window,
-                recorded=int(offered_here.sum()),
-                by_offer=slice_stats(
-                    samples[offered_here], scenario, window.duration_s, names, stopped
-                ),
-                by_completion=slice_stats(
-                    samples[done_here], scenario, window.duration_s, names, stopped
-                ),
-                lateness=lateness_stats(samples[offered_here], late[offered_here]),
-            )
-        )
-    return RunStats(
-        phases=tuple(phases),
-        whole=slice_stats(samples, scenario, run.end_s, names, stopped),
-        lateness=lateness_stats(samples, late),
-    )
+@dataclass(frozen=True)
+class Slicing:
+    """Disjoint slices of the samples: ``label`` an SQL expression giving a sample its slice's
+    number (NULL outside every slice), ``windows`` each slice's length in seconds."""
+
+    label: str
+    windows: dict[int, float]
 
 
-def send_lateness_ms(samples: pd.DataFrame) -> pd.Series:
-    """``sent_s - due_s`` in ms, rounded to the microsecond so 0.1 s reads as 100, not 100.00001."""
-    return ((samples["sent_s"] - samples["due_s"]) * 1000.0).round(3)
+# The measures a slice's WorkloadStats carries: (field, value, which samples it is over).
+MEASURES = {
+    "latency": ("latency_ms", "timed"),
+    "latency_due": ("latency_due_ms", "timed"),
+    "ttft": ("ttft_ms", "ok = 1"),
+    "step_overhead": (STEP_OVERHEAD_MS, "TRUE"),
+}
 
 
-def late_mask(samples: pd.DataFrame, late_after_ms: float) -> np.ndarray:
-    """True for arrivals sent more than ``late_after_ms`` after due, or never sent."""
-    lateness_ms = send_lateness_ms(samples).to_numpy()
-    return np.isnan(lateness_ms) | (lateness_ms > late_after_ms)
+@dataclass(frozen=True)
+class SliceTables:
+    """One slicing counted: per (slice, workload), outcomes, accepted work's fate, planned
+    cancels, the measures' picks; per slice, failures and lost work by their words."""
+
+    outcomes: dict[tuple[int, str], dict[str, int]] = field(default_factory=dict)
+    after: dict[tuple[int, str], dict[str, int]] = field(default_factory=dict)
+    cancels: dict[tuple[int, str], int] = field(default_factory=dict)
+    failures: dict[int, list[tuple[str, str, str, int]]] = field(default_factory=dict)
+    lost: dict[int, list[tuple[str, str, str, int]]] = field(default_factory=dict)
+    picks: dict[str, dict[tuple[int, str], Picked]] = field(default_factory=dict)
 
 
-def lateness_stats(samples: pd.DataFrame, late: np.ndarray) -> LatenessStats:
-    """Late count and the distribution of send lateness over the arrivals that were sent."""
-    return LatenessStats(
-        recorded=len(samples),
-        late=int(late.sum()),
-        never_sent=int(samples["sent_s"].isna().sum()),
-        lateness_ms=percentiles_of(send_lateness_ms(samples)),
-    )
-
-
-def slice_stats(
-    samples: pd.DataFrame,
-    scenario: Scenario,
-    window_s: float,
+def sliced(
+    run: Run,
+    slicings: Sequence[Slicing],
     names: tuple[str, ...],
     stopped: bool = False,
+    measures: Sequence[str] = tuple(MEASURES),
+) -> list[dict[int, SliceStats]]:
+    """Statistics of every slice of every slicing, a row per named workload in each."""
+    tables = _tables(run.samples, run.scenario, slicings, measures)
+    out = []
+    for slicing, table in zip(slicings, tables, strict=True):
+        out.append(
+            {
+                number: _slice(table, number, window, run.scenario, names, stopped)
+                for number, window in slicing.windows.items()
+            }
+        )
+    return out
+
+
+def _union(slicings: Sequence[Slicing], columns: str, where: str = "TRUE") -> str:
+    """The samples once per slicing, each with its slicing's number ``j`` and slice ``label``."""
+    return " UNION ALL ".join(
+        f"SELECT {j} AS j, CAST({s.label} AS BIGINT) AS label, {columns} FROM samples "
+        f"WHERE ({where}) AND ({s.label}) IS NOT NULL"
+        for j, s in enumerate(slicings)
+    )
+
+
+def _tables(
+    samples: Samples, scenario: Scenario, slicings: Sequence[Slicing], measures: Sequence[str]
+) -> list[SliceTables]:
+    tables = [SliceTables() for _ in slicings]
+    grouped = samples.rows(
+        f"SELECT j, label, workload, outcome, {AFTER}, planned_cancel, count(*) FROM "
+        f"({_union(slicings, f'workload, outcome, {AFTER}, planned_cancel')}) GROUP BY ALL"
+    )
+    for j, label, workload, outcome, after, cancel, n in grouped:
+        table, key = tables[j], (int(label), str(workload))
+        counts = table.outcomes.setdefault(key, {})
+        counts[outcome] = counts.get(outcome, 0) + int(n)
+        if after:
+            states = table.after.setdefault(key, {})
+            states[after] = states.get(after, 0) + int(n)
+        if cancel:
+            table.cancels[key] = table.cancels.get(key, 0) + int(n)
+    failed = samples.rows(
+        f"SELECT j, label, workload, outcome, detail, count(*) FROM "
+        f"({_union(slicings, 'workload, outcome, detail', 'ok = 0')}) GROUP BY ALL"
+    )
+    for j, label, workload, outcome, detail, n in failed:
+        tables[j].failures.setdefault(int(label), []).append((workload, outcome, detail, int(n)))
+    lost_work = f"{AFTER} IN ({quoted(LOST)})"
+    lost = samples.rows(
+        f"SELECT j, label, workload, {AFTER}, {AFTER_DETAIL}, count(*) FROM "
+        f"({_union(slicings, f'workload, {AFTER}, {AFTER_DETAIL}', lost_work)}) GROUP BY ALL"
+    )
+    for j, label, workload, after, detail, n in lost:
+        tables[j].lost.setdefault(int(label), []).append((workload, after, detail, int(n)))
+    names = list(scenario.mix)
+    labels = [f"({s.label}) * {WORKLOAD_SLOTS} + wi" for s in slicings]
+    for measure in measures:
+        value, where = MEASURES[measure]
+        for table, picked in zip(tables, pick(samples, value, where, labels), strict=True):
+            table.picks[measure] = {
+                _slice_and_workload(code, names): group for code, group in picked.items()
+            }
+    return tables
+
+
+def _slice_and_workload(code: int, names: list[str]) -> tuple[int, str]:
+    """A (slice, workload) label back as the slice's number and the workload's name."""
+    number, slot = divmod(code, WORKLOAD_SLOTS)
+    return number, names[slot]
+
+
+def _slice(
+    table: SliceTables,
+    number: int,
+    window_s: float,
+    scenario: Scenario,
+    names: tuple[str, ...],
+    stopped: bool,
 ) -> SliceStats:
-    """Counts, error rates and percentiles per named workload over ``samples``.
+    """Counts, error rates and percentiles per named workload in one slice.
 
     Every named workload gets a row, with zero calls if it has no samples, so an
     absent workload shows up as absent instead of disappearing. ``stopped``: the
     operator stopped the run, so its abandoned arrivals were cut off, not failed.
     """
-    listed = list(names)
-    by_outcome = (
-        samples.groupby(["workload", "outcome"], observed=True)
-        .size()
-        .unstack(fill_value=0)
-        .reindex(index=listed, columns=list(_OUTCOME_FIELDS), fill_value=0)
-    )
-    success = samples["ok"] == 1
-    latency_ok = timed_successes(samples)
-    latency = percentiles_by(samples[latency_ok], "workload", "latency_ms")
-    latency_due = percentiles_by(samples[latency_ok], "workload", "latency_due_ms")
-    ttft = percentiles_by(samples[success], "workload", "ttft_ms")
-    overhead = percentiles_by(samples, "workload", STEP_OVERHEAD_MS)
-    after = counts_by_workload(samples)
-    untimed = samples[planned_cancels(samples, scenario.chat_cancel_share)]
-    cancelled = untimed.groupby("workload", observed=True).size()
-    outcomes = {name: cast(pd.Series, by_outcome.loc[name]) for name in listed}
-    workloads = tuple(
-        WorkloadStats(
-            workload=name,
-            counts=_counts(
-                outcomes[name],
-                scenario.shed_counts_as_error,
-                after.get(name, NO_FOLLOW_UPS),
-                stopped,
-            ),
-            latency=latency.get(name, NO_SAMPLES),
-            latency_due=latency_due.get(name, NO_SAMPLES),
-            ttft=ttft.get(name, NO_SAMPLES),
-            step_overhead=overhead.get(name, NO_SAMPLES),
-            timeable=int(outcomes[name].sum()) - int(cancelled.get(name, 0) or 0),
+    shed_is_error = scenario.shed_counts_as_error
+    workloads = []
+    totals: dict[str, int] = {}
+    afters = []
+    for name in names:
+        key = (number, name)
+        outcomes = table.outcomes.get(key, {})
+        for outcome, n in outcomes.items():
+            totals[outcome] = totals.get(outcome, 0) + n
+        after = _follow_up_counts(table.after.get(key, {}))
+        afters.append(after)
+        picks = {m: table.picks.get(m, {}).get(key) for m in MEASURES}
+        workloads.append(
+            WorkloadStats(
+                workload=name,
+                counts=_counts(outcomes, shed_is_error, after, stopped),
+                latency=percentiles_of(picks["latency"]),
+                latency_due=percentiles_of(picks["latency_due"]),
+                ttft=percentiles_of(picks["ttft"]),
+                step_overhead=percentiles_of(picks["step_overhead"]),
+                timeable=sum(outcomes.values()) - table.cancels.get(key, 0),
+            )
         )
-        for name in listed
-    )
     return SliceStats(
         window_s=window_s,
-        total=_counts(
-            by_outcome.sum(), scenario.shed_counts_as_error, _summed(after.values()), stopped
-        ),
-        workloads=workloads,
-        failures=_failures(samples[~success], lost_groups(samples)),
+        total=_counts(totals, shed_is_error, _summed(afters), stopped),
+        workloads=tuple(workloads),
+        failures=_failures(table.failures.get(number, []), table.lost.get(number, [])),
     )
 
 
-def timed_successes(samples: pd.DataFrame) -> pd.Series:
-    """Samples whose latency counts: ``ok == 1``, except a stream must have finished its turn.
-
-    A cancelled turn is short by design, so a stream's whole-turn latency is over
-    ``outcome == ok`` only; its time to first token is over every ``ok == 1``.
-    """
-    stream = samples["workload"] == STREAM_WORKLOAD
-    return (samples["ok"] == 1) & (~stream | (samples["outcome"] == "ok"))
+def _follow_up_counts(states: dict[str, int]) -> FollowUpCounts:
+    if not states:
+        return NO_FOLLOW_UPS
+    fields = {FIELDS[state]: n for state, n in states.items() if n}
+    return FollowUpCounts(sum(fields.values()), **fields)
 
 
-def planned_cancels(samples: pd.DataFrame, cancel_share: float) -> pd.Series:
-    """Chat turns the plan stops after their first token (engine/mix.py ``Mix.cancels``,
-    the same float operations on the same index): never timed as whole turns."""
-    index = samples["index"].to_numpy(dtype="float64")
-    planned = np.remainder(index * CANCEL_STEP, 1.0) < cancel_share
-    return pd.Series(planned, index=samples.index) & (samples["workload"] == STREAM_WORKLOAD)
+def _phase_slicings(run: Run) -> tuple[Slicing, list[Slicing], Slicing]:
+    """The phases by offer, by completion (windows that overlap go in slicings of their own,
+    since a slicing's slices are disjoint), and the whole run."""
+    offer = Slicing("pi", {i: p.duration_s for i, p in enumerate(run.phases)})
+    families: list[list[int]] = []
+    for i, p in enumerate(run.phases):
+        home = next((f for f in families if not any(_overlap(p, run.phases[k]) for k in f)), None)
+        if home is None:
+            families.append([i])
+        else:
+            home.append(i)
+    done = [
+        Slicing(
+            "CASE "
+            + " ".join(
+                f"WHEN finished_s >= {double(run.phases[i].start_s)} "
+                f"AND finished_s < {double(run.phases[i].end_s)} THEN {i}"
+                for i in family
+            )
+            + " END",
+            {i: run.phases[i].duration_s for i in family},
+        )
+        for family in families
+    ]
+    return offer, done, Slicing("0", {0: run.end_s})
 
 
-# Outcome in samples.csv -> field of Counts.
+def _overlap(a: PhaseRecord, b: PhaseRecord) -> bool:
+    return a.start_s < b.end_s and b.start_s < a.end_s
+
+
+def run_stats(run: Run) -> RunStats:
+    """Statistics for every phase and the whole run of a loaded run directory, with a row
+    for each workload the run offers (``Run.workloads``)."""
+    names = run.workloads
+    stopped = run.stopped_by_operator
+    offer, done, whole = _phase_slicings(run)
+    results = sliced(run, [offer, *done, whole], names, stopped)
+    by_offer, by_done, whole_stats = results[0], results[1:-1], results[-1]
+    completed = {n: stats for part in by_done for n, stats in part.items()}
+    lateness = _lateness(run, offer, whole, stopped)
+    phases = tuple(
+        PhaseStats(
+            window=window,
+            recorded=lateness[0].get(i, NO_LATENESS).recorded,
+            by_offer=by_offer[i],
+            by_completion=completed[i],
+            lateness=lateness[0].get(i, NO_LATENESS),
+        )
+        for i, window in enumerate(run.phases)
+    )
+    return RunStats(phases=phases, whole=whole_stats[0], lateness=lateness[1].get(0, NO_LATENESS))
+
+
+def _lateness(
+    run: Run, offer: Slicing, whole: Slicing, stopped: bool
+) -> tuple[dict[int, LatenessStats], dict[int, LatenessStats]]:
+    """Late count and the distribution of send lateness over the arrivals that were sent, by
+    phase offered and over the whole run; never-sent arrivals count as late. An arrival an
+    operator's Stop cut off before it was sent was never due to be sent: not late."""
+    late = "late"
+    if stopped:
+        late = "late AND NOT (outcome = 'abandoned' AND sent_s IS NULL)"
+    rows = run.samples.rows(
+        "SELECT j, label, count(*), count(*) FILTER (WHERE is_late), "
+        "count(*) FILTER (WHERE sent_s IS NULL) "
+        f"FROM ({_union([offer, whole], f'{late} AS is_late, sent_s')}) GROUP BY ALL"
+    )
+    picked = pick(run.samples, "lateness_ms", "TRUE", [offer.label, whole.label])
+    out: tuple[dict[int, LatenessStats], dict[int, LatenessStats]] = ({}, {})
+    for j, label, recorded, late_n, never in rows:
+        out[j][int(label)] = LatenessStats(
+            recorded=int(recorded),
+            late=int(late_n),
+            never_sent=int(never),
+            lateness_ms=percentiles_of(picked[j].get(int(label))),
+        )
+    return out
+
+
+# Outcome in the samples -> field of Counts.
 _OUTCOME_FIELDS = {
     "ok": "ok",
     "failed": "failed",
@@ -363,9 +450,9 @@ _OUTCOME_FIELDS = {
 
 
 def _counts(
-    by_outcome: pd.Series, shed_is_error: bool, after: FollowUpCounts, stopped: bool
+    by_outcome: dict[str, int], shed_is_error: bool, after: FollowUpCounts, stopped: bool
 ) -> Counts:
-    fields = {_OUTCOME_FIELDS[o]: int(by_outcome[o]) for o in _OUTCOME_FIELDS}
+    fields = {field: by_outcome.get(o, 0) for o, field in _OUTCOME_FIELDS.items()}
     cut = fields["abandoned"] if stopped else 0
     counts = Counts(calls=sum(fields.values()), after=after, stop_cut=cut, **fields)
     return replace(counts, errors=counts.failures + (counts.shed if shed_is_error else 0))
@@ -378,12 +465,18 @@ def _summed(parts) -> FollowUpCounts:
     return FollowUpCounts(**{n: sum(getattr(p, n) for p in parts) for n in names})
 
 
-def _failures(failed: pd.DataFrame, lost: pd.Series) -> tuple[FailureGroup, ...]:
+# Follow-up states in the order pandas grouped them (the follow-up column's categories).
+_STATE_ORDER = {state: i for i, state in enumerate(FIELDS)}
+
+
+def _failures(
+    failed: list[tuple[str, str, str, int]], lost: list[tuple[str, str, str, int]]
+) -> tuple[FailureGroup, ...]:
     """Failures grouped by workload, outcome and detail text, most frequent first; work lost
-    after a 202 is grouped the same way, its follow-up state standing as the outcome."""
-    groups = failed.groupby(["workload", "outcome", "detail"], observed=True).size()
-    if len(lost):
-        groups = pd.concat([groups, lost])
-    groups = groups[groups > 0].sort_values(ascending=False, kind="stable")
-    keyed = ((cast(tuple[str, str, str], key), n) for key, n in groups.items())
-    return tuple(FailureGroup(str(w), str(o), str(d), int(n)) for (w, o, d), n in keyed)
+    after a 202 is grouped the same way, its follow-up state standing as the outcome. Ties
+    keep the order of the words (failures first, then lost work), as they always read."""
+    groups = sorted(failed, key=lambda g: (g[0], g[1], g[2]))
+    groups += sorted(lost, key=lambda g: (g[0], _STATE_ORDER[g[1]], g[2]))
+    groups = [g for g in groups if g[3] > 0]
+    groups.sort(key=lambda g: -g[3])
+    return tuple(FailureGroup(str(w), str(o), str(d), int(n)) for w, o, d, n in groups)

@@ -44,7 +44,7 @@ from reports import render
 from reports.charts import PANEL_HEIGHT_IN, SVG_STYLE, WIDTH_IN, Chart, svg
 from reports.document import Block, Bullets, Document, Figure, Paragraph, Section, Table
 from reports.rundir import Run, RunDirError, load_run
-from reports.stats import percentiles_by, run_stats, timed_successes
+from reports.stats import SliceStats, run_stats
 from reports.verdict import FAIL, FAILING, PASS, ThresholdResult, judge_thresholds
 
 # The statuses that judge a step: held, or failing as the verdict counts it (over the
@@ -125,13 +125,11 @@ def build(run: Run) -> Sweep:
     results = judge_thresholds(run, stats)
     loads = step_loads(run)
     knobs = stub_knobs(run)
-    samples = run.samples
     steps = []
     for phase in stats.phases:
         if phase.name == REST:
             continue
         done, offered = phase.by_completion, phase.by_offer
-        mine = samples[samples["phase"] == phase.name]
         step = Step(
             name=phase.name,
             load=loads.get(phase.name, phase.window.rate),
@@ -142,7 +140,7 @@ def build(run: Run) -> Sweep:
             error_rate=offered.total.error_rate,
             shed_rate=offered.total.shed / offered.total.calls if offered.total.calls else None,
         )
-        step.latency = _latency(mine)
+        step.latency = _latency(offered)
         step.overhead = _overhead(step.latency, knobs)
         judged = [r for r in results if r.phase == phase.name and r.status in JUDGED]
         step.failed = _broken(judged, phase.name)
@@ -175,9 +173,9 @@ def broken_thresholds(run_dir: str | Path, step: str) -> tuple[int, list[str]]:
 
     Judged on requests offered in the step, as the final report judges them.
     """
-    run = load_run(run_dir)
-    stats = run_stats(run)
-    results = judge_thresholds(run, stats)
+    with load_run(run_dir) as run:
+        stats = run_stats(run)
+        results = judge_thresholds(run, stats)
     phase = stats.phase(step)
     recorded = phase.recorded if phase else 0
     return recorded, _broken(results, step)
@@ -196,15 +194,16 @@ def _broken(results: Iterable[ThresholdResult], step: str) -> list[str]:
     ]
 
 
-def _latency(samples: pd.DataFrame) -> dict[str, dict]:
-    """Per workload: nearest-rank p50/p95 over successes, TTFT p50/p95, and their counts."""
-    timed = samples[timed_successes(samples)]
-    latency = percentiles_by(timed, "workload", "latency_ms")
-    ttft = percentiles_by(samples[samples["ok"] == 1], "workload", "ttft_ms")
+def _latency(offered: SliceStats) -> dict[str, dict]:
+    """Per workload with a timed success or a first token in the step: nearest-rank p50/p95
+    over successes, TTFT p50/p95, and their counts."""
     out = {}
-    for name in sorted(set(latency) | set(ttft)):
-        lat, first = latency.get(name), ttft.get(name)
-        out[name] = {
+    for stats in sorted(offered.workloads, key=lambda w: w.workload):
+        if not (stats.latency.count or stats.ttft.count):
+            continue
+        lat = stats.latency if stats.latency.count else None
+        first = stats.ttft if stats.ttft.count else None
+        out[stats.workload] = {
             "n": lat.count if lat else 0,
             "p50_ms": lat.p50 if lat else None,
             "p95_ms": lat.p95 if lat else None,
@@ -636,15 +635,16 @@ def main(argv: list[str] | None = None, prog: str = "python -m reports.sweep") -
     except RunDirError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
-    phases = [p.name for p in run.phases]
-    if not is_sweep(phases):
-        print(
-            f"{prog}: {args.run_dir} is not a sweep (its phases are {', '.join(phases)}); "
-            "a sweep's steps come from loadkit run --sweep-users or --sweep-rates",
-            file=sys.stderr,
-        )
-        return 2
-    sweep = build(run)
+    with run:
+        phases = [p.name for p in run.phases]
+        if not is_sweep(phases):
+            print(
+                f"{prog}: {args.run_dir} is not a sweep (its phases are {', '.join(phases)}); "
+                "a sweep's steps come from loadkit run --sweep-users or --sweep-rates",
+                file=sys.stderr,
+            )
+            return 2
+        sweep = build(run)
     write(sweep, Path(args.run_dir))
     print(f"{sweep.mode}: knee {sweep.knee_text}; {sweep.plateau_text}")
     print(f"memory: {sweep.memory['text']}")

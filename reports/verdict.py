@@ -29,17 +29,17 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
 from engine.followups import LOST, NOT_VERIFIABLE
 from engine.trust import INSECURE_WARNING
 from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE, Threshold
 from reports import formatting as fmt
+from reports.dataset import Samples, quoted
 from reports.followups import AFTER
 from reports.loop import STEP_OVERHEAD_MS
 from reports.rundir import Run
-from reports.stats import Counts, PhaseStats, RunStats, WorkloadStats, timed_successes
+from reports.stats import Counts, PhaseStats, RunStats, WorkloadStats
 from reports.system import SystemStats
 
 PASS = "pass"
@@ -154,6 +154,9 @@ class Recovery:
     status: str
     required: bool = True
 
+
+# How a warning about files a killed writer cut off begins (the console prints it too).
+DAMAGED = "files cut off, read up to the cut: "
 
 RECOVERED = "recovered"
 NOT_RECOVERED = "not recovered"
@@ -342,7 +345,9 @@ def warnings(run: Run, system: SystemStats) -> tuple[str, ...]:
     )
     # False only where the run was told --insecure (older runs did not record it).
     unverified = (INSECURE_WARNING,) if run.record.tls_verified is False else ()
-    return unverified + busy
+    # What a killed writer (or a full disk) cut off: the report reads what was written before.
+    damaged = (f"{DAMAGED}{run.damage}",) if run.damage else ()
+    return damaged + unverified + busy
 
 
 def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:
@@ -356,9 +361,10 @@ def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:
     """
     left_out = skipped(run)
     judged = set(run.workloads) - set(left_out)
-    samples = run.samples
     results = [
-        _judge_in_phase(t, name, stats.phase(name), samples[samples["phase"] == name])
+        _judge_in_phase(
+            t, name, stats.phase(name), Within(run.samples, f"phase = {quoted([name])}")
+        )
         for t in run.scenario.thresholds
         if t.workload in judged
         for name in t.phases
@@ -383,15 +389,24 @@ def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:
     return tuple(results)
 
 
+@dataclass(frozen=True)
+class Within:
+    """The samples a check's statistics were computed from: the run's, where ``where`` (SQL)
+    holds."""
+
+    samples: Samples
+    where: str = "TRUE"
+
+
 def _judge_in_phase(
-    threshold: Threshold, name: str, phase: PhaseStats | None, samples: pd.DataFrame
+    threshold: Threshold, name: str, phase: PhaseStats | None, samples: Within
 ) -> ThresholdResult:
     workload = phase.by_offer.workload(threshold.workload) if phase else None
     return judge_threshold(threshold, workload, name, samples)
 
 
 def judge_threshold(
-    threshold: Threshold, stats: WorkloadStats | None, where: str, samples: pd.DataFrame
+    threshold: Threshold, stats: WorkloadStats | None, where: str, samples: Within
 ) -> ThresholdResult:
     """One threshold against one workload's statistics over ``samples``, the slice they were
     computed from (stats None: nothing was offered)."""
@@ -455,7 +470,7 @@ def _judge_rate(threshold: Threshold, counts: Counts, where: str) -> ThresholdRe
 
 
 def _judge_latency(
-    threshold: Threshold, stats: WorkloadStats | None, where: str, samples: pd.DataFrame
+    threshold: Threshold, stats: WorkloadStats | None, where: str, samples: Within
 ) -> ThresholdResult:
     """A latency percentile over the timed successes. Over fewer than the minimum it fails
     only if it would with every missing observation at 0 ms; otherwise it is inconclusive
@@ -492,17 +507,21 @@ def _judge_latency(
 _PERCENT = {"p50": 50, "p95": 95, "p99": 99, "max": 100}
 
 
-def _observed(samples: pd.DataFrame, workload: str, measure: str) -> np.ndarray:
+def _observed(samples: Within, workload: str, measure: str) -> np.ndarray:
     """The latencies a latency threshold is taken over: first tokens of ok == 1, the
-    platform's time per step of turns on plan, or timed successes' whole latency."""
-    mine = samples[samples["workload"] == workload]
+    platform's time per step of turns on plan, or timed successes' whole latency. Read only
+    when fewer than the check's minimum were observed, so they are few."""
     if measure == "ttft_ms":
-        values = mine.loc[mine["ok"] == 1, "ttft_ms"]
+        value, which = "ttft_ms", "ok = 1"
     elif measure == STEP_OVERHEAD_MS:
-        values = mine[STEP_OVERHEAD_MS]
+        value, which = STEP_OVERHEAD_MS, "TRUE"
     else:
-        values = mine.loc[timed_successes(mine), "latency_ms"]
-    return values.dropna().to_numpy(dtype="float64")
+        value, which = "latency_ms", "timed"
+    return samples.samples.arrays(
+        f"SELECT {value} AS v FROM samples WHERE ({samples.where}) AND workload = ? "
+        f"AND {which} AND {value} IS NOT NULL",
+        [workload],
+    )["v"].astype("float64")
 
 
 def _padded_percentile(values: np.ndarray, percent: int, total: int) -> float | None:
@@ -561,8 +580,6 @@ def recovery(
         if t.phase == BASELINE_PHASE and t.status != PASS:
             unpassed.setdefault(t.workload, []).append(f"{fmt.metric_name(t.metric)} {t.status}")
     need = run.scenario.judging.min_counts.recovery
-    samples = run.samples[run.samples["phase"] == RECOVERY_PHASE]
-    sustain = run.samples[run.samples["phase"] == BASELINE_PHASE]
     left_out = skipped(run)
     checks = []
     for before, after in zip(baseline.by_offer.workloads, recover.by_offer.workloads, strict=True):
@@ -579,35 +596,63 @@ def recovery(
             why = f"{BASELINE_PHASE} did not pass: " + ", ".join(unpassed[name])
             checks.append(RecoveryCheck(name, before, after, NOT_JUDGED, why=why))
         else:
-            checks.append(
-                _recovery_check(
-                    run,
-                    (before, after),
-                    samples[samples["workload"] == name],
-                    sustain[sustain["workload"] == name],
-                    recover.window.start_s,
-                )
-            )
+            checks.append(_recovery_check(run, (before, after), recover.window.start_s))
     return Recovery(tuple(checks), _overall(checks), run.scenario.judging.recovery_required)
 
 
+@dataclass(frozen=True)
+class RecoverArrivals:
+    """One workload's arrivals offered in recover, in order of due time (then of the file),
+    as recovery reads them: due, a known error (a failure, lost work), accepted work nobody
+    could verify, and the latency of each timed success (NaN otherwise)."""
+
+    due: np.ndarray
+    errors: np.ndarray
+    unverified: np.ndarray
+    latency: np.ndarray
+
+    @classmethod
+    def read(cls, samples: Samples, workload: str, shed_is_error: bool) -> RecoverArrivals:
+        outcomes = ERROR_OUTCOMES | ({"shed"} if shed_is_error else set())
+        got = samples.arrays(
+            f"SELECT due_s, outcome IN ({quoted(sorted(outcomes))}) OR {AFTER} IN "
+            f"({quoted(LOST)}) AS errors, {AFTER} = '{NOT_VERIFIABLE}' AS unverified, "
+            "CASE WHEN timed THEN latency_ms END AS latency FROM samples "
+            "WHERE phase = ? AND workload = ? ORDER BY due_s, seq",
+            [RECOVERY_PHASE, workload],
+        )
+        return cls(
+            got["due_s"].astype("float64"),
+            got["errors"].astype(bool),
+            got["unverified"].astype(bool),
+            got["latency"].astype("float64"),
+        )
+
+
+def baseline_latencies(samples: Samples, workload: str) -> np.ndarray:
+    """The timed successes' latencies of ``workload`` in the baseline phase, sorted."""
+    return samples.arrays(
+        "SELECT latency_ms FROM samples WHERE phase = ? AND workload = ? AND timed "
+        "AND latency_ms IS NOT NULL ORDER BY latency_ms",
+        [BASELINE_PHASE, workload],
+    )["latency_ms"].astype("float64")
+
+
 def _recovery_check(
-    run: Run,
-    stats: tuple[WorkloadStats, WorkloadStats],
-    samples: pd.DataFrame,
-    sustain: pd.DataFrame,
-    start_s: float,
+    run: Run, stats: tuple[WorkloadStats, WorkloadStats], start_s: float
 ) -> RecoveryCheck:
     """Recovered if inside the band with its unverifiable accepted work counted as lost; not
     recovered if outside even with that work counted as done; else not measured."""
     before, after = stats
     name, shed = before.workload, run.scenario.shed_counts_as_error
     rate = before.counts.error_rate or 0.0
-    seconds, window = time_to_recover(samples, sustain, rate, start_s, shed, unverified_lost=True)
+    arrivals = RecoverArrivals.read(run.samples, name, shed)
+    sustain = baseline_latencies(run.samples, name)
+    seconds, window = time_to_recover(arrivals, sustain, rate, start_s, unverified_lost=True)
     if seconds is not None:
         return RecoveryCheck(name, before, after, RECOVERED, seconds, window)
     unverified = after.counts.after.unverified
-    if unverified and time_to_recover(samples, sustain, rate, start_s, shed)[0] is not None:
+    if unverified and time_to_recover(arrivals, sustain, rate, start_s)[0] is not None:
         why = (
             f"back in the band only if its {unverified:,} not verifiable accepted arrivals in "
             f"{RECOVERY_PHASE} were processed"
@@ -643,8 +688,9 @@ def _error_limit(window: int, rate: float) -> int:
     return max(by_points, by_chance)
 
 
-def _p95_limit(baseline_ms: np.ndarray) -> float:
-    """The highest in-band p95 of a window of RECOVERY_WINDOW timed successes.
+def _p95_limit(ordered: np.ndarray) -> float:
+    """The highest in-band p95 of a window of RECOVERY_WINDOW timed successes, from the
+    baseline's latencies in order.
 
     The larger of RECOVER_P95_RATIO x sustain's p95, sustain's p95 +
     RECOVER_P95_SLACK_MS, and the sustain latency that a window of sustain's own
@@ -652,7 +698,6 @@ def _p95_limit(baseline_ms: np.ndarray) -> float:
     requests is their 19th: one in four such windows of a steady platform lies
     above the platform's own p95).
     """
-    ordered = np.sort(baseline_ms)
     n = len(ordered)
     p95 = ordered[(95 * n + 99) // 100 - 1]
     rank = (95 * RECOVERY_WINDOW + 99) // 100
@@ -668,11 +713,10 @@ def _p95_limit(baseline_ms: np.ndarray) -> float:
 
 
 def time_to_recover(
-    samples: pd.DataFrame,
-    baseline: pd.DataFrame,
+    arrivals: RecoverArrivals,
+    baseline_ms: np.ndarray,
     baseline_rate: float,
     start_s: float,
-    shed_is_error: bool,
     unverified_lost: bool = False,
 ) -> tuple[float | None, int]:
     """Seconds from ``start_s`` to the first arrival from which the workload is back in the
@@ -689,18 +733,14 @@ def time_to_recover(
     back. A p95 is nearest-rank over timed successes and compared only over
     RECOVERY_WINDOW of them or more, when the baseline had some.
     """
-    samples = samples.sort_values("due_s", kind="stable")
-    window = min(RECOVERY_WINDOW, len(samples))
-    errors = samples["outcome"].isin(ERROR_OUTCOMES | ({"shed"} if shed_is_error else set()))
-    if AFTER in samples.columns:
-        errors = errors | samples[AFTER].isin((*LOST, NOT_VERIFIABLE) if unverified_lost else LOST)
-    error_counts = sliding_window_view(errors.to_numpy(dtype="int64"), window).sum(axis=1)
+    window = min(RECOVERY_WINDOW, len(arrivals.due))
+    errors = arrivals.errors | (arrivals.unverified if unverified_lost else False)
+    error_counts = sliding_window_view(errors.astype("int64"), window).sum(axis=1)
     errors_in_band = error_counts <= _error_limit(window, baseline_rate)
     # Back from an arrival on: every window from there holds its errors inside the band
     # (and, below, its own window its p95).
     back = np.flip(np.logical_and.accumulate(np.flip(errors_in_band)))
-    baseline_ms = baseline.loc[timed_successes(baseline), "latency_ms"].to_numpy(dtype="float64")
-    latency = samples["latency_ms"].where(timed_successes(samples)).to_numpy(dtype="float64")
+    latency = arrivals.latency
     limit = _p95_limit(baseline_ms) if len(baseline_ms) else np.inf
     if len(baseline_ms):
         # Below RECOVERY_WINDOW successes a nearest-rank p95 is the window's maximum:
@@ -718,14 +758,23 @@ def time_to_recover(
     if len(qualifies) == 0:
         return None, window
     k = int(qualifies[0])
-    due = samples["due_s"].to_numpy(dtype="float64")
-    return (0.0 if k == 0 else max(0.0, float(due[k]) - start_s)), window
+    return (0.0 if k == 0 else max(0.0, float(arrivals.due[k]) - start_s)), window
+
+
+# Windows sorted at a time: each is RECOVERY_WINDOW values, so a block is a few MB.
+WINDOW_BLOCK = 50_000
 
 
 def _window_p95(windows: np.ndarray) -> np.ndarray:
-    """Nearest-rank p95 of each row over its non-NaN values; NaN for a row with none."""
-    ordered = np.sort(windows, axis=1)
-    counts = (~np.isnan(windows)).sum(axis=1)
-    rank = np.maximum((95 * counts + 99) // 100 - 1, 0)
-    values = ordered[np.arange(len(ordered)), rank]
-    return np.where(counts > 0, values, np.nan)
+    """Nearest-rank p95 of each row over its non-NaN values; NaN for a row with none (sorted a
+    block of rows at a time: a sorted copy of every window of a long phase is twenty times
+    the phase)."""
+    out = np.empty(len(windows))
+    for start in range(0, len(windows), WINDOW_BLOCK):
+        block = windows[start : start + WINDOW_BLOCK]
+        ordered = np.sort(block, axis=1)
+        counts = (~np.isnan(block)).sum(axis=1)
+        rank = np.maximum((95 * counts + 99) // 100 - 1, 0)
+        values = ordered[np.arange(len(ordered)), rank]
+        out[start : start + WINDOW_BLOCK] = np.where(counts > 0, values, np.nan)
+    return out

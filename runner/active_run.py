@@ -19,6 +19,7 @@ import gevent.event
 from locust.runners import MasterRunner
 
 from engine.clock import RunClock
+from engine.dataset import PROBES
 from engine.run_record import LostProcess, PlatformRecord, StartRecord
 from engine.schedule import Plan
 from inputs.scenario import Scenario
@@ -107,7 +108,9 @@ class ActiveRun:
             clock=RunClock(start_epoch),
             started_at=iso(start_epoch),
             lead=lead,
-            probes=start_probes(settings.probes, files.dir / "probes.csv", start_epoch),
+            probes=start_probes(
+                settings.probes, files.dir / PROBES.name, settled.run_id, start_epoch
+            ),
             progress=ProgressLine(live=headless and sys.stderr.isatty()),
             platform_log_from=settled.platform_log_from,
             metrics=metrics,
@@ -129,7 +132,7 @@ class ActiveRun:
 
     def take(self, batch: dict) -> None:
         """Append a batch of samples to disk (and to the live metrics), the generator's readings
-        to probes.csv, and the work the platform accepted to what is followed up."""
+        to the probes table, and the work the platform accepted to what is followed up."""
         phases = self.phases
         self.files.append_samples(batch["slot"], batch["samples"], phases)
         self.late += _late(batch["samples"], self.scenario.lateness.late_after_ms)

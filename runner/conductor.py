@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import gevent
+import gevent.event
 from locust.runners import STATE_MISSING, WORKER_REPORT_INTERVAL, MasterRunner
 
 from engine.samples import INTERRUPTED, OPERATOR_STOP
@@ -70,6 +71,10 @@ class Conductor:
         self._early_change: PlanChange | None = None
         self._signal: str | None = None
         self._stop_pressed = False
+        # Set while a run is being wrapped up: a second close (a second SIGTERM's shutdown, which
+        # exits the process once it returns) waits for the first to have recorded the run.
+        self._closed = gevent.event.Event()
+        self._closed.set()
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -257,9 +262,20 @@ class Conductor:
         self._refused = False
         run = self._run
         if run is None:
+            self._closed.wait()
             return
         self.interrupt()
+        if self._run is None:  # another close took the run while this one waited
+            self._closed.wait()
+            return
         self._run = None
+        self._closed.clear()
+        try:
+            self._close(run)
+        finally:
+            self._closed.set()
+
+    def _close(self, run: ActiveRun) -> None:
         record = wrap_up(run, self.environment)
         if self._metrics is not None:
             self._metrics.end(run.run_id, record.phases)

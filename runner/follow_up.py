@@ -1,5 +1,5 @@
 """After the drain, what became of the work the platform accepted for later: asked of the
-platform within the follow-up grace and written to followups.csv beside the samples, so a
+platform within the follow-up grace and written to the followups table beside the samples, so a
 sample stays the platform's answer and the report can say whether accepted work was done.
 """
 
@@ -30,7 +30,7 @@ def follow_up(run: ActiveRun) -> None:
     accepted = [(int(k), str(w), str(ref)) for k, w, ref in run.accepted]
     if run.stopped != COMPLETED:
         why = "not followed: the run did not complete"
-        write_followups(run.files.dir, _unverifiable(accepted, why))
+        write_followups(run.files.dir, run.run_id, _unverifiable(accepted, why))
         return
     fixture = with_host(run.settings.fixture, run.settings.host)
     spoken = platform_of(fixture)
@@ -54,7 +54,7 @@ def follow_up(run: ActiveRun) -> None:
         # The report must still be written; what could not be followed says so.
         log.error("follow-up failed: %s: %s", type(exc).__name__, exc)
         followups = _unverifiable(accepted, f"follow-up failed: {type(exc).__name__}")
-    write_followups(run.files.dir, followups)
+    write_followups(run.files.dir, run.run_id, followups)
     run.followed_until = iso_ms(time.time())
     states = Counter(f.state for f in followups)
     log.info("follow-up: %s", ", ".join(f"{n} {s}" for s, n in sorted(states.items())))

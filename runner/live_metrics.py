@@ -1,8 +1,8 @@
 """The run as Prometheus metrics, served by the master while it runs and a scrape after.
 
 Teams watch dashboards, not run directories. The master already holds every sample
-as it arrives (it appends each batch to samples.csv), so it counts them right there:
-samples by workload, phase and outcome (their sum is samples.csv's row count), late
+as it arrives (it appends each batch to the run's samples), so it counts them right there:
+samples by workload, phase and outcome (their sum is the samples' row count), late
 dispatches (as the report counts them), what the processes offered, what is in
 flight, and a latency histogram over successes (the report's latency). Workers do
 nothing more per request.
@@ -79,7 +79,7 @@ LATENCY_GRID_MS = (
     60_000,
     90_000,
 )
-# Send lateness within this many ms of late_after_ms is decided from samples.csv's
+# Send lateness within this many ms of late_after_ms is decided from the samples' stored
 # microseconds, as the report decides it; further away float noise cannot change the answer.
 LATE_EXACT_WITHIN_MS = 0.002
 # Threshold metrics that are latency over successes, in ms (TTFT is not this histogram's).
@@ -157,7 +157,7 @@ class RunMetrics:
             if sent_s is None or _late(sent_s, due_s, late_after_ms):
                 late[key] += 1
             if outcome == OK or (outcome in SUCCESSFUL and workload != CHAT):
-                # samples.csv's latency_ms, to the microsecond, so a sample at a limit is
+                # The stored latency_ms, to the microsecond, so a sample at a limit is
                 # in the limit's bucket exactly when the report counts it within.
                 latency_ms = round((finished_s - sent_s) * 1000, 3)
                 if key not in buckets:
@@ -190,7 +190,7 @@ class RunMetrics:
         """The metric families as of now, every run's (prometheus_client calls this)."""
         samples = CounterMetricFamily(
             "loadkit_samples",
-            "Samples recorded (one per offered arrival), as samples.csv holds them",
+            "Samples recorded (one per offered arrival), as the run's samples hold them",
             labels=("run_id", "workload", "phase", "outcome"),
         )
         offered = CounterMetricFamily(
@@ -246,8 +246,8 @@ class RunMetrics:
 
 
 def _late(sent: float, due: float, late_after_ms: float) -> bool:
-    """Whether a sent arrival was late, as the report says (reports.stats.late_mask): near
-    the limit from sent and due as samples.csv writes them (microseconds), their difference
+    """Whether a sent arrival was late, as the report says (reports/dataset.py's ``late``): near
+    the limit from sent and due as the samples store them (microseconds), their difference
     in ms rounded as pandas rounds it; elsewhere a subtraction decides the same, cheaper."""
     behind_ms = (sent - due) * 1000.0
     if abs(behind_ms - late_after_ms) > LATE_EXACT_WITHIN_MS:

@@ -5,15 +5,17 @@ for a process that never said), how it started and ended, and the processes it l
 
 from __future__ import annotations
 
-import csv
 import os
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
+import pyarrow as pa
+import pyarrow.compute as pc
 from msgspec import UNSET
 
+from engine.dataset import SAMPLES, read_table
 from engine.mix import Mix
 from engine.run_record import (
     NOT_ENDED,
@@ -26,7 +28,6 @@ from engine.run_record import (
     ProbesSummary,
     RunRecord,
 )
-from engine.samples import SAMPLES_FILE
 from engine.schedule import Plan
 from inputs.scenario import Scenario
 from reports.platform_log import read_stretch
@@ -111,17 +112,16 @@ def write_record(
 
 def lost_processes(run: ActiveRun) -> list[LostProcess]:
     """Each process that never drained, named, with the global arrival indexes it was due to
-    offer before the run ended and that samples.csv does not hold, as [first, last] ranges of
+    offer before the run ended and that the samples do not hold, as [first, last] ranges of
     its own indexes (slot, slot + W, ...)."""
     silent = run.silent()
     if not silent or run.end_s is None:
         return []
     returned: dict[int, set[int]] = {slot: set() for slot in silent}
-    with (run.files.dir / SAMPLES_FILE).open(newline="") as f:
-        for row in csv.DictReader(f):
-            slot = int(row["worker"])
-            if slot in returned:
-                returned[slot].add(int(row["index"]))
+    written = read_table(run.files.dir, SAMPLES, ("worker", "index"))
+    mine = written.filter(pc.is_in(written["worker"], pa.array(silent, pa.int32())))
+    for slot, index in zip(mine["worker"].to_pylist(), mine["index"].to_pylist(), strict=True):
+        returned[slot].add(index)
     names = {slot: client for client, slot in run.slots.items()}
     lost = []
     for slot in silent:

@@ -1,17 +1,21 @@
-"""The run directory on the master: samples appended as they arrive, run.json kept current.
+"""The run directory on the master: samples written as they arrive, run.json kept current.
 
 Every file is created new, never through a symlink someone left in the directory
 (engine/nofollow.py); ``check_new_run_dir`` refuses such a directory before preflight.
 
-A killed run must still leave something to read, so nothing waits for the end:
-each batch is appended to ``samples.csv`` and flushed when it arrives, and
-``run.json`` is rewritten (atomically) whenever what it says changes, starting
-with "did not end" until the run records how it ended.
+A killed run must still leave something to read, so nothing waits for the end: each
+batch is appended to the ``samples`` dataset's open part and flushed when it arrives
+(engine/dataset.py: closed Parquet parts, the open one an Arrow stream), and
+``run.json`` is rewritten (atomically) whenever what it says changes, starting with
+"did not end" until the run records how it ended. A disk that fills stops the samples
+where it filled, said once; the run goes on to its end and is invalid (recorded short of
+offered), and its report names the cut.
 """
 
 from __future__ import annotations
 
 import csv
+import logging
 import os
 import platform
 import socket
@@ -22,8 +26,11 @@ import psutil
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
 from engine import nofollow, run_record
+from engine.dataset import SAMPLES, PartWriter
 from engine.run_record import RUN_FILE, Machine, RunRecord
-from engine.samples import COLUMNS, SAMPLES_FILE, Sample, csv_row
+from engine.samples import Sample, columns
+
+log = logging.getLogger(__name__)
 
 # Locust's own tables, kept beside ours for its familiar views (never used for the verdict).
 LOCUST_TABLES = {
@@ -39,22 +46,33 @@ class RunFiles:
     def __init__(self, run_dir: Path, run_id: str):
         self.dir = run_dir
         self.run_id = run_id
-        self.recorded = 0
         run_dir.mkdir(parents=True, exist_ok=True)
-        self._file = nofollow.create(run_dir / SAMPLES_FILE)
-        self._csv = csv.writer(self._file)
-        self._csv.writerow(COLUMNS)
-        self._file.flush()
+        self._samples = PartWriter(run_dir / SAMPLES.name, SAMPLES, run_id)
+        # Why samples stopped being written (a full disk), once it happened.
+        self.failed: str | None = None
+
+    @property
+    def recorded(self) -> int:
+        """Samples written to the dataset."""
+        return self._samples.rows
 
     def append_samples(self, worker: int, rows: Iterable, phases: list[str]) -> int:
         """Append a batch of sample tuples from one process; returns how many were written."""
         samples = [Sample(*row) for row in rows]
-        run_id = self.run_id
-        # One writerows for the batch: a master writes every process's rows.
-        self._csv.writerows([csv_row(run_id, worker, phases[s.segment], s) for s in samples])
-        self._file.flush()
-        self.recorded += len(samples)
-        return len(samples)
+        if self.failed is not None or not samples:
+            return 0
+        try:
+            return self._samples.append(columns(worker, phases, samples))
+        except OSError as exc:
+            self.failed = f"{type(exc).__name__}: {exc}"
+            log.error(
+                "samples: cannot write in %s (%s); the %d written before are kept, no more are "
+                "recorded, and the run will be invalid",
+                self._samples.directory,
+                self.failed,
+                self.recorded,
+            )
+            return 0
 
     def write_run_json(self, record: RunRecord) -> None:
         """Replace run.json in one step, so a reader never sees half of it."""
@@ -68,8 +86,11 @@ class RunFiles:
                 getattr(tables, method)(csv.writer(out))
 
     def close(self) -> None:
-        """Close samples.csv; nothing is appended after."""
-        self._file.close()
+        """Close the samples: the open part becomes a closed one; nothing is appended after."""
+        try:
+            self._samples.close()
+        except OSError as exc:
+            log.error("samples: the last part was not closed (%s); readers take the open one", exc)
 
 
 def machine() -> Machine:

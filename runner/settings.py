@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from engine.agent_plan import plan_problem
 from engine.content_coding import ACCEPTABLE, DEFAULT_ACCEPT, accept_problem
+from engine.dataset import SAMPLES
 from engine.limits import process_connection_limit, two_socket_share
 from engine.samples import SAMPLES_FILE
 from engine.serve import CHAT
@@ -41,12 +42,17 @@ from workloads.platforms import PlatformError, names, platform_of
 RUNS_DIR = Path("runs")
 # What an input read on its own returns (settings_from's _read).
 T = TypeVar("T")
-# The files a run creates in its directory (samples.csv is checked on its own: a finished run).
+# The files a run creates in its directory (the samples are checked on their own: a finished
+# run), and those of runs written before the dataset (engine/dataset.py).
 RUN_FILE_NAMES = (
     "run.json",
     "run.json.partial",
+    "probes",
+    "followups.parquet",
+    "stub_calls.parquet",
     "probes.csv",
     "followups.csv",
+    "stub_calls.csv",
     "locust_stats.csv",
     "locust_failures.csv",
     "locust_exceptions.csv",
@@ -391,13 +397,13 @@ def check_new_run_dir(run_dir: Path) -> Path:
     line, not a sign-in and a traceback."""
     if run_dir.exists() and not run_dir.is_dir():
         raise SettingsError(f"--run-dir: {run_dir} is a file; pass a directory (new or empty)")
-    names = (SAMPLES_FILE, *RUN_FILE_NAMES)
+    names = (SAMPLES.name, SAMPLES_FILE, *RUN_FILE_NAMES)
     for link in (run_dir / name for name in names if (run_dir / name).is_symlink()):
         raise SettingsError(
             f"--run-dir: {link} is a symlink; a run creates its files new and never writes "
             "through a link: pass a new or empty directory"
         )
-    if (run_dir / SAMPLES_FILE).exists():
+    if (run_dir / SAMPLES.name).exists() or (run_dir / SAMPLES_FILE).exists():
         raise SettingsError(f"--run-dir: {run_dir} already holds a run; pass a new directory")
     for there in (run_dir / name for name in RUN_FILE_NAMES if (run_dir / name).exists()):
         raise SettingsError(f"--run-dir: {there} is already there; pass a new or empty directory")

@@ -13,7 +13,6 @@ saying why, only when that cannot install.
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import sys
@@ -22,11 +21,13 @@ from pathlib import Path
 
 import pytest
 
+from engine.dataset import STUB_CALLS
 from inputs.scenario import load_scenario
 from stack.a2a import A2A, start_stack
 from stack.demo import locust_command
 from stack.local import LOCUST, PlatformUnavailable, StackOptions, child_env, password
 from stack.processes import ROOT, free_port, running, stop
+from tests.support.generator_env import read_samples, read_table
 
 OFFERED = {"api_read", "chat_stream", "agent_run"}
 NOT_OFFERED = {"rag_query", "ingest", "trigger_fire"}
@@ -51,13 +52,11 @@ def stack(tmp_path_factory):
 
 
 def _samples(run_dir: Path) -> list[dict]:
-    with (run_dir / "samples.csv").open() as f:
-        return list(csv.DictReader(f))
+    return read_samples(run_dir)
 
 
 def _calls(run_dir: Path) -> list[dict]:
-    with (run_dir / "stub_calls.csv").open() as f:
-        return list(csv.DictReader(f))
+    return read_table(run_dir, STUB_CALLS)
 
 
 @pytest.fixture(scope="module")

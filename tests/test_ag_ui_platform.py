@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.dataset import STUB_CALLS
 from engine.dialect_kit import BAD_FRAME, STREAM_ENDED
 from engine.samples import CANCELLED, FAILED, OK
 from engine.seam import Attempt, Conversation
@@ -45,6 +46,7 @@ from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.processes import ROOT, Server, free_port, running
 from tests.support import hostile_ag_ui_server as hostile
 from tests.support.counting_server import CountingServer, started
+from tests.support.generator_env import read_samples, read_table
 from tests.support.transport import signed_dialect, signed_setup_of
 from workloads.ag_ui.stream import NO_TEXT
 
@@ -129,11 +131,6 @@ def langgraph_fixture(stack, langgraph, tmp_path_factory) -> Path:
     return fixture
 
 
-def _rows(path: Path) -> list[dict]:
-    with path.open() as f:
-        return list(csv.DictReader(f))
-
-
 def _stub_calls(stub_url: str, run_key: str, arrivals: int) -> dict[int, list[dict]]:
     """The stub's record of ``run_key``'s model calls by arrival, once every one of
     ``arrivals`` has one (a call is recorded when it ends, after its client may have left)."""
@@ -163,7 +160,7 @@ def test_the_seed_found_the_agent_and_the_key_it_wants(stack):
 def test_every_offered_arrival_is_one_sample_and_each_run_ends_as_ag_ui_says(run):
     record = json.loads((run / "run.json").read_text())
     summary = json.loads((run / "summary.json").read_text())
-    samples = _rows(run / "samples.csv")
+    samples = read_samples(run)
     counts = summary["counts"]
     assert record["stopped"] == "completed" and record["platform"]["name"] == "ag-ui"
     assert counts["offered"] == counts["recorded"] == record["offered"] == len(samples) > 0
@@ -201,9 +198,9 @@ def test_the_loop_runs_and_each_cancelled_turn_is_confirmed_at_the_stub(run):
     (``abandoned``), or, when the client left while Starlette was writing an event rather
     than while agno awaited the model, left it running to the end of the answer for nobody
     (``ok``, every token: workloads/ag_ui/WIRE.md). Both are seen here; nothing else is."""
-    samples = {int(s["index"]): s for s in _rows(run / "samples.csv")}
+    samples = {int(s["index"]): s for s in read_samples(run)}
     calls: dict[int, list[dict]] = {}
-    for call in _rows(run / "stub_calls.csv"):
+    for call in read_table(run, STUB_CALLS):
         calls.setdefault(int(call["arrival"]), []).append(call)
     runs = [k for k, s in samples.items() if s["workload"] == "agent_run"]
     assert runs and all(

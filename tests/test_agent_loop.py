@@ -10,7 +10,6 @@ tool calls with its answer, as AgenticOS does.
 
 from __future__ import annotations
 
-import csv
 import importlib
 import sqlite3
 import subprocess
@@ -18,12 +17,18 @@ from collections import defaultdict
 
 import pytest
 
-from engine.agent_plan import STUB_CALLS_FILE
 from engine.conversations import planned_depths
+from engine.dataset import STUB_CALLS
 from inputs.agent import Conversations
 from stack.local import PlatformUnavailable, StackOptions, child_env, headless_command
 from stack.processes import ROOT
-from tests.support.generator_env import read_samples, run_distributed, run_local, write_scenario
+from tests.support.generator_env import (
+    read_samples,
+    read_table,
+    run_distributed,
+    run_local,
+    write_scenario,
+)
 
 pytestmark = [pytest.mark.system, pytest.mark.slow, pytest.mark.timeout(2 * 600)]
 
@@ -48,9 +53,8 @@ RUN_TIMEOUT_S = 600
 def stub_calls(run_dir) -> dict[int, list[dict]]:
     """The stub's rows per arrival, in step order."""
     calls = defaultdict(list)
-    with (run_dir / STUB_CALLS_FILE).open() as rows:
-        for row in csv.DictReader(rows):
-            calls[int(row["arrival"])].append(row)
+    for row in read_table(run_dir, STUB_CALLS):
+        calls[int(row["arrival"])].append(row)
     return {k: sorted(v, key=lambda r: int(r["step"])) for k, v in calls.items()}
 
 

@@ -14,7 +14,6 @@ not verifiable and say why, while the deliveries are still followed to their run
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import subprocess
@@ -23,13 +22,19 @@ from collections import Counter
 
 import pytest
 
+from engine.dataset import FOLLOWUPS
 from inputs.fixture import PASSWORD_ENV, load_fixture
 from stack.agno import AGNO
 from stack.local import LOCUST, PlatformUnavailable, StackOptions
 from stack.platforms import local_stack
 from stack.processes import ROOT, free_port, running
 from tests.support.embed_fault_proxy import FAULTS_PATH
-from tests.support.generator_env import LOST_WORK_THRESHOLDS, read_samples, write_scenario
+from tests.support.generator_env import (
+    LOST_WORK_THRESHOLDS,
+    read_samples,
+    read_table,
+    write_scenario,
+)
 from tests.support.transport import signed_setup_of
 from workloads.agno.client import AgnoClient
 from workloads.agno.followup import follow_up
@@ -113,8 +118,7 @@ def test_agno_uploads_lost_after_202_are_found_after_the_run(tmp_path, monkeypat
             )
             with urllib.request.urlopen(proxy.url + FAULTS_PATH, timeout=10) as answer:
                 faulted = set(json.load(answer)["failed"])
-            with (run_dir / "followups.csv").open() as f:
-                followups = list(csv.DictReader(f))
+            followups = read_table(run_dir, FOLLOWUPS)
             with AgnoClient(stack.target.url, {"Authorization": f"Bearer {PASSWORD}"}) as client:
                 agno_says = {
                     f["ref"]: client.content_status(f["ref"])

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.dataset import SAMPLES
 from inputs.agent import MAX_TURNS
 from inputs.fixture import DEFAULT_EMAIL, load_fixture
 from inputs.scenario import WORKLOADS
@@ -47,6 +48,7 @@ from tests.support.generator_env import (
     run_distributed,
     run_local,
     write_scenario,
+    written,
 )
 from tests.support.reference import TARGET_HEALTH, stub_server
 from workloads.agenticos.client import AgenticOSClient
@@ -287,7 +289,7 @@ def test_users_mode_stopped_early_records_every_request_once(plat, mode_scenario
     )
     try:
         deadline = time.monotonic() + UI_WAIT_S
-        while time.monotonic() < deadline and len(_rows(run_dir)) < 50:
+        while time.monotonic() < deadline and written(run_dir) < 50:
             time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=UI_WAIT_S)
@@ -300,16 +302,11 @@ def test_users_mode_stopped_early_records_every_request_once(plat, mode_scenario
     assert max(float(s["finished_s"]) for s in samples) <= record["duration_s"] + 0.5
 
 
-def _rows(run_dir: Path) -> list[str]:
-    path = run_dir / "samples.csv"
-    return path.read_text().splitlines()[1:] if path.exists() else []
-
-
 def test_users_mode_and_a_rate_are_refused_together(plat, mode_scenario, tmp_path):
     result = run_local(plat, mode_scenario, tmp_path / "both", "-u", "2", "--rate", "3")
     assert result.returncode == 2
     assert "-u/--users and --rate: a run is in one mode" in result.stderr
-    assert not (tmp_path / "both" / "samples.csv").exists()
+    assert not (tmp_path / "both" / SAMPLES.name).exists()
 
 
 @pytest.mark.slow
@@ -334,7 +331,7 @@ def test_web_ui_users_field_runs_users_mode(plat, mode_scenario, tmp_path):
             time.sleep(0.5)
             stats = json.loads(urllib.request.urlopen(base + "/stats/requests", timeout=10).read())
         assert stats.get("user_count") == 5, stats
-        while time.monotonic() < deadline and len(_rows(run_dir)) < 3:
+        while time.monotonic() < deadline and written(run_dir) < 3:
             time.sleep(0.5)
         # The verdict tab counts users mode's requests (it has no schedule to count from).
         tab = ""

@@ -11,7 +11,6 @@ skipped with the reason where no engine answers.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -30,6 +29,7 @@ import yaml
 from engine.mix import Mix
 from inputs.scenario import load_scenario
 from stack.processes import ROOT, free_port, running, stop, wait_ready
+from tests.support.generator_env import read_samples
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
@@ -226,8 +226,7 @@ def test_master_and_two_workers_from_compose_account_for_every_arrival(tmp_path)
                 log.close()
     output = (tmp_path / "master.out").read_text(errors="replace")
     record = json.loads((run_dir / "run.json").read_text())
-    with (run_dir / "samples.csv").open() as f:
-        samples = list(csv.DictReader(f))
+    samples = read_samples(run_dir)
     scenario = load_scenario().scaled(float(SCALE))
     # Arrival j of a phase is due at start + j / rate, offered while that is before its end.
     expected = sum(math.ceil(p.duration_s * p.rate) for p in scenario.phases)
@@ -356,8 +355,7 @@ def test_readme_compose_demo_runs_verbatim_in_a_real_engine(tmp_path):
     (run_dir,) = run_dirs(tmp_path / "runs")
     summary = json.loads((run_dir / "summary.json").read_text())
     record = json.loads((run_dir / "run.json").read_text())
-    with (run_dir / "samples.csv").open() as f:
-        samples = list(csv.DictReader(f))
+    samples = read_samples(run_dir)
     assert (run_dir / "report.md").stat().st_size > 0
     assert (run_dir / "report.html").stat().st_size > 0
     assert record["workers"] == 2 and record["stopped"] == "completed", said

@@ -28,6 +28,7 @@ from tests.support.generator_env import (
     read_samples,
     run_local,
     write_scenario,
+    written,
 )
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
@@ -151,5 +152,4 @@ def test_the_cancelled_share_is_stopped_and_each_stop_is_confirmed(tmp_path):
 
 
 def _rows(run_dir) -> int:
-    path = run_dir / "samples.csv"
-    return path.read_text().count("\n") - 1 if path.exists() else 0
+    return written(run_dir)

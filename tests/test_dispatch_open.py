@@ -9,12 +9,14 @@ from collections import Counter
 
 import pytest
 
+from engine.dataset import PROBES
 from tests.support.generator_env import (
     expected_counts,
     lateness_ms,
     platform,
     read_run,
     read_samples,
+    read_table,
     run_local,
     write_scenario,
 )
@@ -56,9 +58,9 @@ def test_a_slow_model_grows_latency_but_not_the_schedule(plat, tmp_path):
     assert sorted(reads)[len(reads) // 2] < SLOW_FIRST_TOKEN_MS / 5
     # Many were in flight at once: the generator did not wait for answers.
     in_flight = [
-        float(line.split(",")[3])
-        for line in (run_dir / "probes.csv").read_text().splitlines()
-        if ",generator.0,in_flight," in line
+        float(r["value"])
+        for r in read_table(run_dir, PROBES)
+        if (r["probe"], r["metric"]) == ("generator.0", "in_flight")
     ]
     assert max(in_flight) >= 5
 

@@ -9,7 +9,6 @@ and fail the ingest threshold (limit 0) although every upload was answered 202.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import signal
@@ -19,11 +18,13 @@ from datetime import datetime
 
 import pytest
 
+from engine.dataset import FOLLOWUPS
 from engine.dialect_kit import words
 from inputs.fixture import load_fixture, webhook_secret
 from platforms.reference.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
-from reports.followups import AFTER, attach
+from reports.followups import AFTER
+from reports.rundir import load_run
 from stack.processes import free_port, running, stop
 from tests.support.generator_env import (
     LOST_WORK_THRESHOLDS,
@@ -32,6 +33,7 @@ from tests.support.generator_env import (
     clean_start_seed,
     platform,
     read_samples,
+    read_table,
     run_local,
     start_local,
     wait_for_rows,
@@ -76,8 +78,7 @@ def test_uploads_lost_after_202_are_counted_and_fail_the_ingest_threshold(tmp_pa
     samples = read_samples(run_dir)
     assert len(samples) == 24 and all(s["outcome"] == "ok" for s in samples), done.stderr[-2000:]
     assert {s["status"] for s in samples} == {"202"}
-    with (run_dir / "followups.csv").open() as f:
-        followups = list(csv.DictReader(f))
+    followups = read_table(run_dir, FOLLOWUPS)
     # One follow-up per accepted arrival, joined by index.
     assert sorted(int(f["index"]) for f in followups) == sorted(int(s["index"]) for s in samples)
     uploads = [f for f in followups if f["workload"] == "ingest"]
@@ -212,8 +213,7 @@ def test_an_interrupted_run_writes_its_accepted_work_not_verifiable(tmp_path):
             stop(proc)
     samples = read_samples(run_dir)
     accepted = {int(s["index"]) for s in samples if s["outcome"] == "ok"}
-    with (run_dir / "followups.csv").open() as f:
-        followups = list(csv.DictReader(f))
+    followups = read_table(run_dir, FOLLOWUPS)
     assert len(accepted) >= 8 and {int(f["index"]) for f in followups} == accepted
     assert {(f["state"], f["detail"]) for f in followups} == {
         ("not verifiable", "not followed: the run did not complete")
@@ -227,13 +227,11 @@ def test_an_interrupted_run_writes_its_accepted_work_not_verifiable(tmp_path):
 
 def test_accepted_work_without_a_follow_up_is_not_verifiable_never_a_pass(tmp_path):
     """A run directory whose 202s were never followed (an interrupted run, an old one)."""
-    import pandas as pd
-
-    samples = pd.DataFrame(
-        {"index": [0, 1, 2], "ok": [1, 1, 0], "status": [202, 200, 500], "workload": ["i"] * 3}
-    )
-    after = attach(tmp_path, samples)[AFTER].tolist()
-    assert after == ["not verifiable", "", ""]
+    run = golden_copy(tmp_path / "run")
+    index = _accepted_in_sustain(run)
+    with load_run(run) as loaded:
+        accepted = loaded.samples.rows(f"SELECT index, {AFTER} FROM samples WHERE {AFTER} <> ''")
+    assert accepted == [(index, "not verifiable")]
 
 
 def test_a_malformed_followups_file_is_refused_in_one_line(tmp_path, capsys):

@@ -9,18 +9,19 @@ judged, and the connection bound warns only when it really binds (issue 25).
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 import pytest
 import yaml
 
+from engine.dataset import FOLLOWUPS
 from engine.limits import FD_RESERVE
 from inputs.scenario import DEFAULT_PATH
 from tests.support.generator_env import (
     invalid_reasons,
     read_run,
+    read_table,
     run_local,
     write_scenario,
 )
@@ -107,8 +108,7 @@ def test_a_short_constant_rate_ends_inconclusive_with_the_run_time_that_reaches_
     assert statuses[("api_read", "error_rate")] == "pass"
     assert statuses[("ingest", "error_rate")] == "inconclusive"
     assert statuses[("trigger_fire", "error_rate")] == "inconclusive"
-    with (run_dir / "followups.csv").open() as f:
-        deliveries = [r for r in csv.DictReader(f) if r["workload"] == "trigger_fire"]
+    deliveries = [r for r in read_table(run_dir, FOLLOWUPS) if r["workload"] == "trigger_fire"]
     assert deliveries and {r["state"] for r in deliveries} == {"processed"}, deliveries
 
 

@@ -12,6 +12,8 @@ from collections import Counter
 
 import pytest
 
+from engine.dataset import PROBES
+from reports.export import csv_rows
 from tests.support.generator_env import (
     RUN_TIMEOUT_S,
     expected_counts,
@@ -23,6 +25,7 @@ from tests.support.generator_env import (
     run_local,
     start_distributed,
     write_scenario,
+    written,
 )
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
@@ -161,7 +164,7 @@ def test_local_run_fills_run_json_and_the_side_files(local_run):
         assert f",{name}," in stats
     # Locust counts one request per offered arrival: a first token is not a request of its own.
     assert "TTFT" not in stats
-    probes = (run_dir / "probes.csv").read_text().splitlines()
+    probes = [",".join(row) for row in csv_rows(run_dir, PROBES)]
     assert probes[0] == "t_s,probe,metric,value"
     generator = [line for line in probes if ",generator.0," in line]
     assert {line.split(",")[2] for line in generator} == {
@@ -238,7 +241,7 @@ def test_a_worker_killed_mid_run_is_named_with_the_arrivals_it_took(plat, tmp_pa
     run_dir = tmp_path / "run"
     with start_distributed(plat, scenario, run_dir, 2) as run:
         deadline = time.monotonic() + RUN_TIMEOUT_S
-        while not (run_dir / "samples.csv").exists() or len(read_samples(run_dir)) < 10:
+        while written(run_dir) < 10:
             assert time.monotonic() < deadline and run.master.poll() is None
             time.sleep(0.1)
         run.workers[1].kill()

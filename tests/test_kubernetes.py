@@ -27,6 +27,7 @@ import yaml
 from kubernetes_validate.utils import ValidationError, all_versions, validate
 
 from stack.processes import ROOT, free_port, running, stop
+from tests.support.generator_env import written
 from tests.support.reference import target_server
 
 DEPLOY = ROOT / "deploy" / "kubernetes"
@@ -275,7 +276,7 @@ def test_the_manifests_commands_run_a_distributed_run_that_accounts_for_every_ar
                 tmp_path, master_cmd, _local(WORKER["command"], swap, {})
             )
     record = json.loads((run_dir / "run.json").read_text())
-    rows = (run_dir / "samples.csv").read_text().count("\n") - 1
+    rows = written(run_dir)
     assert record["workers"] == 2 and record["stopped"] == "completed"
     assert record["offered"] == rows > 0
     assert code == json.loads((run_dir / "summary.json").read_text())["exit_code"]

@@ -12,7 +12,6 @@ when that cannot install.
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import sys
@@ -22,12 +21,14 @@ from collections import Counter
 
 import pytest
 
+from engine.dataset import FOLLOWUPS
 from engine.seam import Attempt
 from inputs.fixture import load_fixture
 from stack.demo import locust_command
 from stack.langgraph import LANGGRAPH, start_stack
 from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.processes import ROOT
+from tests.support.generator_env import read_samples, read_table
 from tests.support.transport import signed_dialect
 
 WORKLOADS = {"api_read", "chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire"}
@@ -66,8 +67,7 @@ def run(stack, tmp_path_factory):
         timeout=RUN_TIMEOUT_S,
     )
     assert (run_dir / "summary.json").exists(), f"no report\n{result.stderr[-2000:]}"
-    with (run_dir / "samples.csv").open() as f:
-        samples = list(csv.DictReader(f))
+    samples = read_samples(run_dir)
     return run_dir, result, samples
 
 
@@ -109,8 +109,7 @@ def test_chat_turns_stream_and_cancel_for_real(run):
 def test_background_runs_are_followed_to_success_after_the_run(run):
     run_dir, _, samples = run
     accepted = {int(r["index"]) for r in samples if r["workload"] == "trigger_fire"}
-    with (run_dir / "followups.csv").open() as f:
-        followups = list(csv.DictReader(f))
+    followups = read_table(run_dir, FOLLOWUPS)
     assert {int(r["index"]) for r in followups} == accepted
     assert {r["state"] for r in followups} == {"processed"}, followups
     n = len(accepted)

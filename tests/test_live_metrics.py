@@ -5,11 +5,10 @@ format, parsed back by prometheus_client. tests/test_prometheus.py has a real Pr
 scrape a real run.
 """
 
-import csv
-import io
 import itertools
 import random
 from collections import Counter
+from pathlib import Path
 from types import SimpleNamespace
 
 import msgspec
@@ -19,12 +18,13 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from engine.run_record import PhaseRecord
-from engine.samples import COLUMNS, OUTCOMES, Sample, csv_row
+from engine.samples import OUTCOMES, Sample, columns
 from inputs.bad_input import SettingsError
 from inputs.scenario import load_scenario
-from reports.stats import late_mask, timed_successes
+from reports.rundir import load_run
 from runner.live_metrics import LATENCY_GRID_MS, RunMetrics
 from runner.settings import prometheus_address, prometheus_linger_s
+from tests.support.rundirs import write_run_dir
 
 SCENARIO = load_scenario()
 PHASES = [p.name for p in SCENARIO.phases]
@@ -78,17 +78,16 @@ def _random_samples(rng: random.Random, first: int, n: int) -> list[Sample]:
     return samples
 
 
-def _as_report_reads_them(samples: list[Sample]) -> pd.DataFrame:
-    """The samples as samples.csv holds them and the report loads them."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(COLUMNS)
-    for s in samples:
-        writer.writerow(csv_row("r", 0, PHASES[s.segment], s))
-    return pd.read_csv(io.StringIO(out.getvalue()))
+def _as_report_reads_them(samples: list[Sample], run_dir: Path) -> pd.DataFrame:
+    """The samples as the master writes them (engine.samples.columns) and the report loads
+    them: its samples table, with its own rules for what was late and what is timed."""
+    # Batches here reuse indexes (a run never does); neither rule reads the index.
+    frame = pd.DataFrame(columns(0, PHASES, samples)).assign(run_id="r", index=range(len(samples)))
+    with load_run(write_run_dir(run_dir, SCENARIO, frame)) as run:
+        return run.samples.frame("SELECT workload, latency_ms, late, timed FROM samples")
 
 
-def test_counts_are_the_samples_taken_in_as_the_report_counts_them():
+def test_counts_are_the_samples_taken_in_as_the_report_counts_them(tmp_path):
     rng = random.Random(7)
     metrics = RunMetrics()
     metrics.begin("r", SCENARIO, PHASES)
@@ -99,15 +98,14 @@ def test_counts_are_the_samples_taken_in_as_the_report_counts_them():
         metrics.take("r", slot, [tuple(s) for s in batch], PHASES, [])
     every = [s for _, batch in batches for s in batch]
     scraped = _scrape(metrics)
-    report = _as_report_reads_them(every)
+    report = _as_report_reads_them(every, tmp_path / "run")
 
     assert _total(scraped, "loadkit_samples_total") == len(every)
     by_outcome = Counter(s.outcome for s in every)
     for outcome in OUTCOMES:
         assert _total(scraped, "loadkit_samples_total", outcome=outcome) == by_outcome[outcome]
-    late = late_mask(report, SCENARIO.lateness.late_after_ms)
-    assert _total(scraped, "loadkit_late_total") == late.sum() > 0
-    timed = report[timed_successes(report)]
+    assert _total(scraped, "loadkit_late_total") == report["late"].sum() > 0
+    timed = report[report["timed"]]
     assert _total(scraped, "loadkit_latency_seconds_count") == len(timed) > 0
     for workload in WORKLOADS:
         mine = timed[timed["workload"] == workload]

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.dataset import STUB_CALLS
 from engine.samples import CANCELLED, FAILED, OK, SHED
 from engine.seam import Attempt, Conversation, SeedSetup, Setup
 from inputs.fixture import DEFAULT_EMAIL, Fixture
@@ -39,6 +40,7 @@ from stack.demo import locust_command
 from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.openai import LITELLM, start_stack
 from stack.processes import ROOT, Server, free_port, running
+from tests.support.generator_env import read_samples, read_table
 from workloads.one_arrival import signed_setup
 from workloads.openai.dialect import OpenAI
 from workloads.openai.discover import described
@@ -367,8 +369,7 @@ def run(stack, tmp_path_factory) -> Path:
 
 def test_a_short_run_through_the_proxy_accounts_for_every_arrival(run):
     record = json.loads((run / "run.json").read_text())
-    with (run / "samples.csv").open() as f:
-        samples = list(csv.DictReader(f))
+    samples = read_samples(run)
     assert len(samples) == len({s["index"] for s in samples}) == record["offered"] > 0
     assert {s["workload"] for s in samples} == set(OFFERED)
     outcomes = Counter((s["workload"], s["outcome"]) for s in samples)
@@ -379,8 +380,7 @@ def test_a_short_run_through_the_proxy_accounts_for_every_arrival(run):
     assert outcomes["chat_stream", CANCELLED] > 0
     chats = [s for s in samples if s["workload"] == "chat_stream" and s["outcome"] == OK]
     assert chats and all(int(s["tokens"]) == 8 and s["ttft_ms"] for s in chats)
-    with (run / "stub_calls.csv").open() as f:
-        rows = {int(r["arrival"]): r for r in csv.DictReader(f)}
+    rows = {int(r["arrival"]): r for r in read_table(run, STUB_CALLS)}
     for s in samples:
         if s["workload"] in ("agent_run", "chat_stream"):
             expected = "abandoned" if s["outcome"] == CANCELLED else "ok"
@@ -415,4 +415,4 @@ def test_a_scenario_of_agent_runs_in_steps_is_refused_before_load(stack, tmp_pat
         "workloads.agent_run.steps: 3, but openai's agent is given no tool by the kit; give "
         "steps: 1" in done.stderr
     )
-    assert not (tmp_path / "run" / "samples.csv").exists()
+    assert not (tmp_path / "run").exists()

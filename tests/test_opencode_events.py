@@ -14,7 +14,6 @@ module skips, saying why, only when that cannot install.
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import time
@@ -38,7 +37,7 @@ from stack.local import PlatformUnavailable, StackOptions, child_env, headless_c
 from stack.opencode import basic_auth, ensure_opencode, start_stack
 from stack.processes import ROOT
 from tests.support.counting_server import CountingServer, started
-from tests.support.generator_env import write_scenario
+from tests.support.generator_env import read_samples, write_scenario
 from tests.support.transport import signed_dialect, transport
 from workloads.opencode.dialect import OpenCode, refusal
 from workloads.opencode.events import LINGER_S, SessionEvents
@@ -335,8 +334,7 @@ def test_a_run_whose_stream_breaks_mid_run_records_one_sample_per_arrival(stack,
             run.wait()
     assert (run_dir / "summary.json").exists(), f"no report\n{stderr[-2000:]}"
     summary = json.loads((run_dir / "summary.json").read_text())
-    with (run_dir / "samples.csv").open() as f:
-        samples = list(csv.DictReader(f))
+    samples = read_samples(run_dir)
     counts = summary["counts"]
     assert counts["offered"] == counts["recorded"] == len(samples) == 48, counts
     assert counts["abandoned"] == 0

@@ -44,7 +44,7 @@ from stack.demo import locust_command
 from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.opencode import basic_auth, ensure_opencode, start_stack
 from stack.processes import ROOT
-from tests.support.generator_env import read_run
+from tests.support.generator_env import read_run, read_samples
 from tests.support.transport import signed_dialect
 from workloads.opencode.dialect import OpenCode
 from workloads.opencode.platform import PLATFORM
@@ -95,8 +95,7 @@ def run(stack, tmp_path_factory):
         timeout=RUN_TIMEOUT_S,
     )
     assert (run_dir / "summary.json").exists(), f"no report\n{result.stderr[-2000:]}"
-    with (run_dir / "samples.csv").open() as f:
-        samples = list(csv.DictReader(f))
+    samples = read_samples(run_dir)
     return run_dir, result, samples, _model_calls(stack) - before
 
 

@@ -14,7 +14,6 @@ by the run, before load, in one line naming what is missing.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
@@ -25,8 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from engine.dataset import STUB_CALLS
 from stack.local import LOCUST
 from stack.processes import ROOT, free_port, running
+from tests.support.generator_env import read_samples, read_table
 
 EXAMPLE = ROOT / "examples" / "echo-platform"
 # The repository's scenario at 4% of its length: about 14 s of load.
@@ -194,8 +195,7 @@ def test_it_is_seeded_and_run_through_four_phases_without_a_password(site, servi
         "burst",
         "recover",
     ]
-    with (run_dir / "samples.csv").open() as f:
-        samples = list(csv.DictReader(f))
+    samples = read_samples(run_dir)
     assert len(samples) == len({s["index"] for s in samples}) == record["offered"] > 0
     outcomes = Counter((s["workload"], s["outcome"]) for s in samples)
     assert set(outcomes) == {
@@ -204,8 +204,7 @@ def test_it_is_seeded_and_run_through_four_phases_without_a_password(site, servi
         ("chat_stream", "ok"),
         ("chat_stream", "cancelled"),
     }, Counter((s["workload"], s["detail"]) for s in samples if s["outcome"] != "ok")
-    with (run_dir / "stub_calls.csv").open() as f:
-        calls = Counter(int(c["arrival"]) for c in csv.DictReader(f))
+    calls = Counter(int(c["arrival"]) for c in read_table(run_dir, STUB_CALLS))
     runs = [int(s["index"]) for s in samples if s["workload"] == "agent_run"]
     assert {calls[k] for k in runs} == {3}
     summary = json.loads((run_dir / "summary.json").read_text())

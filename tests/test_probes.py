@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import subprocess
 import sys
 import time
@@ -12,8 +11,10 @@ import psycopg
 import pytest
 import requests
 
+from engine.dataset import PROBES
 from probes import ProbeOptions, start_probes
 from stack.processes import free_port, running, stop
+from tests.support.generator_env import read_table
 from tests.support.postgres import throwaway_postgres
 
 pytestmark = pytest.mark.system
@@ -30,9 +31,13 @@ EXPORTER = (
 )
 
 
+# The run the readings are written for (the table's metadata names it).
+RUN = "probe-test"
+
+
 def rows_of(path, probe):
-    with path.open() as f:
-        return [r for r in csv.DictReader(f) if r["probe"] == probe]
+    """The readings of ``probe`` in the probes table at ``path``, as its CSV spells them."""
+    return [r for r in read_table(path.parent, PROBES) if r["probe"] == probe]
 
 
 def wait_for_rows(path, probe, count, timeout=20.0):
@@ -54,8 +59,10 @@ def busy_process():
 
 
 def test_api_probe_measures_cpu_over_each_interval_and_memory(tmp_path, busy_process):
-    path = tmp_path / "probes.csv"
-    run = start_probes(ProbeOptions(api_pid=busy_process.pid), path, time.time(), interval_s=0.5)
+    path = tmp_path / PROBES.name
+    run = start_probes(
+        ProbeOptions(api_pid=busy_process.pid), path, "probe-test", time.time(), interval_s=0.5
+    )
     wait_for_rows(path, "api", 4)
     result = run.stop()
     assert result.taken == ["machine", "api"]
@@ -82,9 +89,9 @@ def test_api_probe_measures_cpu_over_each_interval_and_memory(tmp_path, busy_pro
 def test_prometheus_probe_keeps_every_gauge_and_counter_with_labels(tmp_path):
     port = free_port()
     with running(["-c", EXPORTER, str(port)], "/metrics", port, tmp_path / "exp.log") as exp:
-        path = tmp_path / "probes.csv"
+        path = tmp_path / PROBES.name
         options = ProbeOptions(metrics_url=exp.url + "/metrics")
-        run = start_probes(options, path, time.time(), interval_s=0.5)
+        run = start_probes(options, path, RUN, time.time(), interval_s=0.5)
         rows = wait_for_rows(path, "metrics", 2)
         result = run.stop()
     values = {r["metric"]: float(r["value"]) for r in rows}
@@ -102,8 +109,8 @@ def test_probes_that_cannot_answer_are_named_and_write_no_rows(tmp_path):
         metrics_url=f"http://127.0.0.1:{free_port()}/metrics",
         stub_url=f"http://127.0.0.1:{free_port()}",
     )
-    path = tmp_path / "probes.csv"
-    run = start_probes(options, path, time.time(), interval_s=0.2)
+    path = tmp_path / PROBES.name
+    run = start_probes(options, path, RUN, time.time(), interval_s=0.2)
     result = run.stop()  # stop() always takes one last reading, so each probe was tried
     # The machine's own probe needs no option and always answers.
     assert result.taken == ["machine"]
@@ -124,8 +131,10 @@ def test_stub_probe_reports_the_runs_own_numbers(tmp_path):
     with running(args, "/health", port, tmp_path / "stub.log") as stub:
         for _ in range(3):  # an earlier run's
             assert requests.post(stub.url + "/v1/chat/completions", json=body, timeout=10).ok
-        path = tmp_path / "probes.csv"
-        run = start_probes(ProbeOptions(stub_url=stub.url), path, time.time(), interval_s=0.5)
+        path = tmp_path / PROBES.name
+        run = start_probes(
+            ProbeOptions(stub_url=stub.url), path, "probe-test", time.time(), interval_s=0.5
+        )
         first = wait_for_rows(path, "stub", 1)
         assert requests.post(stub.url + "/v1/chat/completions", json=body, timeout=10).ok
         result = run.stop()
@@ -141,8 +150,10 @@ def test_stub_probe_reports_the_runs_own_numbers(tmp_path):
 def test_db_probe_counts_connections_to_the_database(tmp_path):
     with throwaway_postgres(tmp_path) as url, psycopg.connect(url) as held:
         held.execute("SELECT 1")
-        path = tmp_path / "probes.csv"
-        run = start_probes(ProbeOptions(database_url=url), path, time.time(), interval_s=0.5)
+        path = tmp_path / PROBES.name
+        run = start_probes(
+            ProbeOptions(database_url=url), path, "probe-test", time.time(), interval_s=0.5
+        )
         rows = wait_for_rows(path, "db", 1)
         result = run.stop()
     values = {r["metric"]: float(r["value"]) for r in rows}

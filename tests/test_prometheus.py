@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from reports.stats import timed_successes
+from reports.rundir import load_run
 from stack.processes import ROOT, free_port, stop, wait_ready
 from tests.support.generator_env import (
     RUN_TIMEOUT_S,
@@ -34,9 +34,11 @@ from tests.support.generator_env import (
     load_env,
     locust_args,
     read_run,
+    read_samples,
     run_distributed,
     wait_for_rows,
     write_scenario,
+    written,
 )
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
@@ -153,7 +155,7 @@ def test_prometheus_saw_every_sample_and_every_offered_arrival(
         worker_extra=serve,
     )
     assert result.returncode == 0, invalid_reasons(run_dir, result)
-    samples = pd.read_csv(run_dir / "samples.csv")
+    samples = pd.DataFrame(read_samples(run_dir)).apply(pd.to_numeric, errors="ignore")
     summary = json.loads((run_dir / "summary.json").read_text())
     record = read_run(run_dir)
     offered = record["offered"]
@@ -174,7 +176,8 @@ def test_prometheus_saw_every_sample_and_every_offered_arrival(
 
     # The histogram is over successes, and its p95 falls in the bucket of the report's
     # nearest-rank p95 (every latency limit is an edge, so a limit is judged the same).
-    timed = samples[timed_successes(samples)]
+    with load_run(run_dir) as loaded:
+        timed = loaded.samples.frame("SELECT workload, latency_ms FROM samples WHERE timed")
     count = f'sum(loadkit_latency_seconds_count{{run_id="{run_id}"}})'
     assert _value(url, count, at) == len(timed)
     p95 = queries["p95 latency by workload over the phase so far"][0]
@@ -223,7 +226,7 @@ def test_a_signal_cuts_the_linger_short_and_keeps_the_runs_exit_code(plat, scena
             for sample in family.samples
             if sample.name == "loadkit_samples_total"
         )
-        assert recorded == len(pd.read_csv(run_dir / "samples.csv")) > 0
+        assert recorded == written(run_dir) > 0
         signalled = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=RUN_TIMEOUT_S)
@@ -286,6 +289,6 @@ def test_a_web_ui_run_stopped_by_the_operator_is_served_to_its_last_sample(
         stop(proc)
     record = read_run(run_dir)
     assert record["stopped"] == "stopped by the operator"
-    assert served["loadkit_samples_total"] == len(pd.read_csv(run_dir / "samples.csv"))
+    assert served["loadkit_samples_total"] == written(run_dir)
     assert served["loadkit_offered_total"] == record["offered"]
     assert served["loadkit_in_flight"] == 0

@@ -13,7 +13,13 @@ import numpy as np
 import pytest
 
 from reports import build_report
-from reports.charts import distribution_chart, latency_chart, percentile_curve, ttft_chart
+from reports.charts import (
+    curve_points,
+    curve_ranks,
+    distribution_chart,
+    latency_chart,
+    ttft_chart,
+)
 from reports.limits import headlines, measured_text, phase_grid
 from reports.rundir import load_run
 from reports.stats import run_stats
@@ -30,8 +36,8 @@ def golden():
 
 
 def test_headline_is_each_workload_over_its_judged_phases(golden):
-    run, _, verdict = golden
-    api, chat = headlines(run, verdict)
+    run, stats, verdict = golden
+    api, chat = headlines(run, stats, verdict)
     # api_read in sustain: ok latencies 10, 20, 20, 20, 30, 40 and one HTTP 500.
     assert api.workload == "api_read" and api.latency_name == "p95"
     assert measured_text(api.latency) == "40.0 ms (n=6); ≤\u00a050.0 ms"
@@ -88,7 +94,8 @@ def test_latency_charts_draw_their_limits(golden):
 def test_percentile_curve_is_nearest_rank(n):
     values = np.random.default_rng(n).lognormal(3.0, 1.0, n)
     ordered = np.sort(values)
-    x, y = percentile_curve(values)
+    # The values at the curve's ranks, as the report picks them (tests/test_reports_ranks.py).
+    x, y = curve_points(n, ordered[curve_ranks(n) - 1])
     # Every drawn point is the value of the rank whose span starts there, ranks in order, the
     # maximum last (its step drawn on past the last start).
     starts, drawn = x[:-1], y[:-1]

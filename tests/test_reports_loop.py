@@ -70,7 +70,7 @@ def _run_dir(tmp_path, scenario, short: int = 1, record: bool = True):
 def test_time_per_step_is_the_turns_latency_less_the_stubs_over_its_calls(tmp_path):
     path, _, stopped = _run_dir(tmp_path, _scenario())
     run = load_run(path)
-    joined = run.samples.set_index("index")
+    joined = run.samples.frame("SELECT * FROM samples ORDER BY seq").set_index("index")
     runs = joined[(joined["workload"] == "agent_run") & (joined["outcome"] == "ok")]
     expected = (runs["latency_ms"] - sum(STUB_MS)) / STEPS
     assert len(runs) > 10
@@ -123,4 +123,5 @@ def test_a_record_of_no_calls_reads_as_none(tmp_path):
         "run,arrival,step,steps,reply,tool_calls,turns,prompt_tokens,started_at,first_ms,"
         "total_ms,outcome\n"
     )
-    assert len(load_run(path).samples)
+    with load_run(path) as run:
+        assert run.samples.count

@@ -10,10 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from reports import build_report, compare_runs
-from tests.support.rundirs import edit_run_json, golden_copy
+from tests.support.rundirs import edit_run_json, golden_copy, write_samples
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,7 +40,8 @@ def _set_cell(lines, row, column, value):
 CASES = {
     "samples missing": (
         lambda p: (p / "samples.csv").unlink(),
-        "samples.csv: missing; the generator writes one sample per arrival",
+        "samples: missing (nor is there a samples.csv); the generator writes one sample per "
+        "arrival",
     ),
     "samples empty": (
         lambda p: (p / "samples.csv").write_text(""),
@@ -186,3 +188,68 @@ def test_cli_help_names_both_commands_and_the_exit_codes():
     said = " ".join(build.stdout.split())
     assert "Exit 2 when the run is invalid" in said and "else 1 when a check fails" in said
     assert "else 2 when a check is inconclusive" in said and "else 0" in said
+
+
+def _golden_dataset(path: Path, change=None, run_id: str = "golden") -> Path:
+    """The golden run written as the kit writes runs now (the samples dataset, two parts of
+    16 rows), its samples changed by ``change`` first."""
+    golden_copy(path)
+    samples = pd.read_csv(
+        path / "samples.csv",
+        keep_default_na=False,
+        na_values={c: [""] for c in ("sent_s", "latency_ms", "ttft_ms")},
+    )
+    (path / "samples.csv").unlink()
+    if change is not None:
+        change(samples)
+    write_samples(path, run_id, samples.iloc[:16], samples.iloc[16:], part_rows=16)
+    return path
+
+
+DATASET_CASES = {
+    "a part written for another run": (
+        lambda p: _golden_dataset(p, run_id="other"),
+        "samples/part-000000.parquet: written for run 'other', not run.json's 'golden'",
+    ),
+    "an infinite latency": (
+        lambda p: _golden_dataset(
+            p,
+            lambda s: s.__setitem__(
+                "latency_ms", s["latency_ms"].where(s.index != 20, float("inf"))
+            ),
+        ),
+        "samples/part-000001.parquet: row 5, column latency_ms: inf is not a number",
+    ),
+    "an unknown outcome": (
+        lambda p: _golden_dataset(
+            p, lambda s: s.__setitem__("outcome", s["outcome"].where(s.index != 2, "meh"))
+        ),
+        "samples/part-000000.parquet: row 3: outcome 'meh' is not one of",
+    ),
+    "an index repeated in a later part": (
+        lambda p: _golden_dataset(
+            p, lambda s: s.__setitem__("index", s["index"].where(s.index != 18, 3))
+        ),
+        "samples/part-000001.parquet: row 3: index 3 repeats an earlier row's",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(DATASET_CASES))
+def test_each_malformed_dataset_is_refused_naming_its_part_and_row(case, tmp_path, capsys):
+    damage, message = DATASET_CASES[case]
+    path = damage(tmp_path / "run")
+    assert build_report(path) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1, err
+    assert not (path / "report.md").exists()
+
+
+def test_the_golden_run_reads_the_same_from_its_dataset(tmp_path):
+    """The same samples, as CSV and as the dataset: the same report, to the byte."""
+    as_csv = golden_copy(tmp_path / "csv")
+    as_dataset = _golden_dataset(tmp_path / "dataset")
+    assert build_report(as_csv) == build_report(as_dataset)
+    for name in ("report.md", "summary.json", "junit.xml", "report.html"):
+        assert (as_csv / name).read_bytes() == (as_dataset / name).read_bytes(), name

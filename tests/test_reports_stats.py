@@ -1,75 +1,26 @@
-"""Nearest-rank percentiles and the counting rules, by hand and as hypothesis properties.
+"""The counting rules of a whole run, as hypothesis properties.
 
-Properties: a percentile is always a value that was observed (and the one the
-textbook nearest-rank rule picks); counts add up across phases, workloads and
-outcomes; and a workload without samples never passes a threshold.
+Properties: counts add up across phases, workloads and outcomes; a percentile is a
+latency that was observed; and a workload without samples never passes a threshold.
+tests/test_reports_ranks.py holds the nearest-rank rule itself.
 """
 
-import math
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.samples import OUTCOMES
+from engine.samples import SUCCESSFUL as OK_OUTCOMES
 from inputs.scenario import WORKLOADS, scenario_from_dict
-from reports.rundir import OK_OUTCOMES, OUTCOMES, load_run
-from reports.stats import percentile_table, percentiles_of, run_stats
+from reports.rundir import load_run
+from reports.stats import run_stats
 from reports.system import system_stats
 from reports.verdict import PASS, judge
 from tests.support.rundirs import write_run_dir
-
-
-def textbook(values: list[float], p: int) -> float:
-    """Nearest rank as defined: the ceil(p/100 * n)-th smallest value."""
-    ordered = sorted(values)
-    return ordered[math.ceil(p / 100 * len(ordered)) - 1]
-
-
-@pytest.mark.parametrize(
-    ("values", "expected"),
-    [
-        ([7.0], (7.0, 7.0, 7.0, 7.0)),
-        ([2.0, 1.0], (1.0, 2.0, 2.0, 2.0)),  # p50 of two is the lower: rank ceil(1.0) = 1
-        ([3.0, 1.0, 2.0], (2.0, 3.0, 3.0, 3.0)),
-        ([5.0, 5.0, 5.0, 1.0], (5.0, 5.0, 5.0, 5.0)),  # ties: rank 2 of 1,5,5,5
-        (list(range(1, 101)), (50.0, 95.0, 99.0, 100.0)),  # exact ranks, no interpolation
-        (list(range(1, 21)), (10.0, 19.0, 20.0, 20.0)),  # p95 of 20: rank 19, not 19.05
-    ],
-)
-def test_nearest_rank_by_hand(values, expected):
-    result = percentiles_of(pd.Series(values, dtype="float64"))
-    assert (result.p50, result.p95, result.p99, result.max) == expected
-    assert result.count == len(values)
-
-
-def test_empty_cells_are_skipped_and_nothing_is_not_zero():
-    assert percentiles_of(pd.Series([np.nan, 4.0, np.nan])).p50 == 4.0
-    none = percentiles_of(pd.Series([np.nan]))
-    assert (none.count, none.p50, none.max) == (0, None, None)
-
-
-@given(
-    st.lists(
-        st.tuples(st.sampled_from("abc"), st.floats(0, 1e6, allow_nan=False)),
-        min_size=1,
-        max_size=200,
-    )
-)
-def test_grouped_percentiles_are_observed_values(rows):
-    frame = pd.DataFrame(rows, columns=["group", "value"])
-    table = percentile_table(frame, ["group"], "value")
-    for group, row in table.iterrows():
-        values = frame.loc[frame["group"] == group, "value"].tolist()
-        assert row["count"] == len(values)
-        for p in (50, 95, 99):
-            assert row[f"p{p}"] in values
-            assert row[f"p{p}"] == textbook(values, p)
-        assert row["p50"] <= row["p95"] <= row["p99"] <= row["max"] == max(values)
-
 
 PHASES = [
     {"name": "ramp", "duration_s": 2.0, "rate": 2.0},

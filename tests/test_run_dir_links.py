@@ -8,9 +8,10 @@ load (one line), and never write through such a link even if it appears meanwhil
 import pytest
 
 from engine import nofollow
+from engine.dataset import SAMPLES, PartWriter
 from engine.followups import write_followups
 from inputs.bad_input import SettingsError
-from probes.readings import ProbeCsv
+from probes.readings import ProbeParts
 from reports import build_report
 from runner.settings import check_new_run_dir
 from tests.support.rundirs import write_run_dir
@@ -25,7 +26,9 @@ def precious(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("name", ["samples.csv", "run.json", "probes.csv", "followups.csv"])
+@pytest.mark.parametrize(
+    "name", ["samples", "probes", "followups.parquet", "samples.csv", "run.json", "probes.csv"]
+)
 def test_a_link_planted_where_the_run_writes_refuses_the_directory(tmp_path, precious, name):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -45,20 +48,23 @@ def test_a_dangling_link_is_refused_too(tmp_path):
 
 
 def test_a_link_that_appears_after_the_check_is_never_written_through(tmp_path, precious):
-    """Every file of a run is made by nofollow.create (samples.csv, probes.csv, followups.csv,
-    Locust's tables) or nofollow.replace (run.json, the reports): a link planted after the
-    check makes the first refuse and the second replace the link, never write through it."""
+    """Every file of a run is made new (the samples' and probes' directories and parts,
+    Locust's tables: nofollow.create) or written whole beside and renamed over (run.json, the
+    follow-ups, the reports: nofollow.replace): a link planted after the check makes the first
+    refuse and the second replace the link, never write through it."""
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     check_new_run_dir(run_dir)
-    for name in ("samples.csv", "probes.csv", "followups.csv"):
+    for name in ("samples", "probes", "followups.parquet", "locust_stats.csv"):
         (run_dir / name).symlink_to(precious)
     with pytest.raises(FileExistsError):
-        nofollow.create(run_dir / "samples.csv")
+        PartWriter(run_dir / "samples", SAMPLES, "run")
     with pytest.raises(FileExistsError):
-        ProbeCsv(run_dir / "probes.csv")
+        ProbeParts(run_dir / "probes", "run")
     with pytest.raises(FileExistsError):
-        write_followups(run_dir, [])
+        nofollow.create(run_dir / "locust_stats.csv")
+    write_followups(run_dir, "run", [])
+    assert not (run_dir / "followups.parquet").is_symlink()
     (run_dir / "run.json.partial").symlink_to(precious)
     (run_dir / "run.json").symlink_to(precious)
     nofollow.replace(run_dir / "run.json", '{"run_id": "run"}\n')

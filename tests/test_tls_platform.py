@@ -13,7 +13,6 @@ its report says so.
 from __future__ import annotations
 
 import contextlib
-import csv
 import os
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from engine.dataset import FOLLOWUPS, PROBES, SAMPLES
 from engine.followups import PROCESSED
 from engine.trust import CA_FILE_ENV, INSECURE_WARNING
 from stack.processes import ROOT, free_port, stop
@@ -38,6 +38,7 @@ from tests.support.generator_env import (
     invalid_reasons,
     read_run,
     read_samples,
+    read_table,
     write_scenario,
 )
 from tests.support.reference import stub_server, target_server
@@ -125,8 +126,7 @@ def _run(deployment: Deployment, name: str, *extra: str, **trust: str):
 
 
 def _last_reading(run_dir: Path, metric: str) -> float:
-    with (run_dir / "probes.csv").open() as f:
-        rows = [r for r in csv.DictReader(f) if r["probe"].startswith("generator.")]
+    rows = [r for r in read_table(run_dir, PROBES) if r["probe"].startswith("generator.")]
     return max(float(r["value"]) for r in rows if r["metric"] == metric)
 
 
@@ -146,12 +146,10 @@ def test_told_of_the_ca_by_ssl_cert_file_alone_every_connection_trusts_it(deploy
     assert run["tls_verified"] is True
     assert run["tls_trust"] == f"the CA file {deployment.ca} (SSL_CERT_FILE)"
     # The follow-up of accepted work asked over TLS too, and found it done.
-    with (run_dir / "followups.csv").open() as f:
-        states = Counter(row["state"] for row in csv.DictReader(f))
+    states = Counter(row["state"] for row in read_table(run_dir, FOLLOWUPS))
     assert states and set(states) == {PROCESSED}, states
     # The /metrics probe read the platform through the front.
-    with (run_dir / "probes.csv").open() as f:
-        assert any(row["probe"] == "metrics" for row in csv.DictReader(f))
+    assert any(row["probe"] == "metrics" for row in read_table(run_dir, PROBES))
     # One full handshake in the load process (its sign-in); every other connection, each
     # chat turn's own among them, resumed that session.
     turns = sum(n for (w, _), n in outcomes.items() if w == "chat_stream")
@@ -174,7 +172,7 @@ def test_told_nothing_the_run_refuses_in_one_line_before_any_load(deployment):
         "get local issuer certificate): give the CA certificate it is signed by with --ca-file "
         "(or SSL_CERT_FILE), or pass --insecure to test without verifying"
     ]
-    assert not (run_dir / "samples.csv").exists()
+    assert not (run_dir / SAMPLES.name).exists()
     # The one handshake the check made, refused: nothing was asked of the platform.
     grown = deployment.front.counts()
     assert grown["refused"] - before.get("refused", 0) == 1

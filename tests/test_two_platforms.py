@@ -11,7 +11,6 @@ it first); the test skips, saying why, only when that cannot install.
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 import subprocess
@@ -21,6 +20,7 @@ from dataclasses import replace
 
 import pytest
 
+from engine.dataset import FOLLOWUPS, SAMPLES, STUB_CALLS
 from engine.samples import OUTCOMES
 from inputs.fixture import webhook_secret
 from platforms.agno.app import webhook_secret as agno_platform_secret
@@ -29,6 +29,7 @@ from stack.demo import locust_command
 from stack.local import PlatformUnavailable, StackOptions, child_env
 from stack.platforms import local_stack
 from stack.processes import ROOT
+from tests.support.generator_env import read_samples, read_table
 
 PLATFORMS = ("agenticos", "agno")
 WORKLOADS = {"api_read", "chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire"}
@@ -115,8 +116,7 @@ def test_every_offered_arrival_left_exactly_one_sample(runs, name):
     assert (run_dir / "summary.json").exists(), f"{name}: no report\n{result.stderr[-2000:]}"
     assert result.returncode == _summary(run_dir)["exit_code"]
     record = json.loads((run_dir / "run.json").read_text())
-    with (run_dir / "samples.csv").open() as f:
-        rows = list(csv.DictReader(f))
+    rows = list(read_table(run_dir, SAMPLES))
     counts = _summary(run_dir)["counts"]
     assert record["stopped"] == "completed"
     assert record["skipped"] == {}
@@ -154,12 +154,11 @@ def test_a_healthy_platform_passes_every_answer_check(runs, name):
     """On a healthy stub every read, run, search, upload and delivery is answered as its
     contract says: a dialect's answer check that refuses a good answer fails here."""
     run_dir, _ = runs[name]
-    with (run_dir / "samples.csv").open() as f:
-        failed = Counter(
-            (r["workload"], r["detail"])
-            for r in csv.DictReader(f)
-            if r["workload"] != "chat_stream" and r["outcome"] != "ok"
-        )
+    failed = Counter(
+        (r["workload"], r["detail"])
+        for r in read_table(run_dir, SAMPLES)
+        if r["workload"] != "chat_stream" and r["outcome"] != "ok"
+    )
     assert not failed, failed
 
 
@@ -171,14 +170,12 @@ def test_accepted_work_is_followed_after_the_run_on_both_platforms(runs, name):
     followed after the run, the same way: one followups.csv row per accepted arrival, and the
     report's 'Work accepted for later' table counting them (a healthy stub: all processed)."""
     run_dir, _ = runs[name]
-    with (run_dir / "samples.csv").open() as f:
-        accepted = {
-            int(r["index"]): r["workload"]
-            for r in csv.DictReader(f)
-            if r["workload"] in ("ingest", "trigger_fire") and r["outcome"] == "ok"
-        }
-    with (run_dir / "followups.csv").open() as f:
-        followups = list(csv.DictReader(f))
+    accepted = {
+        int(r["index"]): r["workload"]
+        for r in read_table(run_dir, SAMPLES)
+        if r["workload"] in ("ingest", "trigger_fire") and r["outcome"] == "ok"
+    }
+    followups = list(read_table(run_dir, FOLLOWUPS))
     assert {int(r["index"]): r["workload"] for r in followups} == accepted
     assert {r["state"] for r in followups} == {"processed"}, followups
     report = (run_dir / "report.md").read_text().splitlines()
@@ -192,8 +189,7 @@ def test_accepted_work_is_followed_after_the_run_on_both_platforms(runs, name):
 def test_agno_streams_and_cancels_chat_turns_for_real(runs):
     """Cancelled turns were confirmed by agno (RunCancelled), and answers carried tokens."""
     run_dir, _ = runs["agno"]
-    with (run_dir / "samples.csv").open() as f:
-        chats = [r for r in csv.DictReader(f) if r["workload"] == "chat_stream"]
+    chats = [r for r in read_table(run_dir, SAMPLES) if r["workload"] == "chat_stream"]
     assert any(r["outcome"] == "cancelled" for r in chats)
     finished = [r for r in chats if r["outcome"] == "ok"]
     assert finished and all(int(r["tokens"]) == 8 for r in finished)
@@ -214,8 +210,7 @@ def test_a_workload_without_a_counterpart_is_not_offered_and_never_passes(runs):
     run_dir, result = runs["agno-no-webhook"]
     record = json.loads((run_dir / "run.json").read_text())
     assert "no WhatsApp interface" in record["skipped"]["trigger_fire"]
-    with (run_dir / "samples.csv").open() as f:
-        rows = list(csv.DictReader(f))
+    rows = list(read_table(run_dir, SAMPLES))
     assert record["offered"] == len(rows) > 0
     assert "trigger_fire" not in {r["workload"] for r in rows}
     mix_row = next(
@@ -236,8 +231,7 @@ def test_agno_over_a2a_answers_every_offered_arrival_and_its_cancel_does_not_sto
     reports (platforms/a2a/WIRE.md), so the cancelled turns' calls end ok, not abandoned."""
     run_dir, _ = runs["agno-a2a"]
     record = json.loads((run_dir / "run.json").read_text())
-    with (run_dir / "samples.csv").open() as f:
-        samples = list(csv.DictReader(f))
+    samples = read_samples(run_dir)
     assert len(samples) == len({s["index"] for s in samples}) == record["offered"] > 0
     assert record["platform"]["name"] == "a2a"
     outcomes = Counter((s["workload"], s["outcome"]) for s in samples)
@@ -248,6 +242,5 @@ def test_agno_over_a2a_answers_every_offered_arrival_and_its_cancel_does_not_sto
         ("chat_stream", "cancelled"),
     }, Counter((s["workload"], s["detail"]) for s in samples if s["outcome"] != "ok")
     cancelled = {int(s["index"]) for s in samples if s["outcome"] == "cancelled"}
-    with (run_dir / "stub_calls.csv").open() as f:
-        ends = {int(c["arrival"]): c["outcome"] for c in csv.DictReader(f)}
+    ends = {int(c["arrival"]): c["outcome"] for c in read_table(run_dir, STUB_CALLS)}
     assert cancelled and {ends[k] for k in cancelled} == {"ok"}

@@ -26,6 +26,7 @@ from stack.platforms import local_stack
 from stack.processes import free_port, running
 from stack.ui import locust_ui_command
 from tests.support.browser import chromium
+from tests.support.generator_env import read_samples, written
 from tests.support.reference import FAST_STUB
 
 pytestmark = [pytest.mark.system, pytest.mark.browser]
@@ -166,10 +167,7 @@ def test_operator_sets_a_rate_changes_it_and_reads_the_verdict_tab(ui, browser):
     wait_for_text(browser, "Verdict so far")
     assert current_rate(ui_url) == 6
     # Load is flowing: a change from now on is a second phase, not the first rate.
-    samples = run_dir / "samples.csv"
-    WebDriverWait(browser, WAIT_S).until(
-        lambda _: samples.exists() and samples.read_text().count("\n") > 1
-    )
+    WebDriverWait(browser, WAIT_S).until(lambda _: written(run_dir) > 0)
     # Locust's Users chart: the offered rate over its RPS's seconds (no users here): the
     # form's 6/s, once ten seconds of it are behind the run.
     WebDriverWait(browser, WAIT_S).until(
@@ -201,7 +199,9 @@ def test_operator_sets_a_rate_changes_it_and_reads_the_verdict_tab(ui, browser):
     assert ("so far: invalid" in table) == ("invalid: the driver fell behind" in table)
 
     # Stop once the new rate is in the samples (it starts a second after it is set).
-    WebDriverWait(browser, WAIT_S).until(lambda _: "@10/s" in samples.read_text())
+    WebDriverWait(browser, WAIT_S).until(
+        lambda _: any(s["phase"].endswith("@10/s") for s in read_samples(run_dir))
+    )
     browser.find_element(By.XPATH, "//button[contains(., 'Stop')]").click()
     wait_for_text(browser, "stopped")
     record = run_dir / "run.json"
@@ -215,7 +215,7 @@ def test_operator_sets_a_rate_changes_it_and_reads_the_verdict_tab(ui, browser):
     assert ": pass" not in table
     # Locust counted one request per offered arrival: no first token of its own.
     offered = json.loads(record.read_text())["offered"]
-    assert offered == samples.read_text().count("\n") - 1
+    assert offered == written(run_dir)
     # (Locust caches its answer for 2 s: the last one may predate the end.)
     WebDriverWait(browser, WAIT_S).until(
         lambda _: locust_stats(ui_url)["stats"][-1]["num_requests"] == offered
@@ -234,10 +234,8 @@ def test_users_mode_is_chosen_in_the_same_form(ui, browser):
     for name in ("userCount", "spawnRate"):
         kit_field(browser, name).send_keys("3")
     browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-    record, samples = root / "run-2" / "run.json", root / "run-2" / "samples.csv"
-    WebDriverWait(browser, WAIT_S).until(
-        lambda _: samples.exists() and samples.read_text().count("\n") > 1
-    )
+    record = root / "run-2" / "run.json"
+    WebDriverWait(browser, WAIT_S).until(lambda _: written(root / "run-2") > 0)
     browser.find_element(By.XPATH, "//button[contains(., 'Stop')]").click()
     WebDriverWait(browser, WAIT_S).until(
         lambda _: record.exists() and json.loads(record.read_text())["ended_at"]

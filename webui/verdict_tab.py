@@ -42,7 +42,7 @@ SUMMARY_FILE = "summary.json"
 # The thresholds column of a run the operator stopped.
 NOT_JUDGED = "not judged (stopped by the operator)"
 
-# Reading samples.csv costs the master CPU; the UI polls every 2 s, so at most
+# Reading the samples costs the master CPU; the UI polls every 2 s, so at most
 # one fresh computation per this many seconds, whatever the number of viewers.
 REFRESH_S = 4.0
 

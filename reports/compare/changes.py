@@ -24,16 +24,16 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 import numpy as np
-import pandas as pd
 
 from engine.followups import LOST, NOT_VERIFIABLE
 from reports import formatting as fmt
+from reports.dataset import quoted
 from reports.evidence import Interval, nearest_rank, percentile_change, rate_change
 from reports.followups import AFTER
 from reports.rundir import Run
-from reports.stats import Counts, RunStats, SliceStats, WorkloadStats, timed_successes
+from reports.stats import Counts, RunStats, SliceStats, WorkloadStats
 from reports.system import GENERATOR_PROBE, WHOLE_RUN, SystemStats
-from reports.verdict import ERROR_OUTCOMES, Verdict
+from reports.verdict import ERROR_OUTCOMES, Verdict, Within
 
 # p95 latency or peak RSS more than this fraction above the base run is a regression.
 DEFAULT_TOLERANCE = 0.2
@@ -418,11 +418,11 @@ def workload_stats(part: SliceStats | None, name: str) -> WorkloadStats | None:
     return next((w for w in part.workloads if w.workload == name), None)
 
 
-def offered_samples(side: Side) -> dict[str, pd.DataFrame]:
+def offered_samples(side: Side) -> dict[str, Within]:
     """Samples offered in each phase, then the whole run, by name (as ``slices``)."""
     samples = side.run.samples
-    parts = {p.name: samples[samples["phase"] == p.name] for p in side.stats.phases}
-    return parts | {WHOLE_RUN: samples}
+    parts = {p.name: Within(samples, f"phase = {quoted([p.name])}") for p in side.stats.phases}
+    return parts | {WHOLE_RUN: Within(samples)}
 
 
 def zero_tolerance_workloads(run: Run) -> set[str]:
@@ -433,7 +433,7 @@ def zero_tolerance_workloads(run: Run) -> set[str]:
 
 
 def latencies_from_due(
-    samples: pd.DataFrame,
+    samples: Within,
     workload: str,
     timeout_s: float,
     shed_is_error: bool,
@@ -445,30 +445,34 @@ def latencies_from_due(
     success nor failure); first token over every ``ok == 1`` with one. A 429 that is not
     an error is left out, as the error rate leaves it out.
     """
-    mine = samples[samples["workload"] == workload]
     outcomes = ERROR_OUTCOMES | ({"shed"} if shed_is_error else set())
-    failed = mine["outcome"].isin(outcomes)
-    unverified = pd.Series(False, index=mine.index)
-    if AFTER in mine.columns:
-        failed |= mine[AFTER].isin(LOST)
-        unverified = mine[AFTER] == NOT_VERIFIABLE
+    failed = f"(outcome IN ({quoted(sorted(outcomes))}) OR {AFTER} IN ({quoted(LOST)}))"
+    unverified = f"{AFTER} = '{NOT_VERIFIABLE}'"
     if first_token:
-        value = mine["ttft_ms"] + (mine["sent_s"] - mine["due_s"]) * 1000.0
-        answered = (mine["ok"] == 1) & value.notna()
+        value = "ttft_ms + (sent_s - due_s) * CAST(1000 AS DOUBLE)"
+        answered = f"ok = 1 AND ({value}) IS NOT NULL"
     else:
-        value = mine["latency_due_ms"]
-        answered = timed_successes(mine)
+        value, answered = "latency_due_ms", "timed"
+    within = f"({samples.where}) AND workload = ?"
+    got = samples.samples.arrays(
+        f"SELECT {value} AS v, {unverified} AS maybe FROM samples "
+        f"WHERE {within} AND {answered} AND NOT {failed}",
+        [workload],
+    )
+    (lost_count,) = samples.samples.one(
+        f"SELECT count(*) FROM samples WHERE {within} AND {failed}", [workload]
+    )
+    values, maybe = got["v"].astype("float64"), got["maybe"].astype(bool)
     timeout_ms = timeout_s * 1000.0
-    done = value[answered & ~failed & ~unverified].to_numpy(dtype="float64")
-    lost = np.full(int(failed.sum()), timeout_ms)
-    maybe = value[answered & ~failed & unverified].to_numpy(dtype="float64")
+    done, unsure = values[~maybe], values[maybe]
+    lost = np.full(int(lost_count), timeout_ms)
     return Latencies(
-        best=np.concatenate([done, lost, maybe]),
-        worst=np.concatenate([done, lost, np.full(len(maybe), timeout_ms)]),
+        best=np.concatenate([done, lost, unsure]),
+        worst=np.concatenate([done, lost, np.full(len(unsure), timeout_ms)]),
     )
 
 
-def compared_latencies(side: Side, samples: pd.DataFrame, workload: str, ttft: bool) -> Latencies:
+def compared_latencies(side: Side, samples: Within, workload: str, ttft: bool) -> Latencies:
     """``latencies_from_due`` with the side's own timeout and shed rule."""
     scenario = side.run.scenario
     return latencies_from_due(

@@ -4,6 +4,7 @@ lines and the exit code."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -109,12 +110,15 @@ def compare_runs(
 ) -> int:
     """Write compare-<BASE id>.md/.html into RUN, say what it found, and return the exit code:
     0 or 1 (a regression) for a gate, 2 for anything else (comparison.py)."""
-    try:
-        comparison = compare(load_run(base), load_run(run), rules, force)
-    except (RunDirError, CompareRefused) as exc:
-        print(f"reports: {exc}", file=sys.stderr)
-        return NO_ANSWER
-    document = comparison_document(comparison)
+    with contextlib.ExitStack() as opened:
+        try:
+            base_run = opened.enter_context(load_run(base))
+            run_run = opened.enter_context(load_run(run))
+            comparison = compare(base_run, run_run, rules, force)
+        except (RunDirError, CompareRefused) as exc:
+            print(f"reports: {exc}", file=sys.stderr)
+            return NO_ANSWER
+        document = comparison_document(comparison)
     stem = comparison.run.run.path / f"compare-{comparison.base.run.run_id}"
     markdown, html = Path(f"{stem}.md"), Path(f"{stem}.html")
     nofollow.replace(markdown, render.markdown(document))

@@ -8,7 +8,6 @@ directory it wrote. Only processes started here are ever signalled, by PID.
 from __future__ import annotations
 
 import contextlib
-import csv
 import ctypes
 import json
 import os
@@ -22,9 +21,12 @@ from pathlib import Path
 
 import yaml
 
+from engine.dataset import SAMPLES, Table
+from engine.dataset import read_table as read_dataset
 from engine.mix import Mix
 from engine.schedule import Plan
 from inputs.scenario import load_scenario
+from reports.export import csv_rows
 from stack.processes import ROOT, Server, free_port, stop
 from stub.config import StubConfig
 from stub.faults import FaultPlan
@@ -328,9 +330,23 @@ def invalid_reasons(run_dir: Path, result: subprocess.CompletedProcess) -> str:
     )
 
 
+def read_table(run_dir: Path, table: Table = SAMPLES) -> list[dict]:
+    """A run's table as the rows of its CSV (strings, as csv.DictReader reads them), exported
+    from the dataset the run wrote (reports/export.py)."""
+    rows = csv_rows(run_dir, table)
+    header = next(rows, None)
+    return [] if header is None else [dict(zip(header, row, strict=True)) for row in rows]
+
+
 def read_samples(run_dir: Path) -> list[dict]:
-    with (run_dir / "samples.csv").open() as f:
-        return list(csv.DictReader(f))
+    return read_table(run_dir, SAMPLES)
+
+
+def written(run_dir: Path) -> int:
+    """Samples the master has written so far (0 before it made the dataset)."""
+    if not (run_dir / SAMPLES.name).is_dir():
+        return 0
+    return read_dataset(run_dir, SAMPLES, ("index",)).num_rows
 
 
 def read_run(run_dir: Path) -> dict:
@@ -353,12 +369,12 @@ def lateness_ms(sample: dict) -> float:
 
 
 def wait_for_rows(run_dir: Path, rows: int, proc: subprocess.Popen) -> None:
-    """Until samples.csv holds ``rows`` samples (load is flowing), or fail if Locust exits
+    """Until the samples hold ``rows`` samples (load is flowing), or fail if Locust exits
     (its stderr, piped, says why)."""
-    path, deadline = run_dir / "samples.csv", time.monotonic() + RUN_TIMEOUT_S
+    deadline = time.monotonic() + RUN_TIMEOUT_S
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read().decode()[-1500:]
-        if path.exists() and path.read_text().count("\n") > rows:
+        if written(run_dir) > rows:
             return
         time.sleep(0.05)
     raise TimeoutError(f"{rows} samples did not arrive")

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
+from engine.dataset import PART_ROWS, PROBES, SAMPLES, PartWriter
 from engine.mix import GOLDEN_STEP, Mix
+from engine.samples import COLUMNS as SAMPLE_COLUMNS
 from inputs.scenario import MinCounts, Scenario, load_scenario, scenario_from_dict
-from reports.rundir import PROBE_COLUMNS, SAMPLE_COLUMNS
+from reports.rundir import PROBE_COLUMNS
 
 # A 32-arrival run built by hand; tests/test_reports_golden.py works its numbers out.
 GOLDEN = Path(__file__).parents[1] / "data" / "reports_golden"
@@ -78,52 +82,76 @@ def synthetic_samples(
     ``error_rates`` and ``latency_factor`` map (phase, workload) to a share of
     ``HTTP 500`` failures and a latency multiplier, to inject a regression.
     """
+    chunks = synthetic_chunks(scenario, run_id, seed, error_rates, latency_factor)
+    return pd.concat(list(chunks), ignore_index=True)
+
+
+# Arrivals drawn at a time by synthetic_chunks: a day's run is written a chunk at a time.
+CHUNK_ARRIVALS = 1_000_000
+
+
+def synthetic_chunks(
+    scenario: Scenario,
+    run_id: str = "synthetic",
+    seed: int = 0,
+    error_rates: dict[tuple[str, str], float] | None = None,
+    latency_factor: dict[tuple[str, str], float] | None = None,
+) -> Iterator[pd.DataFrame]:
+    """synthetic_samples a chunk of at most CHUNK_ARRIVALS at a time, in index order."""
     rng = np.random.default_rng(seed)
     mix = Mix.from_scenario(scenario)
     names, bounds = np.array(mix.names, dtype=object), np.array(mix.upper_bounds)
-    frames, first = [], 0
+    first = 0
     for phase in schedule(scenario):
-        n = phase["offered_total"]
-        # The kit's own mix on the global index (Mix.pick, vectorised), as a real run assigns.
-        spot = np.remainder(np.arange(first, first + n, dtype="float64") * GOLDEN_STEP, 1.0)
-        workload = names[np.searchsorted(bounds, spot, side="right")]
-        first += n
-        due = phase["start_s"] + np.arange(n) / phase["rate"]
-        base = np.array([BASE_LATENCY_MS[w] for w in workload])
-        factor = np.array([(latency_factor or {}).get((phase["name"], w), 1.0) for w in workload])
-        latency = base * factor * rng.lognormal(0.0, 0.3, size=n)
-        failing = rng.random(n) < np.array(
-            [(error_rates or {}).get((phase["name"], w), 0.0) for w in workload]
-        )
-        frames.append(
-            pd.DataFrame(
-                {
-                    "workload": workload,
-                    "phase": phase["name"],
-                    "due_s": due,
-                    "latency_ms": latency,
-                    "failing": failing,
-                }
+        total = phase["offered_total"]
+        for start in range(0, total, CHUNK_ARRIVALS):
+            n = min(CHUNK_ARRIVALS, total - start)
+            yield _chunk(
+                rng, phase, first, start, n, names, bounds, run_id, error_rates, latency_factor
             )
-        )
-    frame = pd.concat(frames, ignore_index=True)
-    sent = frame["due_s"] + rng.uniform(0.0, 0.005, size=len(frame))
-    finished = sent + frame["latency_ms"] / 1000.0
-    stream = frame["workload"] == "chat_stream"
-    failing = frame["failing"]
+            first += n
+
+
+def _chunk(
+    rng: np.random.Generator,
+    phase: dict,
+    first: int,
+    start: int,
+    n: int,
+    names: np.ndarray,
+    bounds: np.ndarray,
+    run_id: str,
+    error_rates: dict[tuple[str, str], float] | None,
+    latency_factor: dict[tuple[str, str], float] | None,
+) -> pd.DataFrame:
+    """Arrivals ``start`` .. ``start + n`` of a phase, the first of them global index ``first``."""
+    index = np.arange(first, first + n)
+    # The kit's own mix on the global index (Mix.pick, vectorised), as a real run assigns.
+    spot = np.remainder(index.astype("float64") * GOLDEN_STEP, 1.0)
+    workload = names[np.searchsorted(bounds, spot, side="right")]
+    due = phase["start_s"] + np.arange(start, start + n) / phase["rate"]
+    base = np.array([BASE_LATENCY_MS[w] for w in workload])
+    factor = np.array([(latency_factor or {}).get((phase["name"], w), 1.0) for w in workload])
+    latency = base * factor * rng.lognormal(0.0, 0.3, size=n)
+    failing = rng.random(n) < np.array(
+        [(error_rates or {}).get((phase["name"], w), 0.0) for w in workload]
+    )
+    sent = due + rng.uniform(0.0, 0.005, size=n)
+    finished = sent + latency / 1000.0
+    stream = workload == "chat_stream"
     return pd.DataFrame(
         {
             "run_id": run_id,
             "worker": 0,
-            "index": np.arange(len(frame)),
-            "workload": frame["workload"],
-            "phase": frame["phase"],
-            "due_s": frame["due_s"],
+            "index": index,
+            "workload": workload,
+            "phase": phase["name"],
+            "due_s": due,
             "sent_s": sent,
             "finished_s": finished,
-            "latency_ms": frame["latency_ms"],
-            "latency_due_ms": (finished - frame["due_s"]) * 1000.0,
-            "ttft_ms": np.where(stream & ~failing, frame["latency_ms"] * 0.3, np.nan),
+            "latency_ms": latency,
+            "latency_due_ms": (finished - due) * 1000.0,
+            "ttft_ms": np.where(stream & ~failing, latency * 0.3, np.nan),
             "tokens": np.where(stream & ~failing, 40, 0),
             "status": np.where(failing, 500, np.where(stream, 101, 200)),
             "ok": np.where(failing, 0, 1),
@@ -167,18 +195,78 @@ def write_run_dir(
     scenario: Scenario | None = None,
     samples: pd.DataFrame | None = None,
     probes: pd.DataFrame | None = None,
+    csv: bool = False,
     **meta: object,
 ) -> Path:
-    """A run directory at ``path``; offered counts come from the samples unless given in meta."""
+    """A run directory at ``path``, its samples and probes as the kit writes them (the dataset,
+    engine/dataset.py), or with ``csv`` as runs from before the dataset hold them (a test that
+    edits a file by hand); offered counts come from the samples unless given in meta."""
     scenario = scenario or load_scenario().scaled(0.05)
     if samples is None:
         samples = synthetic_samples(scenario, str(meta.pop("run_id", "synthetic")))
     run_id = str(samples["run_id"].iloc[0]) if len(samples) else str(meta.pop("run_id", "empty"))
+    path.mkdir(parents=True, exist_ok=True)
+    if csv:
+        samples[list(SAMPLE_COLUMNS)].to_csv(path / "samples.csv", index=False)
+        if probes is not None:
+            probes[list(PROBE_COLUMNS)].to_csv(path / "probes.csv", index=False)
+    else:
+        write_samples(path, run_id, samples)
+        _write_probes(path, run_id, probes)
+    counts = {name: _offered(samples[samples["phase"] == name]) for name in _names(scenario)}
+    _write_run_json(path, scenario, run_id, counts, len(samples), meta)
+    return path
+
+
+def write_chunked_run(
+    path: Path, scenario: Scenario, chunks: Iterator[pd.DataFrame], probes: pd.DataFrame
+) -> int:
+    """A run directory written a chunk of samples at a time (a day's run, for the benchmark),
+    as the kit writes it; the samples written."""
+    path.mkdir(parents=True)
+    counts: dict[str, dict[str, int]] = {name: {} for name in _names(scenario)}
+    run_id = "synthetic"
+
+    def counted() -> Iterator[pd.DataFrame]:
+        for chunk in chunks:
+            for (phase, workload), n in chunk.groupby(["phase", "workload"]).size().items():
+                counts[phase][workload] = counts[phase].get(workload, 0) + int(n)
+            yield chunk
+
+    written = write_samples(path, run_id, *counted())
+    _write_probes(path, run_id, probes)
+    _write_run_json(path, scenario, run_id, counts, written, {})
+    return written
+
+
+def _names(scenario: Scenario) -> list[str]:
+    return [p.name for p in scenario.phases]
+
+
+def _offered(samples: pd.DataFrame) -> dict[str, int]:
+    return {str(k): int(v) for k, v in samples["workload"].value_counts().items()}
+
+
+def _write_probes(path: Path, run_id: str, probes: pd.DataFrame | None) -> None:
+    if probes is not None:
+        parts = PartWriter(path / PROBES.name, PROBES, run_id)
+        parts.append({c: probes[c].to_numpy() for c in PROBE_COLUMNS})
+        parts.close()
+
+
+def _write_run_json(
+    path: Path,
+    scenario: Scenario,
+    run_id: str,
+    counts: dict[str, dict[str, int]],
+    total: int,
+    meta: dict[str, object],
+) -> None:
+    """run.json of a synthetic run whose phases offered ``counts`` (phase -> workload -> n)."""
     phases = schedule(scenario)
     for phase in phases:
-        mine = samples[samples["phase"] == phase["name"]]
-        phase["offered"] = {str(k): int(v) for k, v in mine["workload"].value_counts().items()}
-        phase["offered_total"] = len(mine)
+        phase["offered"] = counts[phase["name"]]
+        phase["offered_total"] = sum(phase["offered"].values())
     run = {
         "run_id": run_id,
         "started_at": "2026-11-29T14:23:00Z",
@@ -188,7 +276,7 @@ def write_run_dir(
         "scenario": scenario.to_dict(),
         "scale": 1.0,
         "phases": phases,
-        "offered": len(samples),
+        "offered": total,
         "workers": 1,
         "connections": scenario.connections_needed(),
         "host": "http://127.0.0.1:8000",
@@ -198,12 +286,24 @@ def write_run_dir(
         "stopped": "completed",
     }
     run.update(meta)
-    path.mkdir(parents=True, exist_ok=True)
     (path / "run.json").write_text(json.dumps(run, indent=2))
-    samples[list(SAMPLE_COLUMNS)].to_csv(path / "samples.csv", index=False)
-    if probes is not None:
-        probes[list(PROBE_COLUMNS)].to_csv(path / "probes.csv", index=False)
-    return path
+
+
+def write_samples(
+    path: Path, run_id: str, *chunks: pd.DataFrame, part_rows: int = PART_ROWS
+) -> int:
+    """Samples (frames in the columns of samples.csv, empty cells NaN) as the ``samples``
+    dataset the master writes, a chunk at a time; the rows written."""
+    parts = PartWriter(path / SAMPLES.name, SAMPLES, run_id, part_rows)
+    for chunk in chunks:
+        parts.append(
+            {
+                f.name: pa.array(chunk[f.name].to_numpy(), from_pandas=True).cast(f.type)
+                for f in SAMPLES.schema
+            }
+        )
+    parts.close()
+    return parts.rows
 
 
 def golden_copy(path: Path) -> Path:

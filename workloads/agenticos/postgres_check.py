@@ -23,6 +23,7 @@ from pathlib import Path
 import psycopg
 
 from engine import run_record
+from engine.dataset import FOLLOWUPS, read_table
 from engine.dialect_kit import words
 from engine.followups import FOLLOWUPS_FILE
 from engine.run_record import RUN_FILE
@@ -35,12 +36,23 @@ PROCESSED, FAILED_AFTER, NOT_FINISHED = "processed", "failed after 202", "not fi
 RunRow = tuple
 
 
+def followups_of(run: Path) -> list[dict[str, str]]:
+    """The run's follow-ups as rows of strings: a committed run's followups.csv as written, a
+    newer run's dataset table (engine/dataset.py) as the same strings."""
+    if (run / FOLLOWUPS_FILE).exists():
+        with (run / FOLLOWUPS_FILE).open() as f:
+            return list(csv.DictReader(f))
+    rows = read_table(run, FOLLOWUPS).to_pylist()
+    return [
+        {key: "" if value is None else str(value) for key, value in row.items()} for row in rows
+    ]
+
+
 def main(run_dir: str, trigger_id: str, ended_at: str = "", url: str = DEFAULT_URL) -> int:
     """Compare, print, and exit 0 when every row agrees with Postgres (1 when one does not)."""
     run = Path(run_dir)
     record = run_record.read(run / RUN_FILE)
-    with (run / FOLLOWUPS_FILE).open() as f:
-        rows = list(csv.DictReader(f))
+    rows = followups_of(run)
     ended = ended_at or record.follow_up_ended_at
     if not ended:
         raise SystemExit(
