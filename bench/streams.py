@@ -52,7 +52,7 @@ from engine.collector import THRESHOLDS as LOAD_THRESHOLDS
 from engine.schedule import Plan
 from inputs.scenario import scenario_from_dict
 from runner.load_process import LoadProcess
-from runner.messages import DRAINED, PlanUpdate, Prepare
+from runner.messages import DRAINED, READY, PlanUpdate, Prepare
 from stack.processes import free_port, wait_ready
 
 LATE_MS = 10.0
@@ -115,11 +115,15 @@ def measure(
     environment = Environment()
     environment.create_local_runner()
     drained: list[dict] = []
-    process = LoadProcess(
-        "bench",
-        lambda kind, data: drained.append(data) if kind == DRAINED else None,
-        environment.stats,
-    )
+
+    def received(kind: str, data: dict) -> None:
+        """The master's part: a refused sign-in ends the bench at once, never a wait."""
+        if kind == READY and data["error"]:
+            raise RuntimeError(f"the load process could not start: {data['error']}")
+        if kind == DRAINED:
+            drained.append(data)
+
+    process = LoadProcess("bench", received, environment.stats)
     raw = {
         "name": "streams",
         "workloads": {"chat_stream": {"share": 1, "description": "chat turns only"}},

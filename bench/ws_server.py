@@ -125,6 +125,8 @@ def _json(status: str, body: object) -> bytes:
 SIGN_IN = _json("200 OK", {"access_token": "bench", "token_type": "bearer"})
 HEALTH = _json("200 OK", {"status": "ok"})
 AGENTS = _json("200 OK", [{"id": "bench", "name": "bench"}])
+# AgenticOS's check that a token works (the kit reads the user's organisations once).
+ORGS = _json("200 OK", {"items": [{"id": "00000000-0000-0000-0000-000000000000"}]})
 NOT_FOUND = _json("404 Not Found", {"detail": "not found"})
 
 
@@ -186,8 +188,10 @@ class Connection(asyncio.Protocol):
             self._turn(message, RUN_CONTENT, RUN_COMPLETED)
         elif method == "POST" and path == "/api/v1/auth/login":
             self._write(SIGN_IN)
-        elif path == "/health":
+        elif path in ("/health", "/api/v1/health"):  # agno's health, and AgenticOS's
             self._write(HEALTH)
+        elif path == "/api/v1/orgs":
+            self._write(ORGS)
         elif path == "/agents":
             self._write(AGENTS)
         elif path == "/stats":

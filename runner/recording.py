@@ -49,7 +49,10 @@ def record_of(run: ActiveRun, shape: object, probes: ProbesSummary = NOT_SUMMARI
     ended = run.end_s is not None
     offered = _offered(run, plan) if ended else _planned(run.scenario, plan)
     phases = []
-    for number, segment in enumerate(plan.segments):
+    # A run stopped in the start's lead (a signal before t = 0) ran no phase: its record says
+    # so with no phases and the scenario as given, never a phase that ends where it starts.
+    before_start = ended and end_s <= 0.0
+    for number, segment in enumerate(() if before_start else plan.segments):
         counts = {name: offered.get((number, name), 0) for name in run.scenario.mix}
         phases.append(
             PhaseRecord(
@@ -70,8 +73,8 @@ def record_of(run: ActiveRun, shape: object, probes: ProbesSummary = NOT_SUMMARI
         started_at=run.started_at,
         start_epoch=run.clock.start_epoch,
         ended_at=iso(run.clock.start_epoch + end_s) if ended else None,
-        duration_s=round(end_s, 3),
-        scenario=plan.scenario_as_run(run.scenario).to_dict(),
+        duration_s=round(max(end_s, 0.0), 3),
+        scenario=(run.scenario if before_start else plan.scenario_as_run(run.scenario)).to_dict(),
         scale=settings.scale,
         phases=phases,
         offered=sum(p.offered_total for p in phases),

@@ -136,7 +136,9 @@ def _arrivals_after(requests: Path, after: float) -> list[str]:
 
 
 def _wait_for_arrivals(wrapper: Wrapper, count: int) -> None:
-    """Until the platform has logged ``count`` more arrivals than now (load is flowing)."""
+    """Until the platform has logged ``count`` more arrivals than when the run's start was
+    picked (load is flowing): the preflight's requests come before it and are not load."""
+    wrapper.wait_for(r"load process\(es\), \d+ connections")
     start = len(_arrivals_after(wrapper.requests, 0.0)) if wrapper.requests.exists() else 0
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -222,10 +224,9 @@ UI_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("how", "sig", "group"), UI_CASES)
-def test_a_signalled_web_ui_session_stops_its_load_and_everything_it_started(
-    tmp_path, how, sig, group
-):
+@contextmanager
+def _ui_swarming(tmp_path: Path, how: str) -> Iterator[tuple[Wrapper, Path]]:
+    """A web UI session with a rate entered (its run directory removed after)."""
     port = free_port()
     if how == "make":
         command = ["make", "--no-print-directory", "ui"]
@@ -247,11 +248,42 @@ def test_a_signalled_web_ui_session_stops_its_load_and_everything_it_started(
                     time.sleep(0.2)
             form = urllib.parse.urlencode({"rate": str(UI_RATE)}).encode()
             urllib.request.urlopen(urllib.request.Request(base + "/swarm", data=form))
-            _wait_for_arrivals(ui, 10)
-            _signal_and_check(ui, sig, group, UI_RATE)
-            _interrupted(run_dir)
+            yield ui, run_dir
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
+
+
+@pytest.mark.parametrize(("how", "sig", "group"), UI_CASES)
+def test_a_signalled_web_ui_session_stops_its_load_and_everything_it_started(
+    tmp_path, how, sig, group
+):
+    with _ui_swarming(tmp_path, how) as (ui, run_dir):
+        _wait_for_arrivals(ui, 10)
+        _signal_and_check(ui, sig, group, UI_RATE)
+        _interrupted(run_dir)
+
+
+def test_a_web_ui_session_signalled_before_its_first_arrival_records_that_nothing_ran(tmp_path):
+    """A signal in the start's lead (the master picked t = 0 a moment ahead) ends a run that
+    offered nothing: run.json says interrupted with no phases, and its report says why in one
+    line, where the wrap-up once failed on a phase that ended where it began."""
+    with _ui_swarming(tmp_path, "loadkit") as (ui, run_dir):
+        ui.wait_for(r"load process\(es\), \d+ connections")
+        sent = time.time()
+        _signal_and_check(ui, signal.SIGINT, True, UI_RATE)
+        record = json.loads((run_dir / "run.json").read_text())
+        if sent >= record["start_epoch"]:
+            pytest.skip(f"the signal landed {sent - record['start_epoch']:.2f} s after t = 0")
+        assert (record["stopped"], record["phases"], record["offered"]) == ("interrupted", [], 0)
+        report = subprocess.run(
+            [sys.executable, "-m", "loadkit", "report", str(run_dir)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert report.returncode == 2, report.stderr
+        assert "before its first arrival was due: nothing was offered" in report.stderr
 
 
 # -- loadkit run -----------------------------------------------------------------------------
