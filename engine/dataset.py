@@ -80,6 +80,9 @@ SAMPLES = Table(
             pa.field("outcome", pa.string(), nullable=False),
             pa.field("detail", pa.string(), nullable=False),
             pa.field("bytes", pa.int64(), nullable=False),
+            pa.field("first_event_ms", pa.float64()),
+            pa.field("last_token_ms", pa.float64()),
+            pa.field("stall_ms", pa.float64()),
         ]
     ),
     "samples.csv",

@@ -53,7 +53,13 @@ COLUMNS = (
     "outcome",
     "detail",
     "bytes",
+    "first_event_ms",
+    "last_token_ms",
+    "stall_ms",
 )
+# The columns a streamed turn fills in beyond its first token (engine.seam.Turn); a run from
+# before them has none, and reads as streams that measured none.
+STREAM_COLUMNS = ("first_event_ms", "last_token_ms", "stall_ms")
 
 
 class Sample(NamedTuple):
@@ -72,6 +78,9 @@ class Sample(NamedTuple):
     outcome: str
     detail: str
     bytes: int
+    first_event_ms: float | None = None
+    last_token_ms: float | None = None
+    stall_ms: float | None = None
 
 
 class Result(NamedTuple):
@@ -116,6 +125,9 @@ def recorded(
         result.outcome,
         result.detail,
         result.bytes,
+        result.first_event_ms,
+        result.last_token_ms,
+        result.stall_ms,
     )
 
 
@@ -138,11 +150,19 @@ def columns(worker: int, phases: list[str], samples: list[Sample]) -> dict[str, 
             for s, t in zip(samples, sent, strict=True)
         ],
         "latency_due_ms": [round((s.finished_s - s.due_s) * 1000, 3) for s in samples],
-        "ttft_ms": [None if s.ttft_ms is None else round(s.ttft_ms, 3) for s in samples],
+        "ttft_ms": [_ms(s.ttft_ms) for s in samples],
         "tokens": [s.tokens for s in samples],
         "status": [s.status for s in samples],
         "ok": [1 if s.outcome in SUCCESSFUL else 0 for s in samples],
         "outcome": [s.outcome for s in samples],
         "detail": [s.detail for s in samples],
         "bytes": [s.bytes for s in samples],
+        "first_event_ms": [_ms(s.first_event_ms) for s in samples],
+        "last_token_ms": [_ms(s.last_token_ms) for s in samples],
+        "stall_ms": [_ms(s.stall_ms) for s in samples],
     }
+
+
+def _ms(value: float | None) -> float | None:
+    """A duration in milliseconds as the samples spell them (to the microsecond)."""
+    return None if value is None else round(value, 3)

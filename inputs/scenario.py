@@ -38,8 +38,26 @@ METRICS = (
     "p50_step_overhead_ms",
     "p95_step_overhead_ms",
     "p99_step_overhead_ms",
+    # A streamed turn token by token (docs/DESIGN.md "Streams timed token by token"): its
+    # first event, inter-token latency, longest gap (a stall) and time per output token.
+    *(f"{p}_{m}" for m in ("first_event_ms", "itl_ms", "tpot_ms") for p in ("p50", "p95", "p99")),
+    "p95_stall_ms",
+    "p99_stall_ms",
+    "max_stall_ms",
     "error_rate",
 )
+# The measures only a streamed turn has (the chat workload's): a threshold on another
+# workload's is a figure it cannot have, refused before load.
+STREAM_MEASURES = ("ttft_ms", "first_event_ms", "itl_ms", "stall_ms", "tpot_ms")
+# Each measure's words (metric_name).
+_MEASURE_WORDS = {
+    "ttft_ms": "first token",
+    "step_overhead_ms": "step overhead",
+    "first_event_ms": "first event",
+    "itl_ms": "inter-token latency",
+    "stall_ms": "longest gap",
+    "tpot_ms": "time per output token",
+}
 
 # The phase every other phase is held against, and the one whose numbers must come back to
 # it: the verdict judges recovery between them, and a plan must offer enough of both.
@@ -89,16 +107,24 @@ MAX_SEED = 2**32 - 1
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "scenario.yaml"
 
 
+def _metrics() -> str:
+    """The metrics a threshold may name, grouped by measure (p50/p95/p99_ttft_ms, ...)."""
+    by_measure: dict[str, list[str]] = {}
+    for metric in METRICS:
+        percentile, _, measure = metric.partition("_")
+        if metric == "error_rate":
+            percentile, measure = metric, ""
+        by_measure.setdefault(measure, []).append(percentile)
+    return ", ".join("/".join(ps) + (f"_{m}" if m else "") for m, ps in by_measure.items())
+
+
 def metric_name(metric: str) -> str:
     """A threshold metric in words: ``p95_ttft_ms`` is "p95 first token", ``p95_ms`` "p95"."""
     if metric == "error_rate":
         return "error rate"
     percentile, _, rest = metric.partition("_")
-    if rest == "ttft_ms":
-        return f"{percentile} first token"
-    if rest == "step_overhead_ms":
-        return f"{percentile} step overhead"
-    return percentile
+    words = _MEASURE_WORDS.get(rest)
+    return f"{percentile} {words}" if words else percentile
 
 
 class ScenarioError(BadInput):
@@ -745,7 +771,13 @@ def _thresholds(
             )
             ok = False
         if metric not in METRICS:
-            problems.add(f"{where}.metric: {shown(metric)} is unknown; use one of {METRICS}")
+            problems.add(f"{where}.metric: {shown(metric)} is unknown; use one of {_metrics()}")
+            continue
+        if metric.partition("_")[2] in STREAM_MEASURES and workload != "chat_stream":
+            problems.add(
+                f"{where}.metric: {metric} is a streamed turn's, and {shown(workload)} is not "
+                "streamed (no tokens); put it on chat_stream"
+            )
             continue
         # A limit is any finite number of 0 or more (a fraction for error rates, ms otherwise):
         # one above what the metric can reach only never fails.

@@ -9,7 +9,10 @@ stub's record of the agent's loop into one table, ``samples``, holding every col
 reports derive. Each section asks it what it needs; DuckDB's memory limit bounds what it
 holds: the table's blocks wait on disk, and a sort or a join larger than the limit spills.
 
-The table's columns: the dataset's (worker ... bytes), ``seq`` (file order: part and row,
+The table's columns: the dataset's (worker ... bytes, and a streamed turn's
+first_event_ms, last_token_ms, stall_ms), ``itl_ms`` and ``tpot_ms`` (a turn's inter-token
+latency, (last - first token) / (tokens - 1), and time per output token, last token /
+tokens, as GuideLLM defines them), ``seq`` (file order: part and row,
 or a CSV's line), ``wi`` and ``pi`` (the workload's place in the mix, the offered phase's
 in run.json), ``after`` / ``after_detail`` (reports/followups.py), ``model_calls``,
 ``stub_ms``, ``history``, ``step_overhead_ms`` (reports/loop.py), ``timed`` (a success
@@ -34,7 +37,7 @@ import pyarrow.parquet as pq
 from engine.dataset import SAMPLES, read_parts, run_id_of
 from engine.mix import CANCEL_STEP
 from engine.run_record import PhaseRecord, RunRecord
-from engine.samples import OUTCOMES, SAMPLES_FILE, SUCCESSFUL
+from engine.samples import OUTCOMES, SAMPLES_FILE, STREAM_COLUMNS, SUCCESSFUL
 from inputs.scenario import Scenario
 
 # What DuckDB may hold in memory at once; past it, sorts and joins spill to the temporary
@@ -49,7 +52,15 @@ BATCH_ROWS = 1 << 20
 TEXT_COLUMNS = ("workload", "phase", "outcome", "detail")
 NUMERIC_COLUMNS = tuple(n for n in SAMPLES.schema.names if n not in TEXT_COLUMNS)
 # Sample columns holding times (seconds from the run start, or durations): never negative.
-TIME_COLUMNS = ("due_s", "sent_s", "finished_s", "latency_ms", "latency_due_ms", "ttft_ms")
+TIME_COLUMNS = (
+    "due_s",
+    "sent_s",
+    "finished_s",
+    "latency_ms",
+    "latency_due_ms",
+    "ttft_ms",
+    *STREAM_COLUMNS,
+)
 # Columns every sample must fill in.
 REQUIRED_VALUES = (
     "worker",
@@ -234,9 +245,13 @@ def _load_csv(con: duckdb.DuckDBPyConnection, file: Path, run_id: str) -> None:
     types = {n: ("DOUBLE" if n in NUMERIC_COLUMNS else "VARCHAR") for n in SAMPLES.schema.names}
     declared = ", ".join(f'"{n}" {t}' for n, t in types.items())
     con.execute(f"CREATE TABLE raw ({declared}, run_id VARCHAR, seq BIGINT)")
-    wanted = ("run_id", *SAMPLES.schema.names)
+    wanted = ("run_id", *(n for n in SAMPLES.schema.names if n not in STREAM_COLUMNS))
     for chunk, first_line in _csv_chunks(file, wanted):
         line_of = np.arange(first_line, first_line + len(chunk))
+        for column in STREAM_COLUMNS:
+            if column not in chunk.columns:
+                # A run from before a turn kept these: its streams measured none.
+                chunk[column] = np.nan
         for column in NUMERIC_COLUMNS:
             chunk[column] = _numeric(file, chunk, column, line_of)
         chunk["seq"] = line_of
@@ -445,6 +460,10 @@ def _derived(scenario: Scenario, phases: Sequence[PhaseRecord]) -> str:
         r.workload, r.phase, r.due_s, r.sent_s, r.finished_s, r.latency_ms, r.latency_due_ms,
         r.ttft_ms, CAST(r.tokens AS BIGINT) AS tokens, CAST(r.status AS BIGINT) AS status,
         CAST(r.ok AS TINYINT) AS ok, r.outcome, r.detail, CAST(r.bytes AS BIGINT) AS bytes, r.seq,
+        r.first_event_ms, r.last_token_ms, r.stall_ms,
+        CASE WHEN r.tokens >= 2 THEN (r.last_token_ms - r.ttft_ms) / (r.tokens - 1) END
+            AS itl_ms,
+        CASE WHEN r.tokens >= 1 THEN r.last_token_ms / r.tokens END AS tpot_ms,
         CAST(CASE r.workload {workload_index} END AS TINYINT) AS wi,
         CAST(CASE r.phase {phase_index} END AS SMALLINT) AS pi,
         r.ok = 1 AND (r.workload <> '{STREAM_WORKLOAD}' OR r.outcome = 'ok') AS timed,

@@ -61,6 +61,9 @@ SPELLING: dict[str, tuple[tuple[str, Callable[[object], str]], ...]] = {
         ("outcome", _plain),
         ("detail", _plain),
         ("bytes", _plain),
+        ("first_event_ms", _fixed(3)),
+        ("last_token_ms", _fixed(3)),
+        ("stall_ms", _fixed(3)),
     ),
     FOLLOWUPS.name: tuple((n, _plain) for n in FOLLOWUPS.schema.names),
     STUB_CALLS.name: (

@@ -193,6 +193,8 @@ def workload_table(summary: dict) -> list[str]:
         rows.append((name, *_percentile_cells(w["latency_ms"]), _error_cell(w), f"{w['calls']:,}"))
         if w["ttft_ms"]["count"]:
             rows.append((f"  {name} first token", *_percentile_cells(w["ttft_ms"]), "", ""))
+        if w.get("itl_ms", {}).get("count"):
+            rows.append((f"  {name} inter-token", *_percentile_cells(w["itl_ms"]), "", ""))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return [
         "  "

@@ -20,10 +20,10 @@ from reports.rundir import Run
 from reports.stats import (
     NO_SAMPLES,
     Counts,
-    Percentiles,
     RunStats,
     Slicing,
     WorkloadStats,
+    measured_by,
     sliced,
 )
 from reports.verdict import CHECK_WORDS, ThresholdResult, Verdict, unserved
@@ -184,8 +184,7 @@ class _Value:
 
 def _percentile(metric: str, stats: WorkloadStats) -> _Value:
     """The percentile ``metric`` names (p95_ttft_ms: p95 of first tokens) from pooled stats."""
-    name, _, rest = metric.partition("_")
-    source: Percentiles = stats.ttft if rest == "ttft_ms" else stats.latency
+    name, source = measured_by(metric, stats)
     return _Value(getattr(source, name), source.count)
 
 

@@ -70,6 +70,7 @@ WORKLOAD_HEADERS = (
     "p95 from due ms",
 )
 PERCENTILE_HEADERS = ("workload", "n", "p50 ms", "p95 ms", "p99 ms", "worst ms")
+STREAM_HEADERS = ("workload", "measure", "n", "p50 ms", "p95 ms", "p99 ms", "worst ms")
 NOTES = (
     "How to read the tables below: percentiles are nearest-rank over successful requests "
     "(a stream's whole-turn latency over completed turns only), measured from send; "
@@ -590,6 +591,32 @@ def _ttft_table(part: SliceStats) -> Table:
     )
 
 
+def _stream_table(part: SliceStats) -> Table | None:
+    """A streamed turn timed token by token (first event, inter-token latency, longest gap,
+    time per output token), or None where no stream measured them (a platform that sends no
+    tokens, or a run from before)."""
+    rows = tuple(
+        (
+            w.workload,
+            label,
+            fmt.count(p.count),
+            fmt.ms(p.p50),
+            fmt.ms(p.p95),
+            fmt.ms(p.p99),
+            fmt.ms(p.max),
+        )
+        for w in part.workloads
+        for label, p in (
+            ("first event", w.first_event),
+            ("inter-token", w.itl),
+            ("longest gap", w.stall),
+            ("per output token", w.tpot),
+        )
+        if p.count
+    )
+    return Table(STREAM_HEADERS, rows) if rows else None
+
+
 def _failures_table(part: SliceStats) -> Table:
     return Table(
         ("workload", "outcome", "detail", "count"),
@@ -607,8 +634,27 @@ def _slice_blocks(part: SliceStats, what: str) -> list[Block]:
         _workload_table(part),
         Heading(f"Time to first token: {what}"),
         _ttft_table(part),
+        *_stream_blocks(part, what),
         Heading(f"Failures by reason: {what}"),
         _failures_table(part),
+    ]
+
+
+def _stream_blocks(part: SliceStats, what: str) -> list[Block]:
+    table = _stream_table(part)
+    if table is None:
+        return []
+    tokens = sum(w.output_tokens for w in part.workloads)
+    rate = f" ({fmt.per_s(tokens / part.window_s)} over the {part.window_s:g} s window)"
+    return [
+        Heading(f"Streams token by token: {what}"),
+        Paragraph(
+            "Over completed turns: inter-token latency is (last token - first token) / "
+            "(tokens - 1), the longest gap a turn's longest wait between two tokens, per "
+            f"output token its last token's time over its tokens; {fmt.count(tokens)} tokens "
+            f"in all{rate if part.window_s > 0 else ''}."
+        ),
+        table,
     ]
 
 

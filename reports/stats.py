@@ -115,6 +115,14 @@ class WorkloadStats:
     ttft: Percentiles
     # The platform's own time per step of the agent's loop (reports/loop.py), where measured.
     step_overhead: Percentiles = NO_SAMPLES
+    # A streamed turn timed token by token (docs/DESIGN.md "Streams timed token by token"):
+    # its first event, inter-token latency, longest gap and time per output token, over the
+    # completed turns that have each; and the tokens those turns brought.
+    first_event: Percentiles = NO_SAMPLES
+    itl: Percentiles = NO_SAMPLES
+    stall: Percentiles = NO_SAMPLES
+    tpot: Percentiles = NO_SAMPLES
+    output_tokens: int = 0
     # Arrivals whose latency is timed when they succeed: all but the chat turns the plan
     # cancels on purpose (a stream's whole-turn latency is over completed turns only).
     timeable: int = 0
@@ -214,7 +222,30 @@ MEASURES = {
     "latency_due": ("latency_due_ms", "timed"),
     "ttft": ("ttft_ms", "ok = 1"),
     "step_overhead": (STEP_OVERHEAD_MS, "TRUE"),
+    "first_event": ("first_event_ms", "ok = 1"),
+    "itl": ("itl_ms", "timed"),
+    "stall": ("stall_ms", "timed"),
+    "tpot": ("tpot_ms", "timed"),
 }
+
+
+# A threshold metric's measure by what follows its percentile (p95_itl_ms: "itl_ms").
+METRIC_MEASURES = {
+    "ms": "latency",
+    "ttft_ms": "ttft",
+    "step_overhead_ms": "step_overhead",
+    "first_event_ms": "first_event",
+    "itl_ms": "itl",
+    "stall_ms": "stall",
+    "tpot_ms": "tpot",
+}
+
+
+def measured_by(metric: str, stats: WorkloadStats) -> tuple[str, Percentiles]:
+    """A latency metric's percentile name and the measure it is read from (p95_itl_ms: p95 of
+    the inter-token latencies)."""
+    name, _, rest = metric.partition("_")
+    return name, getattr(stats, METRIC_MEASURES[rest])
 
 
 @dataclass(frozen=True)
@@ -225,6 +256,8 @@ class SliceTables:
     outcomes: dict[tuple[int, str], dict[str, int]] = field(default_factory=dict)
     after: dict[tuple[int, str], dict[str, int]] = field(default_factory=dict)
     cancels: dict[tuple[int, str], int] = field(default_factory=dict)
+    # The tokens of the completed (timed) turns.
+    tokens: dict[tuple[int, str], int] = field(default_factory=dict)
     failures: dict[int, list[tuple[str, str, str, int]]] = field(default_factory=dict)
     lost: dict[int, list[tuple[str, str, str, int]]] = field(default_factory=dict)
     picks: dict[str, dict[tuple[int, str], Picked]] = field(default_factory=dict)
@@ -276,6 +309,12 @@ def _tables(
             states[after] = states.get(after, 0) + int(n)
         if cancel:
             table.cancels[key] = table.cancels.get(key, 0) + int(n)
+    brought = samples.rows(
+        f"SELECT j, label, workload, sum(tokens) FROM "
+        f"({_union(slicings, 'workload, tokens', 'timed')}) GROUP BY ALL"
+    )
+    for j, label, workload, n in brought:
+        tables[j].tokens[int(label), str(workload)] = int(n or 0)
     failed = samples.rows(
         f"SELECT j, label, workload, outcome, detail, count(*) FROM "
         f"({_union(slicings, 'workload, outcome, detail', 'ok = 0')}) GROUP BY ALL"
@@ -340,6 +379,11 @@ def _slice(
                 latency_due=percentiles_of(picks["latency_due"]),
                 ttft=percentiles_of(picks["ttft"]),
                 step_overhead=percentiles_of(picks["step_overhead"]),
+                first_event=percentiles_of(picks["first_event"]),
+                itl=percentiles_of(picks["itl"]),
+                stall=percentiles_of(picks["stall"]),
+                tpot=percentiles_of(picks["tpot"]),
+                output_tokens=table.tokens.get(key, 0),
                 timeable=sum(outcomes.values()) - table.cancels.get(key, 0),
             )
         )

@@ -118,6 +118,11 @@ def _slice(part: SliceStats) -> dict:
                 "latency_due_ms": asdict(w.latency_due),
                 "ttft_ms": asdict(w.ttft),
                 "step_overhead_ms": asdict(w.step_overhead),
+                "first_event_ms": asdict(w.first_event),
+                "itl_ms": asdict(w.itl),
+                "stall_ms": asdict(w.stall),
+                "tpot_ms": asdict(w.tpot),
+                "output_tokens": w.output_tokens,
             }
             for w in part.workloads
         },

@@ -37,9 +37,16 @@ from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE, Threshold
 from reports import formatting as fmt
 from reports.dataset import Samples, quoted
 from reports.followups import AFTER
-from reports.loop import STEP_OVERHEAD_MS
 from reports.rundir import Run
-from reports.stats import Counts, PhaseStats, RunStats, WorkloadStats
+from reports.stats import (
+    MEASURES,
+    METRIC_MEASURES,
+    Counts,
+    PhaseStats,
+    RunStats,
+    WorkloadStats,
+    measured_by,
+)
 from reports.system import SystemStats
 
 PASS = "pass"
@@ -476,12 +483,11 @@ def _judge_latency(
     only if it would with every missing observation at 0 ms; otherwise it is inconclusive
     (the plan offered too few) or not measured (the platform answered too few)."""
     name, _, rest = threshold.metric.partition("_")
-    first_token = rest == "ttft_ms"
-    per_step = rest == "step_overhead_ms"
+    any_success = MEASURES[METRIC_MEASURES[rest]][1] == "ok = 1"
     source, timeable = None, 0
     if stats is not None:
-        source = stats.ttft if first_token else stats.step_overhead if per_step else stats.latency
-        timeable = stats.counts.calls if first_token else stats.timeable
+        name, source = measured_by(threshold.metric, stats)
+        timeable = stats.counts.calls if any_success else stats.timeable
     measured = getattr(source, name) if source is not None else None
     count, need = (source.count if source is not None else 0), threshold.min_count
     said = fmt.metric(threshold.metric, measured)
@@ -508,15 +514,11 @@ _PERCENT = {"p50": 50, "p95": 95, "p99": 99, "max": 100}
 
 
 def _observed(samples: Within, workload: str, measure: str) -> np.ndarray:
-    """The latencies a latency threshold is taken over: first tokens of ok == 1, the
-    platform's time per step of turns on plan, or timed successes' whole latency. Read only
-    when fewer than the check's minimum were observed, so they are few."""
-    if measure == "ttft_ms":
-        value, which = "ttft_ms", "ok = 1"
-    elif measure == STEP_OVERHEAD_MS:
-        value, which = STEP_OVERHEAD_MS, "TRUE"
-    else:
-        value, which = "latency_ms", "timed"
+    """The values a latency threshold is taken over, as its measure's statistics are (first
+    tokens of ok == 1, the platform's time per step, timed successes' whole latency or their
+    inter-token latency...). Read only when fewer than the check's minimum were observed, so
+    they are few."""
+    value, which = MEASURES[METRIC_MEASURES[measure]]
     return samples.samples.arrays(
         f"SELECT {value} AS v FROM samples WHERE ({samples.where}) AND workload = ? "
         f"AND {which} AND {value} IS NOT NULL",

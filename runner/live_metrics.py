@@ -5,7 +5,8 @@ as it arrives (it appends each batch to the run's samples), so it counts them ri
 samples by workload, phase and outcome (their sum is the samples' row count), late
 dispatches (as the report counts them), what the processes offered, what is in
 flight, and a latency histogram over successes (the report's latency). Workers do
-nothing more per request.
+nothing more per request. A completed chat turn also counts its inter-token latency and its
+longest gap between two tokens (a stall), each a histogram of its own.
 
 The counts are plain dicts updated once per sample, turned into metric families
 only when Prometheus scrapes: prometheus_client's custom collector, its way of
@@ -79,6 +80,9 @@ LATENCY_GRID_MS = (
     60_000,
     90_000,
 )
+# Inter-token latency and longest-gap bucket edges in ms: a token every millisecond to a
+# stream that stalls for a minute, each edge at most a little over twice the one before.
+GAP_GRID_MS = (1, 2, 5, 10, 20, 30, 50, 75, 100, 200, 500, 1000, 2000, 5000, 10_000, 30_000, 60_000)
 # Send lateness within this many ms of late_after_ms is decided from the samples' stored
 # microseconds, as the report decides it; further away float noise cannot change the answer.
 LATE_EXACT_WITHIN_MS = 0.002
@@ -101,6 +105,11 @@ class _RunCounts:
     final_offered: Counter[tuple[str, str]] | None = None
     buckets: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     latency_sum: Counter = field(default_factory=Counter)
+    # A completed stream's inter-token latency and longest gap, over the turns that have them.
+    itl: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    itl_sum: dict[tuple[str, str], float] = field(default_factory=dict)
+    stall: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    stall_sum: dict[tuple[str, str], float] = field(default_factory=dict)
 
     def offered(self) -> Counter[tuple[str, str]]:
         """(workload, phase) -> offered: run.json's once the run ended, else the sum of every
@@ -150,7 +159,9 @@ class RunMetrics:
         edges, late_after_ms = run.edges_ms, run.late_after_ms
         for row in samples:
             # Sample's fields by position: unpacking costs a third of building the tuple.
-            _, workload, segment, due_s, sent_s, finished_s, _, _, _, outcome, _, _ = row
+            (_, workload, segment, due_s, sent_s, finished_s, ttft_ms, tokens, _, outcome, _, _) = (
+                row[:12]
+            )
             phase = phases[segment]
             key = (workload, phase)
             counted[workload, phase, outcome] += 1
@@ -164,6 +175,9 @@ class RunMetrics:
                     buckets[key] = [0] * (len(edges) + 1)
                 buckets[key][bisect.bisect_left(edges, latency_ms)] += 1
                 sums[key] += latency_ms
+                if tokens >= 2 and len(row) > 14 and row[13] is not None:
+                    _gap(run.itl, run.itl_sum, key, (row[13] - ttft_ms) / (tokens - 1))
+                    _gap(run.stall, run.stall_sum, key, row[14])
         run.offered_by_slot[slot] = Counter(
             {(workload, phases[segment]): n for segment, workload, n in offered}
         )
@@ -213,9 +227,23 @@ class RunMetrics:
             "Latency of successful samples (a chat turn: completed, not cancelled)",
             labels=("run_id", "workload", "phase"),
         )
+        itl = HistogramMetricFamily(
+            "loadkit_inter_token_latency_seconds",
+            "A completed streamed turn's inter-token latency: (last - first token) / (tokens - 1)",
+            labels=("run_id", "workload", "phase"),
+        )
+        stall = HistogramMetricFamily(
+            "loadkit_longest_gap_seconds",
+            "A completed streamed turn's longest gap between two tokens (a stall)",
+            labels=("run_id", "workload", "phase"),
+        )
         for run in list(self._runs.values()):
             self._collect_run(run, samples, offered, late, in_flight, latency)
-        yield from (samples, offered, late, in_flight, latency)
+            for (workload, phase), counts in run.itl.items():
+                _add(itl, run, workload, phase, counts, run.itl_sum)
+            for (workload, phase), counts in run.stall.items():
+                _add(stall, run, workload, phase, counts, run.stall_sum)
+        yield from (samples, offered, late, in_flight, latency, itl, stall)
 
     def _collect_run(self, run, samples, offered, late, in_flight, latency) -> None:
         done = run.offered()
@@ -243,6 +271,35 @@ class RunMetrics:
             buckets.append((floatToGoString(edge_ms / 1000), cumulative))
         sum_s = run.latency_sum[workload, phase] / 1000
         family.add_metric((run.run_id, workload, phase), buckets, sum_s)
+
+
+def _gap(
+    buckets: dict[tuple[str, str], list[int]],
+    sums: dict[tuple[str, str], float],
+    key: tuple[str, str],
+    ms: float,
+) -> None:
+    """Count one stream's gap (ITL or its longest) into its GAP_GRID_MS bucket."""
+    if key not in buckets:
+        buckets[key] = [0] * (len(GAP_GRID_MS) + 1)
+    buckets[key][bisect.bisect_left(GAP_GRID_MS, ms)] += 1
+    sums[key] = sums.get(key, 0.0) + ms
+
+
+def _add(
+    family: HistogramMetricFamily,
+    run: _RunCounts,
+    workload: str,
+    phase: str,
+    counts: list[int],
+    sums: dict[tuple[str, str], float],
+) -> None:
+    """One (workload, phase)'s gap histogram, cumulative, in seconds."""
+    cumulative, buckets = 0, []
+    for edge_ms, n in zip((*GAP_GRID_MS, float("inf")), counts, strict=True):
+        cumulative += n
+        buckets.append((floatToGoString(edge_ms / 1000), cumulative))
+    family.add_metric((run.run_id, workload, phase), buckets, sums[workload, phase] / 1000)
 
 
 def _late(sent: float, due: float, late_after_ms: float) -> bool:

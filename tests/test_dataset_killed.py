@@ -35,7 +35,7 @@ from tests.support.generator_env import (
     write_scenario,
     written,
 )
-from tests.support.rundirs import golden_copy
+from tests.support.rundirs import column_of, golden_copy
 
 # A writer that appends batches of 50 samples, in parts of the rows given, and says after
 # each append (flushed) how many rows it has written, until it is stopped.
@@ -53,7 +53,7 @@ WRITER = textwrap.dedent(
             row = dict(worker=0, index=index, workload="api_read", phase="sustain", due_s=0.5,
                        sent_s=0.5, finished_s=0.6, latency_ms=100.0, latency_due_ms=100.0,
                        ttft_ms=None, tokens=0, status=200, ok=1, outcome="ok", detail="x" * 200,
-                       bytes=10)
+                       bytes=10, first_event_ms=None, last_token_ms=None, stall_ms=None)
             for name, value in row.items():
                 batch[name].append(value)
             index += 1
@@ -215,6 +215,6 @@ EMPTY = {c: [""] for c in ("sent_s", "latency_ms", "ttft_ms")}
 
 def _columns(frame: pd.DataFrame) -> dict:
     return {
-        f.name: pa.array(frame[f.name].to_numpy(), from_pandas=True).cast(f.type)
+        f.name: pa.array(column_of(frame, f.name), from_pandas=True).cast(f.type)
         for f in SAMPLES.schema
     }

@@ -205,3 +205,37 @@ def test_a_bad_address_is_one_line_naming_the_option(given):
 def test_a_bad_linger_is_refused(given):
     with pytest.raises(SettingsError, match=r"^--prometheus-linger-s: "):
         prometheus_linger_s(SimpleNamespace(prometheus_linger_s=given))
+
+
+def test_the_stream_histograms_are_the_reports_inter_token_latency_and_longest_gap(tmp_path):
+    """Chat turns of 0 to 32 tokens, every outcome: the inter-token and longest-gap histograms
+    count and sum exactly the turns the report derives them for (completed, two tokens or more)."""
+    rng = random.Random(11)
+    samples = []
+    for index in range(600):
+        outcome = rng.choice(OUTCOMES)
+        tokens = rng.choice([0, 1, 2, 8, 32])
+        ttft = rng.uniform(5, 500) if tokens else None
+        last = ttft + (tokens - 1) * rng.uniform(1, 40) if tokens else None
+        stall = rng.uniform(1, 3000) if tokens >= 2 else None
+        samples.append(
+            Sample(
+                index, "chat_stream", rng.randrange(len(PHASES)), index * 0.01, index * 0.01,
+                index * 0.01 + 2.0, ttft, tokens, 200, outcome, "", 10,
+                ttft and ttft - 1, last, stall,
+            )
+        )  # fmt: skip
+    metrics = RunMetrics()
+    metrics.begin("r", SCENARIO, PHASES)
+    metrics.take("r", 0, [tuple(s) for s in samples], PHASES, [])
+    scraped = _scrape(metrics)
+    frame = pd.DataFrame(columns(0, PHASES, samples)).assign(run_id="r")
+    with load_run(write_run_dir(tmp_path / "run", SCENARIO, frame)) as run:
+        report = run.samples.frame("SELECT itl_ms, stall_ms FROM samples WHERE timed")
+    itl, stall = report["itl_ms"].dropna(), report["stall_ms"].dropna()
+    assert len(itl) == len(stall) > 50
+    for name, values in (("inter_token_latency", itl), ("longest_gap", stall)):
+        family = f"loadkit_{name}_seconds"
+        assert _total(scraped, f"{family}_count") == len(values)
+        # The report derives them from times kept to the microsecond; the live ones are exact.
+        assert _total(scraped, f"{family}_sum") == pytest.approx(values.sum() / 1000, abs=1e-3)

@@ -50,6 +50,9 @@ def _broken(path, value):
         (("phases", 2, "duration_s"), -5, "phases.burst.duration_s"),
         (("thresholds", 0, "metric"), "p97_ms", "thresholds[0].metric"),
         (("thresholds", 1, "workload"), "nope", "thresholds[1].workload"),
+        # api_read streams nothing: a threshold on its gaps between tokens could never judge.
+        (("thresholds", 0, "metric"), "p99_itl_ms", "thresholds[0].metric"),
+        (("thresholds", 0, "metric"), "max_stall_ms", "thresholds[0].metric"),
         (("chat_cancel_share",), 1.5, "chat_cancel_share"),
         (("timeouts", "default_s"), "soon", "timeouts.default_s"),
         (("thresold",), [], "thresold"),

@@ -30,6 +30,7 @@ from engine.followups import COLUMNS as FOLLOWUP_COLUMNS
 from engine.followups import FAILED_AFTER, NOT_VERIFIABLE, PROCESSED
 from engine.mix import Mix
 from engine.samples import COLUMNS as SAMPLE_COLUMNS
+from engine.samples import STREAM_COLUMNS
 from engine.schedule import Plan
 from inputs.scenario import scenario_from_dict
 
@@ -204,7 +205,9 @@ def samples_and_followups(run: str, seed: int) -> tuple[pd.DataFrame, pd.DataFra
             "bytes": 512,
         }
     )
-    return samples[list(SAMPLE_COLUMNS)], pd.DataFrame(follow, columns=list(FOLLOWUP_COLUMNS))
+    # The committed runs are from before streams were timed token by token.
+    written = [c for c in SAMPLE_COLUMNS if c not in STREAM_COLUMNS]
+    return samples[written], pd.DataFrame(follow, columns=list(FOLLOWUP_COLUMNS))
 
 
 def run_json(run: str, samples: pd.DataFrame) -> dict:

@@ -20,6 +20,7 @@ import pyarrow as pa
 from engine.dataset import PART_ROWS, PROBES, SAMPLES, PartWriter
 from engine.mix import GOLDEN_STEP, Mix
 from engine.samples import COLUMNS as SAMPLE_COLUMNS
+from engine.samples import STREAM_COLUMNS
 from inputs.scenario import MinCounts, Scenario, load_scenario, scenario_from_dict
 from reports.rundir import PROBE_COLUMNS
 
@@ -207,7 +208,8 @@ def write_run_dir(
     run_id = str(samples["run_id"].iloc[0]) if len(samples) else str(meta.pop("run_id", "empty"))
     path.mkdir(parents=True, exist_ok=True)
     if csv:
-        samples[list(SAMPLE_COLUMNS)].to_csv(path / "samples.csv", index=False)
+        written = [c for c in SAMPLE_COLUMNS if c in samples or c not in STREAM_COLUMNS]
+        samples[written].to_csv(path / "samples.csv", index=False)
         if probes is not None:
             probes[list(PROBE_COLUMNS)].to_csv(path / "probes.csv", index=False)
     else:
@@ -298,12 +300,20 @@ def write_samples(
     for chunk in chunks:
         parts.append(
             {
-                f.name: pa.array(chunk[f.name].to_numpy(), from_pandas=True).cast(f.type)
+                f.name: pa.array(column_of(chunk, f.name), from_pandas=True).cast(f.type)
                 for f in SAMPLES.schema
             }
         )
     parts.close()
     return parts.rows
+
+
+def column_of(chunk: pd.DataFrame, name: str) -> np.ndarray:
+    """A column of synthetic samples; a streamed turn's later times are empty where a test's
+    frame names none (a turn that measured only its first token)."""
+    if name in STREAM_COLUMNS and name not in chunk:
+        return np.full(len(chunk), np.nan)
+    return chunk[name].to_numpy()
 
 
 def golden_copy(path: Path) -> Path:
