@@ -147,3 +147,17 @@ def test_a_window_scales_with_its_phase_and_the_run_says_so():
         "window scales with its phase"
     ]
     assert scale_lines(scenario_from_dict(raw).faults) == []
+
+
+SCENARIOS = DEFAULT_PATH.parent / "scenarios"
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_each_shipped_fault_scenario_is_the_shipped_one_with_its_window(path):
+    raw = yaml.safe_load(path.read_text())
+    base = yaml.safe_load(DEFAULT_PATH.read_text())
+    (fault,) = raw.pop("faults")
+    assert (raw.pop("name"), fault["name"]) == (path.stem, path.stem)
+    base.pop("name")
+    assert raw == base
+    assert scenario_from_dict(yaml.safe_load(path.read_text())).faults[0].name == path.stem
