@@ -131,7 +131,11 @@ class WindowWorkload:
     during: Span
     after: Span
     latency: Percentiles
+    # 429s of arrivals due during it, and of those how many asked the caller to come back
+    # (Retry-After) or did not; the rest did not say (a streamed turn's 429 is its dialect's).
     shed: int
+    shed_retry_after: int
+    shed_no_retry_after: int
     in_flight_at_end: int
     accepted: FollowUpCounts
     # Model calls per turn at the stub before and during (None: no turn, or no record), and
@@ -244,6 +248,12 @@ def _workload(
         after=after,
         latency=_latency(run, workload, spans[1]),
         shed=_count(run, workload, spans[1], "outcome = 'shed'"),
+        shed_retry_after=_count(
+            run, workload, spans[1], "outcome = 'shed' AND detail LIKE '%, Retry-After %'"
+        ),
+        shed_no_retry_after=_count(
+            run, workload, spans[1], "outcome = 'shed' AND detail LIKE '%, no Retry-After'"
+        ),
         in_flight_at_end=int(
             run.samples.one(
                 "SELECT count(*) FROM samples WHERE workload = ? AND sent_s <= ? "
@@ -468,6 +478,10 @@ def _amplification_check(
     return result(PASS if ratio <= limit or math.isclose(ratio, limit) else FAIL, said, ratio)
 
 
+# Each measure in words, as tables and findings name it.
+MEASURE_WORDS = {TIME_TO_RECOVER: "time to recover", AMPLIFICATION: "amplification"}
+
+
 def fault_id(name: str) -> str:
     """A window's section id in the report (findings link to it)."""
     return "fault-" + "".join(c if c.isalnum() else "-" for c in name)
@@ -478,9 +492,9 @@ def judged_checks(windows: Sequence[WindowReport]) -> tuple[FaultCheck, ...]:
     return tuple(c for w in windows for c in w.checks if c.judged)
 
 
-def shed_line(w: WindowWorkload) -> str:
-    """How a workload's load was shed or held in a window, in words."""
-    return (
-        f"{fmt.count(w.shed)} shed (429) during; {fmt.count(w.in_flight_at_end)} in flight at "
-        "its end"
-    )
+def shed_cell(w: WindowWorkload) -> str:
+    """How a workload's load was shed or held in a window, in a few words."""
+    said = ""
+    if w.shed:
+        said = f" ({w.shed_retry_after:,} with Retry-After, {w.shed_no_retry_after:,} without)"
+    return f"{w.shed:,}{said}; {w.in_flight_at_end:,}"

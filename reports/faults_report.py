@@ -8,12 +8,14 @@ from reports import formatting as fmt
 from reports.document import Banner, Block, Bullets, Paragraph, Section, Table
 from reports.faults import (
     FAULT_RULE,
+    MEASURE_WORDS,
     REPORTED,
     FaultCheck,
     Span,
     WindowReport,
     WindowWorkload,
     fault_id,
+    shed_cell,
 )
 from reports.verdict import Verdict
 
@@ -25,7 +27,7 @@ HEADERS = (
     "p95 during ms (n)",
     "time to recover",
     "model calls per turn: before, during",
-    "shed, in flight",
+    "shed during; in flight at its end",
     "accepted during: processed, lost, not verifiable",
 )
 
@@ -118,7 +120,7 @@ def _row(w: WindowWorkload) -> tuple[str, ...]:
         f"{fmt.ms(w.latency.p95)} (n={w.latency.count:,})",
         _said(w.recover),
         amplification or fmt.ABSENT,
-        f"{w.shed:,}, {w.in_flight_at_end:,}",
+        shed_cell(w),
         accepted,
     )
 
@@ -143,7 +145,7 @@ def _check_row(c: FaultCheck) -> tuple[str, str, str, str]:
         else f"≤ {c.limit:g}x"
     )
     return (
-        f"{c.workload} {c.metric.replace('_', ' ')}",
+        f"{c.workload} {MEASURE_WORDS[c.metric]}",
         limit,
         f"{c.reading} (n={c.samples:,})",
         c.status,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reports import formatting as fmt
-from reports.faults import fault_id
+from reports.faults import MEASURE_WORDS, fault_id
 from reports.verdict import (
     BASELINE_PHASE,
     DAMAGED,
@@ -104,7 +104,7 @@ def findings(verdict: Verdict) -> tuple[Finding, ...]:
                         THRESHOLD_KINDS[check.status],
                         f"fault {check.fault}",
                         check.workload,
-                        check.metric.replace("_", " ").removesuffix(" s"),
+                        MEASURE_WORDS[check.metric],
                         limit,
                         check.reading,
                         check.samples,

@@ -19,7 +19,7 @@ import io
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from reports import formatting as fmt
-from reports.faults import TIME_TO_RECOVER, FaultCheck
+from reports.faults import MEASURE_WORDS, TIME_TO_RECOVER, FaultCheck
 from reports.rundir import Run
 from reports.stats import LatenessStats
 from reports.verdict import (
@@ -117,8 +117,9 @@ def _threshold(run: Run, t: ThresholdResult) -> TestCase:
 
 def _fault(run: Run, c: FaultCheck) -> TestCase:
     """A window's check: its time to recover or its amplification against its limit."""
-    metric = c.metric.replace("_", " ").removesuffix(" s")
-    case = TestCase(f"{c.workload} {metric}", f"{run.scenario.name}.fault.{c.fault}")
+    case = TestCase(
+        f"{c.workload} {MEASURE_WORDS[c.metric]}", f"{run.scenario.name}.fault.{c.fault}"
+    )
     limit = f"≤ {fmt.seconds(c.limit)}" if c.metric == TIME_TO_RECOVER else f"≤ {c.limit:g}x"
     said = f"{c.status}: measured {c.reading} vs limit {limit}, n={c.samples:,}"
     if c.status in (FAIL, NOT_MEASURED):

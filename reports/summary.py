@@ -135,6 +135,8 @@ def _window(report: WindowReport, start_epoch: float) -> dict:
                 "after": {**asdict(w.after), "error_rate": w.after.error_rate},
                 "latency_during_ms": asdict(w.latency),
                 "shed_during": w.shed,
+                "shed_with_retry_after": w.shed_retry_after,
+                "shed_without_retry_after": w.shed_no_retry_after,
                 "in_flight_at_end": w.in_flight_at_end,
                 "accepted_during": {**asdict(w.accepted), "lost": w.accepted.lost},
                 "model_calls_per_turn": {

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from jsonschema import Draft202012Validator
 
 from engine.dataset import STUB_CALLS, write_table
 from engine.fault_record import (
@@ -39,6 +40,7 @@ from reports.verdict import FAIL, INCONCLUSIVE, PASS, judge
 from runner.live_metrics import RunMetrics
 from tests.support.rundirs import synthetic_samples, write_run_dir
 
+SCHEMA = json.loads((Path(__file__).parents[1] / "reports" / "summary.schema.json").read_text())
 START_EPOCH = 1795000000.0
 RUN_ID = "faulty"
 
@@ -231,6 +233,7 @@ def test_an_undo_that_failed_is_the_first_line_and_the_run_is_invalid(tmp_path):
     banner = next(line for line in report.splitlines() if line.startswith("> **"))
     assert banner == "> **A fault was NOT undone:**"
     summary = json.loads((run_dir / "summary.json").read_text())
+    Draft202012Validator(SCHEMA).validate(summary)
     assert summary["verdict"] == "invalid"
     assert summary["invalid_reasons"][0].startswith("fault down: its undoing failed (guard: ")
 
@@ -239,6 +242,7 @@ def test_the_outputs_carry_each_window(tmp_path):
     run_dir = _run(tmp_path, [OUTAGE])
     code, _ = write_report(run_dir)
     summary = json.loads((run_dir / "summary.json").read_text())
+    Draft202012Validator(SCHEMA).validate(summary)
     (window,) = summary["faults"]["windows"]
     assert (window["name"], window["start_s"], window["end_s"]) == ("down", 20.0, 30.0)
     chat = window["workloads"]["chat_stream"]
@@ -282,3 +286,25 @@ def test_a_run_without_faults_has_no_fault_key(tmp_path):
     run_dir = write_run_dir(tmp_path / "run", scenario, _samples(scenario, (0.0, 0.0)))
     write_report(run_dir)
     assert "faults" not in json.loads((run_dir / "summary.json").read_text())
+
+
+def test_how_the_platform_shed_load_during_a_window(tmp_path):
+    scenario = _scenario([OUTAGE])
+    samples = _samples(scenario, (20.0, 35.0))
+    reads = (samples["workload"] == "api_read") & (samples["due_s"] >= 20) & (samples["due_s"] < 30)
+    rows = samples.index[reads]
+    said = ["HTTP 429, Retry-After 1", "HTTP 429, no Retry-After", "HTTP 429"]
+    for i, row in enumerate(rows):
+        samples.loc[row, ["status", "ok", "outcome", "detail"]] = [429, 0, "shed", said[i % 3]]
+    run_dir = write_run_dir(tmp_path / "run", scenario, samples, start_epoch=START_EPOCH)
+    (run_dir / FAULTS_DIR).mkdir()
+    for event in ((APPLIED, 20.0), (UNDONE, 30.0)):
+        append_event(run_dir / FAULTS_DIR / STUB_EVENTS, _event("down", *event))
+    _, _, verdict = _verdict(run_dir)
+    (reads_around,) = [w for w in verdict.faults[0].workloads if w.workload == "api_read"]
+    n = len(rows)
+    assert (reads_around.shed, reads_around.shed_retry_after, reads_around.shed_no_retry_after) == (
+        n,
+        len(range(0, n, 3)),
+        len(range(1, n, 3)),
+    )
