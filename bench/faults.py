@@ -32,6 +32,7 @@ import argparse
 import contextlib
 import json
 import os
+import secrets
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -107,6 +108,9 @@ def respawned_reference(options: StackOptions, pid_file: Path) -> Iterator[Local
             "RATE_LIMIT_RUN_PER_MINUTE": str(RAISED_RUN_LIMIT),
             "DATABASE_URL": f"sqlite:///{options.workdir.resolve()}/target.sqlite3",
             "EMBEDDING_URL": stub.url,
+            # A key the restarted process shares, as a deployment configures its secret: with
+            # a key of each process's own, every token the run holds is refused after it.
+            "TARGET_SECRET_KEY": secrets.token_hex(32),
         }
         args = ["-m", "bench.respawn", "--pid-file", str(pid_file), "--"]
         args += [sys.executable, "-m", "platforms.reference", "--port", str(port)]

@@ -128,3 +128,15 @@ def test_windows_are_applied_undone_and_recorded_in_a_run(plat, tmp_path):
     ]
     assert (run_dir / FAULTS_DIR / "chaos.at_start.log").read_text() == "started\n"
     assert (run_dir / FAULTS_DIR / "chaos.at_end.log").read_text() == "ended\n"
+
+
+def test_a_restarted_reference_platform_honours_tokens_signed_with_its_configured_key():
+    from platforms.reference.auth import TokenSigner
+    from platforms.reference.settings import load_settings
+
+    settings = load_settings([], {"TARGET_SECRET_KEY": "k" * 64})
+    token = TokenSigner(settings.secret_key).issue("user-1", "access")
+    assert TokenSigner(settings.secret_key).user_id(token) == "user-1"
+    # Without one, each process has a key of its own: a restart refuses every token.
+    assert TokenSigner().user_id(TokenSigner().issue("user-1", "access")) is None
+    assert "k" * 64 not in repr(settings)
