@@ -487,11 +487,6 @@ def fault_id(name: str) -> str:
     return "fault-" + "".join(c if c.isalnum() else "-" for c in name)
 
 
-def judged_checks(windows: Sequence[WindowReport]) -> tuple[FaultCheck, ...]:
-    """The window checks the verdict counts: those a window's limits hold."""
-    return tuple(c for w in windows for c in w.checks if c.judged)
-
-
 def shed_cell(w: WindowWorkload) -> str:
     """How a workload's load was shed or held in a window, in a few words."""
     said = ""

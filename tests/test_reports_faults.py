@@ -33,7 +33,7 @@ from engine.fault_record import (
 from inputs.scenario import scenario_from_dict
 from reports.build import write_report
 from reports.faults import AMPLIFICATION, TIME_TO_RECOVER
-from reports.rundir import load_run
+from reports.rundir import RunDirError, load_run
 from reports.stats import run_stats
 from reports.system import system_stats
 from reports.verdict import FAIL, INCONCLUSIVE, PASS, judge
@@ -308,3 +308,14 @@ def test_how_the_platform_shed_load_during_a_window(tmp_path):
         len(range(0, n, 3)),
         len(range(1, n, 3)),
     )
+
+
+def test_a_record_cut_mid_line_is_read_to_the_cut_and_a_bad_line_is_refused(tmp_path):
+    run_dir = _run(tmp_path, [OUTAGE])
+    record = run_dir / FAULTS_DIR / GUARD_EVENTS
+    record.write_bytes(b'{"fault":"down","kind":"outage","by":"guard","ev')
+    with load_run(run_dir) as run:
+        assert [e.event for e in run.fault_events] == [APPLIED, UNDONE]
+    record.write_bytes(b'{"fault": 3}\n')
+    with pytest.raises(RunDirError, match=r"faults/guard.jsonl: line 1: "):
+        load_run(run_dir)
