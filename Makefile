@@ -176,8 +176,9 @@ report: venv
 	@test -n "$(RUN)" || { echo "make report: give the run directory, e.g. make report RUN=runs/20261129T142300Z"; exit 2; }
 	$(VENV)/bin/loadkit report $(RUN)
 
+# FAULTS=NAME runs the shipped scenario with one fault window, scenarios/NAME.yaml.
 demo: venv
-	$(VENV)/bin/loadkit demo --platform $(PLATFORM)
+	$(VENV)/bin/loadkit demo --platform $(PLATFORM) $(if $(FAULTS),--faults $(FAULTS))
 
 ui: venv
 	$(VENV)/bin/loadkit ui

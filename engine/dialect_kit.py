@@ -101,7 +101,8 @@ def cancel_asked(http: HttpTransport, call: HttpCall, accepted: tuple[int, ...])
     ``accepted``, else what went wrong, named as the cancel's (``cancel: HTTP 500``), not
     mistaken for the stream's own break."""
     try:
-        status, body, _ = http.send(call)
+        answer = http.send(call)
+        status, body = answer.status, answer.body
     except Exception as exc:
         return Result(0, FAILED, f"cancel: {failure_detail(exc)}")
     if status in accepted:

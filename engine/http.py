@@ -135,12 +135,15 @@ class HttpCall:
 
 
 class Answer(NamedTuple):
-    """One answer as the transport read it: its status, whole body, and for a 3xx where it
-    pointed (the ``Location`` header as sent, None when absent or not a redirect)."""
+    """One answer as the transport read it: its status, whole body, for a 3xx where it
+    pointed (the ``Location`` header as sent, None when absent or not a redirect), and for a
+    429 how long it asked the client to wait (``Retry-After`` as sent, None when absent): how
+    a platform sheds load is part of what it did (reports/faults.py)."""
 
     status: int
     body: bytes
     location: str | None = None
+    retry_after: str | None = None
 
 
 @dataclass
@@ -474,8 +477,9 @@ def _read_response(
     connection = _header(lowered, b"connection")
     reusable = b"close" not in connection if connection is not None else not version_10
     location = _location(head, lowered) if 300 <= status < 400 else None
+    wait = _retry_after(lowered) if status == 429 else None
     if head_only or status in _NO_BODY:
-        return Answer(status, b"", location), reusable
+        return Answer(status, b"", location, wait), reusable
     framing = _framing(lowered)
     if (
         0 <= framing <= len(rest)
@@ -484,10 +488,10 @@ def _read_response(
     ):
         # The whole body came with the head, as is (a list page): nothing more to read. Bytes
         # past it are an answer to nothing, so the connection is not reused.
-        return Answer(status, rest[:framing], location), reusable and len(rest) == framing
+        return Answer(status, rest[:framing], location, wait), reusable and len(rest) == framing
     body = _Body(sock, rest, framing, max_body)
     data = b"".join(_decoded(body, lowered, max_body))
-    return Answer(status, data, location), reusable and body.clean
+    return Answer(status, data, location, wait), reusable and body.clean
 
 
 def read_upgrade(sock: socket.socket, max_body: int) -> tuple[bytes, Answer | None]:
@@ -609,6 +613,12 @@ def _header(lowered_head: bytes, name: bytes) -> bytes | None:
     start += len(name) + 3
     end = lowered_head.find(b"\r\n", start)
     return lowered_head[start : None if end < 0 else end].strip()
+
+
+def _retry_after(lowered_head: bytes) -> str | None:
+    """A 429's Retry-After as sent (seconds or an HTTP date), None if absent."""
+    value = _header(lowered_head, b"retry-after")
+    return None if value is None else value.decode("latin-1")
 
 
 def _location(head: bytes, lowered_head: bytes) -> str | None:

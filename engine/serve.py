@@ -6,7 +6,9 @@ the server's timeouts. The dialect reads each answer (a 200 can still be a failu
 a 202 may be followed to its end) inside that same timeout; a redirect is never
 followed (that would send the request again) and fails named by its Location, on
 every platform alike. Anything the network raises becomes a failure named by what
-happened (the transport's words, else the exception's class); nothing is retried.
+happened (the transport's words, else the exception's class); nothing is retried. A 429
+says whether it asked the caller to come back later (``Retry-After``), as a platform that
+sheds load politely and one that only refuses differ.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from collections.abc import Callable
 from engine.clock import RunClock
 from engine.deadlines import DeadlinePassed, Deadlines
 from engine.dialect_kit import redirected
-from engine.http import HttpTransport, failure_detail
-from engine.samples import FAILED, TIMED_OUT, TIMEOUT, Result
+from engine.http import Answer, HttpTransport, failure_detail
+from engine.samples import FAILED, SHED, TIMED_OUT, TIMEOUT, Result
 from engine.seam import Attempt, Conversation, Dialect
 
 CHAT = "chat_stream"
@@ -64,7 +66,8 @@ def serve(
             answer = http.send(call, timeout_s=None)
             if 300 <= answer.status < 400:
                 return redirected(answer)
-            return dialect.answer(workload, index, answer.status, answer.body)
+            result = dialect.answer(workload, index, answer.status, answer.body)
+            return said_retry_after(result, answer) if result.outcome == SHED else result
     except DeadlinePassed:
         return Result(0, TIMEOUT, TIMED_OUT)
     except Exception as exc:
@@ -72,3 +75,10 @@ def serve(
     finally:
         if armed is not None:
             deadlines.disarm(armed)
+
+
+def said_retry_after(result: Result, answer: Answer) -> Result:
+    """A shed answer's detail with its Retry-After, or that it had none."""
+    wait = answer.retry_after
+    said = f"Retry-After {wait}" if wait is not None else "no Retry-After"
+    return result._replace(detail=f"{result.detail}, {said}" if result.detail else said)

@@ -20,6 +20,7 @@ import yaml
 
 from inputs.agent import Agent, agent_dict, read_agent
 from inputs.bad_input import BadInput, Problems, label, shown
+from inputs.faults import Fault, fault_dict, read_faults, scaled_faults
 from inputs.trace_file import read_trace
 
 WORKLOADS = ("api_read", "chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire")
@@ -344,6 +345,8 @@ class Scenario:
     seed: int = 0
     # The largest answer body (or WebSocket message) read, in MiB; scenario.yaml says why 8.
     max_body_mib: float = 8.0
+    # Fault windows, each in one phase (inputs/faults.py); none: the run as before.
+    faults: tuple[Fault, ...] = ()
 
     @property
     def max_body_bytes(self) -> int:
@@ -400,7 +403,10 @@ class Scenario:
         problems = Problems()
         _check_plan_size(phases, problems, f"give a smaller --scale than {scale:g}")
         problems.raise_as(ScenarioError)
-        return replace(self, phases=phases)
+        lengths = {
+            p.name: (p.duration_s, s.duration_s) for p, s in zip(self.phases, phases, strict=True)
+        }
+        return replace(self, phases=phases, faults=scaled_faults(self.faults, lengths))
 
     @property
     def platforms_named(self) -> set[str]:
@@ -463,6 +469,9 @@ class Scenario:
             "recovery": self.judging.recovery,
             "min_counts": asdict(self.judging.min_counts),
         }
+        del data["faults"]
+        if self.faults:
+            data["faults"] = [fault_dict(f) for f in self.faults]
         data["workloads"] = {
             w.name: {
                 "share": self.mix[w.name],
@@ -531,6 +540,10 @@ def scenario_from_dict(raw: object, *, as_run: bool = False, base: Path | None =
         raw.get("max_body_mib", Scenario.max_body_mib), "max_body_mib", problems, most=MAX_BODY_MIB
     )
     seed = _seed(raw.get("seed", Scenario.seed), problems)
+    lengths = {
+        name: next((p.duration_s for p in phases if p.name == name), None) for name in phase_names
+    }
+    faults = read_faults(raw.get("faults"), lengths, problems)
     _check_plan_size(phases, problems)
     problems.raise_as(ScenarioError)
     # A number refused above is None and added its problem, which raise_as has raised.
@@ -547,6 +560,7 @@ def scenario_from_dict(raw: object, *, as_run: bool = False, base: Path | None =
         judging=judging,
         max_body_mib=max_body_mib,
         seed=seed,
+        faults=faults,
     )
 
 

@@ -410,8 +410,19 @@ def _figure(rows: int, columns: int = 1, sharex: bool = True) -> tuple[Figure, l
     return fig, list(axes.flat)
 
 
+# A fault window's band: hatched over its phase's, in the limits' colour.
+FAULT_STYLE: dict[str, Any] = {
+    "facecolor": "none",
+    "edgecolor": "#b00020",
+    "hatch": "///",
+    "linewidth": 0,
+    "alpha": 0.45,
+}
+
+
 def _finish(ax: Axes, run: Run, unit: str, clock: str) -> None:
-    """Phase bands with their names, axis labels, a legend when there is more than one line."""
+    """Phase bands with their names, fault windows hatched over them with theirs, axis
+    labels, a legend when there is more than one line."""
     for i, phase in enumerate(run.phases):
         colour = PHASE_COLOURS[i % len(PHASE_COLOURS)]
         ax.axvspan(phase.start_s, phase.end_s, color=colour, alpha=0.12, linewidth=0)
@@ -423,6 +434,18 @@ def _finish(ax: Axes, run: Run, unit: str, clock: str) -> None:
             ha="center",
             va="bottom",
             fontsize=8,
+        )
+    for window in run.windows:
+        ax.axvspan(window.start_s, window.end_s, **FAULT_STYLE)
+        ax.text(
+            window.start_s,
+            0.97,
+            f" {window.fault.name}",
+            transform=ax.get_xaxis_transform(),
+            ha="left",
+            va="top",
+            fontsize=7,
+            color=FAULT_STYLE["edgecolor"],
         )
     ax.set_xlim(0, max(run.end_s, ax.get_xlim()[1]))
     if _last_row(ax):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reports import formatting as fmt
+from reports.faults import MEASURE_WORDS, fault_id
 from reports.verdict import (
     BASELINE_PHASE,
     DAMAGED,
@@ -90,6 +91,26 @@ def findings(verdict: Verdict) -> tuple[Finding, ...]:
                     _phase_anchor(RECOVERY_PHASE),
                 )
             )
+    for w in verdict.faults:
+        for check in w.checks:
+            if check.judged and check.status in (FAIL, NOT_MEASURED, INCONCLUSIVE):
+                limit = (
+                    f"≤ {fmt.seconds(check.limit)}"
+                    if check.metric == "time_to_recover_s"
+                    else f"≤ {check.limit:g}x"
+                )
+                found.append(
+                    Finding(
+                        THRESHOLD_KINDS[check.status],
+                        f"fault {check.fault}",
+                        check.workload,
+                        MEASURE_WORDS[check.metric],
+                        limit,
+                        check.reading,
+                        check.samples,
+                        fault_id(check.fault),
+                    )
+                )
     # A jump where an error-rate threshold already failed says nothing new.
     failed_rates = {
         (t.workload, t.phase)
@@ -222,7 +243,9 @@ def _error_cell(w: dict) -> str:
 def console_text(summary: dict) -> str:
     """What a terminal gets when a run ends, from summary.json: each workload's figures over
     the whole run, then the verdict line, its findings, recovery and validity."""
-    lines = [*workload_table(summary), "", summary["headline"]]
+    undone = (summary.get("faults") or {}).get("undo_failed", [])
+    lines = [*(f"FAULT NOT UNDONE: {line}" for line in undone)]
+    lines += [*workload_table(summary), "", summary["headline"]]
     rows = summary.get("findings", [])
     if rows:
         header = ("", "phase", "workload", "metric", "limit", "measured", "n")

@@ -19,6 +19,7 @@ import io
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from reports import formatting as fmt
+from reports.faults import MEASURE_WORDS, TIME_TO_RECOVER, FaultCheck
 from reports.rundir import Run
 from reports.stats import LatenessStats
 from reports.verdict import (
@@ -65,6 +66,7 @@ def _report(run: Run, lateness: LatenessStats, verdict: Verdict) -> JUnitXml:
     cases = [_threshold(run, t) for t in verdict.thresholds]
     if verdict.recovery is not None and verdict.recovery.required:
         cases += [_recovery(run, c) for c in verdict.recovery.checks]
+    cases += [_fault(run, c) for w in verdict.faults for c in w.checks if c.judged]
     for case in cases:
         if verdict.invalid_reasons:
             case.result = [Skipped(INVALID_RUN)]
@@ -108,6 +110,24 @@ def _threshold(run: Run, t: ThresholdResult) -> TestCase:
         case.result[0].text = t.why
     elif t.status == INCONCLUSIVE:
         case.result = [Error(said, t.status)]
+    else:
+        case.system_out = said
+    return case
+
+
+def _fault(run: Run, c: FaultCheck) -> TestCase:
+    """A window's check: its time to recover or its amplification against its limit."""
+    case = TestCase(
+        f"{c.workload} {MEASURE_WORDS[c.metric]}", f"{run.scenario.name}.fault.{c.fault}"
+    )
+    limit = f"≤ {fmt.seconds(c.limit)}" if c.metric == TIME_TO_RECOVER else f"≤ {c.limit:g}x"
+    said = f"{c.status}: measured {c.reading} vs limit {limit}, n={c.samples:,}"
+    if c.status in (FAIL, NOT_MEASURED):
+        case.result = [Failure(said, c.status)]
+    elif c.status == INCONCLUSIVE:
+        case.result = [Error(said, c.status)]
+    elif c.status == NOT_JUDGED:
+        case.result = [Skipped(said)]
     else:
         case.system_out = said
     return case

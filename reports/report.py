@@ -29,6 +29,8 @@ from reports.document import (
     Section,
     Table,
 )
+from reports.faults import undo_failures
+from reports.faults_report import fault_sections
 from reports.followups import unverified_reasons
 from reports.headline import Finding, findings, recovery_summary, verdict_line
 from reports.limits import Headline, headlines, measured_text, phase_grid
@@ -103,19 +105,26 @@ def report_document(
     """Every section of the report, in the issue's order, with the verdict last."""
     request_charts, system_charts = charts
     phase_sections = tuple(_phase_section(p, stats, verdict, run) for p in stats.phases)
+    undone = undo_failures(verdict.faults)
     return Document(
         title=_title(run),
         subtitle=(
-            f"Started {run.record.started_at or 'at an unrecorded time'} on "
+            (
+                "A FAULT WAS NOT UNDONE, so the run is invalid (the first block says which). "
+                if undone
+                else ""
+            )
+            + f"Started {run.record.started_at or 'at an unrecorded time'} on "
             f"{fmt.machine(run.record.machine)}. The full verdict is the last section, "
             "under the numbers it rests on."
         ),
         glance=_glance(run, stats, verdict, system),
         sections=(
-            _charts_section(request_charts),
+            _charts_section(request_charts, bool(run.windows)),
             _limits_section(run, stats, verdict),
             _what_was_run(run, stats, system, verdict),
             *phase_sections,
+            *fault_sections(verdict, run.record.start_epoch),
             _whole_run(run, stats),
             *_accepted_section(run, stats),
             *loop_section(run),
@@ -160,7 +169,10 @@ def _glance(run: Run, stats: RunStats, verdict: Verdict, system: SystemStats) ->
     shown, rest = found[:GLANCE_FINDINGS], found[GLANCE_FINDINGS:]
     more = (f"{len(rest)} more, each in the Verdict section: {_kinds(rest)}",) if rest else ()
     logged = _logged_errors(system)
+    # A fault that could not be undone is the first thing a reader must know.
+    undone = undo_failures(verdict.faults)
     return (
+        *((Banner("A fault was NOT undone:", "bad", undone),) if undone else ()),
         facts,
         Banner(
             verdict_line(verdict),
@@ -222,7 +234,7 @@ def _phases(names: tuple[str, ...]) -> str:
     return ", ".join(names)
 
 
-def _charts_section(charts: tuple[Chart, ...]) -> Section:
+def _charts_section(charts: tuple[Chart, ...], faults: bool) -> Section:
     """The run's shape right under the verdict: rates, latency against its limits, the
     latency distribution, errors and first tokens, each shaded by phase."""
     return Section(
@@ -230,7 +242,9 @@ def _charts_section(charts: tuple[Chart, ...]) -> Section:
         "Charts",
         (
             Paragraph(
-                "Phases are shaded; dashed lines are the scenario's limits, drawn over the "
+                "Phases are shaded"
+                + ("; fault windows are hatched over them, each named" if faults else "")
+                + "; dashed lines are the scenario's limits, drawn over the "
                 "phases they are judged in. Latency is over successful requests only."
             ),
             *(Figure(c) for c in charts),

@@ -21,10 +21,18 @@ from msgspec import UNSET
 
 from engine import run_record
 from engine.dataset import PROBES, read_parts, read_table
+from engine.fault_record import FaultEvent, FaultRecordError, Window, placed, read_events
 from engine.run_record import RUN_FILE, PhaseRecord, RunRecord, RunRecordError, UsersStep
 from engine.samples import OPERATOR_STOP
 from inputs.scenario import Scenario, ScenarioError, scenario_from_dict
-from reports.dataset import Samples, SamplesError, as_written, build_table, open_samples
+from reports.dataset import (
+    Samples,
+    SamplesError,
+    as_written,
+    build_table,
+    double,
+    open_samples,
+)
 from reports.followups import FollowUpsError, after_columns, load_followups
 from reports.loop import StubCallsError, load_calls, loop_columns
 
@@ -49,6 +57,10 @@ class Run:
     samples: Samples
     probes: pd.DataFrame | None
     damage: str = ""
+    # The scenario's fault windows on the run's clock, and what was done about each
+    # (engine/fault_record.py); none in a run without faults.
+    windows: tuple[Window, ...] = ()
+    fault_events: tuple[FaultEvent, ...] = ()
 
     def __enter__(self) -> Run:
         return self
@@ -118,6 +130,14 @@ def load_run(path: str | Path) -> Run:
             "arrival was due: nothing was offered, so there is nothing to report"
         )
     phases = tuple(record.phases)
+    starts: dict[str, float] = {}
+    for phase in phases:
+        starts.setdefault(phase.name, float(phase.start_s))
+    windows = placed(scenario, starts)
+    try:
+        events = read_events(path)
+    except FaultRecordError as exc:
+        raise RunDirError(str(exc)) from None
     try:
         samples = open_samples(path, record, scenario, phases)
     except SamplesError as exc:
@@ -125,7 +145,8 @@ def load_run(path: str | Path) -> Run:
     try:
         after, follow_join = after_columns(load_followups(samples, path, record.run_id))
         loop, loop_join = loop_columns(scenario, load_calls(samples, path, record.run_id))
-        build_table(samples, scenario, phases, (after, loop), (follow_join, loop_join))
+        touched = touched_column(windows)
+        build_table(samples, scenario, phases, (after, loop, touched), (follow_join, loop_join))
         probes, probe_damage = _read_probes(path)
     except (FollowUpsError, StubCallsError, SamplesError) as exc:
         samples.close()
@@ -135,7 +156,21 @@ def load_run(path: str | Path) -> Run:
         raise
     # Named within the run directory, wherever it was read from.
     damage = "; ".join(d for d in (samples.damage, probe_damage) if d).replace(f"{path}/", "")
-    return Run(path, record, scenario, phases, samples, probes, damage)
+    return Run(path, record, scenario, phases, samples, probes, damage, windows, events)
+
+
+# The samples table's column saying an arrival's life overlapped a fault window.
+TOUCHED = "in_fault"
+
+
+def touched_column(windows: tuple[Window, ...]) -> str:
+    """``in_fault``: the arrival was due before a window ended and finished after it began, so
+    the window may have decided its fate (FALSE in a run without windows). Such arrivals are
+    judged in their window's section, not by their phase's thresholds or sustain's band."""
+    spans = " OR ".join(
+        f"(r.due_s < {double(w.end_s)} AND r.finished_s >= {double(w.start_s)})" for w in windows
+    )
+    return f"{spans or 'FALSE'} AS {TOUCHED}"
 
 
 def _read_run_json(file: Path) -> tuple[RunRecord, Scenario]:

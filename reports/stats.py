@@ -28,7 +28,7 @@ from reports.followups import AFTER, AFTER_DETAIL, FIELDS, FollowUpCounts
 from reports.followups import NONE as NO_FOLLOW_UPS
 from reports.loop import STEP_OVERHEAD_MS
 from reports.ranks import Picked, pick
-from reports.rundir import Run
+from reports.rundir import TOUCHED, Run
 
 # A slice's number and its workload's place in the mix, in one label (reports/ranks.py).
 WORKLOAD_SLOTS = 64
@@ -185,10 +185,19 @@ class PhaseStats:
     by_offer: SliceStats
     by_completion: SliceStats
     lateness: LatenessStats
+    # By offer without the arrivals a fault window touched (reports/rundir.py's in_fault);
+    # None in a run without windows, where it would be by_offer itself.
+    untouched: SliceStats | None = None
 
     @property
     def name(self) -> str:
         return self.window.name
+
+    @property
+    def judged(self) -> SliceStats:
+        """What the phase's thresholds and sustain's band are judged on: the arrivals offered
+        in it that no fault window touched (a window's own section judges those)."""
+        return self.by_offer if self.untouched is None else self.untouched
 
     @property
     def offered(self) -> int:
@@ -439,7 +448,12 @@ def run_stats(run: Run) -> RunStats:
     names = run.workloads
     stopped = run.stopped_by_operator
     offer, done, whole = _phase_slicings(run)
-    results = sliced(run, [offer, *done, whole], names, stopped)
+    untouched = (
+        [Slicing(f"CASE WHEN NOT {TOUCHED} THEN pi END", offer.windows)] if run.windows else []
+    )
+    results = sliced(run, [offer, *done, whole, *untouched], names, stopped)
+    if untouched:
+        *results, clean = results
     by_offer, by_done, whole_stats = results[0], results[1:-1], results[-1]
     completed = {n: stats for part in by_done for n, stats in part.items()}
     lateness = _lateness(run, offer, whole, stopped)
@@ -450,6 +464,7 @@ def run_stats(run: Run) -> RunStats:
             by_offer=by_offer[i],
             by_completion=completed[i],
             lateness=lateness[0].get(i, NO_LATENESS),
+            untouched=clean[i] if untouched else None,
         )
         for i, window in enumerate(run.phases)
     )

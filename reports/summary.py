@@ -10,6 +10,7 @@ from dataclasses import asdict
 
 import msgspec
 
+from reports.faults import FAULT_RULE, WindowReport, undo_failures
 from reports.headline import findings, recovery_summary, verdict_line
 from reports.rundir import Run
 from reports.stats import Counts, RunStats, SliceStats
@@ -18,8 +19,9 @@ from reports.verdict import JUMP_RULE, RECOVERY_RULE, RECOVERY_WINDOW, Verdict, 
 
 
 def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) -> dict:
-    """The run's verdict, per-threshold results, counts and per-phase statistics."""
-    return {
+    """The run's verdict, per-threshold results, counts and per-phase statistics (and each
+    fault window's, when the run had some)."""
+    facts = {
         "run_id": run.run_id,
         "scenario": run.scenario.name,
         "mode": "users" if run.closed_loop else "open arrival",
@@ -95,6 +97,60 @@ def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) ->
             "errors": system.platform_log.errors,
             "line": system.platform_log.summary_line(),
         },
+    }
+    if verdict.faults:
+        facts["faults"] = {
+            "rule": FAULT_RULE,
+            "undo_failed": list(undo_failures(verdict.faults)),
+            "windows": [_window(w, run.record.start_epoch) for w in verdict.faults],
+        }
+    return facts
+
+
+def _window(report: WindowReport, start_epoch: float) -> dict:
+    """One window: where it fell, what was done about it, each workload around it."""
+    fault = report.window.fault
+    return {
+        "name": fault.name,
+        "kind": fault.kind.value,
+        "what": fault.what,
+        "phase": fault.phase,
+        "start_s": report.window.start_s,
+        "end_s": report.window.end_s,
+        "limits": asdict(fault.limits),
+        "not_applied": report.not_applied or None,
+        "undo_failed": list(report.undo_failed),
+        "events": [
+            {
+                **msgspec.to_builtins(e),
+                "at_s": e.at - start_epoch,
+                "planned_s": e.planned - start_epoch,
+            }
+            for e in report.events
+        ],
+        "workloads": {
+            w.workload: {
+                "before": {**asdict(w.before), "error_rate": w.before.error_rate},
+                "during": {**asdict(w.during), "error_rate": w.during.error_rate},
+                "after": {**asdict(w.after), "error_rate": w.after.error_rate},
+                "latency_during_ms": asdict(w.latency),
+                "shed_during": w.shed,
+                "shed_with_retry_after": w.shed_retry_after,
+                "shed_without_retry_after": w.shed_no_retry_after,
+                "in_flight_at_end": w.in_flight_at_end,
+                "accepted_during": {**asdict(w.accepted), "lost": w.accepted.lost},
+                "model_calls_per_turn": {
+                    "before": w.calls_before,
+                    "during": w.calls_during,
+                    "turns_before": w.turns_before,
+                    "turns_during": w.turns_during,
+                },
+                "time_to_recover": asdict(w.recover),
+                "amplification": None if w.amplification is None else asdict(w.amplification),
+            }
+            for w in report.workloads
+        },
+        "queue": [asdict(q) for q in report.queue],
     }
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -37,7 +38,7 @@ from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE, Threshold
 from reports import formatting as fmt
 from reports.dataset import Samples, quoted
 from reports.followups import AFTER
-from reports.rundir import Run
+from reports.rundir import TOUCHED, Run
 from reports.stats import (
     MEASURES,
     METRIC_MEASURES,
@@ -48,6 +49,9 @@ from reports.stats import (
     measured_by,
 )
 from reports.system import SystemStats
+
+if TYPE_CHECKING:
+    from reports.faults import WindowReport
 
 PASS = "pass"
 FAIL = "FAIL"
@@ -72,6 +76,9 @@ RECOVERY_WINDOW = 20
 BAND_CONFIDENCE = 0.99
 # Outcomes that count as errors whatever the shed rule says (stats.Counts.failures).
 ERROR_OUTCOMES = frozenset({"failed", "timeout", "abandoned"})
+# A phase's thresholds, sustain's band and recover's arrivals leave out what a fault window
+# touched (reports/rundir.py's in_fault, FALSE in a run without windows): its section judges it.
+UNTOUCHED = f"AND NOT {TOUCHED}"
 
 JUMP_RULE = (
     f"a workload is flagged when its failure rate (failed, timeout, abandoned) or its shed "
@@ -197,6 +204,8 @@ class Verdict:
     skipped: dict[str, str]
     # Workloads the scenario gives no share: listed once, judged never.
     not_offered: tuple[str, ...] = ()
+    # Each fault window and what the platform did about it (reports/faults.py).
+    faults: tuple[WindowReport, ...] = ()
 
     @property
     def unrecovered(self) -> tuple[RecoveryCheck, ...]:
@@ -212,6 +221,7 @@ class Verdict:
         statuses = [t.status for t in self.thresholds]
         if self.recovery is not None and self.recovery.required:
             statuses += [c.status for c in self.recovery.checks]
+        statuses += [c.status for w in self.faults for c in w.checks if c.judged]
         return tuple(statuses)
 
     @property
@@ -248,9 +258,14 @@ def judge(run: Run, stats: RunStats, system: SystemStats) -> Verdict:
     nothing: no threshold, jump or recovery is held against it (its numbers stay in the
     report, and what the Stop cut off is no error: stats.Counts.stop_cut).
     """
+    # Asks recovery's question of each window with this module's functions, so it imports
+    # them: imported here, where both are loaded.
+    from reports.faults import fault_windows, undo_failures
+
     if run.stopped_by_operator:
+        windows = fault_windows(run)
         return Verdict(
-            invalid_reasons=invalid_reasons(run, stats),
+            invalid_reasons=undo_failures(windows) + invalid_reasons(run, stats),
             warnings=warnings(run, system),
             thresholds=(),
             jumps=(),
@@ -259,14 +274,16 @@ def judge(run: Run, stats: RunStats, system: SystemStats) -> Verdict:
             not_offered=run.not_offered,
         )
     thresholds = judge_thresholds(run, stats)
+    windows = fault_windows(run)
     return Verdict(
-        invalid_reasons=invalid_reasons(run, stats),
+        invalid_reasons=undo_failures(windows) + invalid_reasons(run, stats),
         warnings=warnings(run, system),
         thresholds=thresholds,
         jumps=jumps(stats),
         recovery=recovery(run, stats, thresholds),
         skipped=skipped(run),
         not_offered=run.not_offered,
+        faults=windows,
     )
 
 
@@ -370,7 +387,7 @@ def judge_thresholds(run: Run, stats: RunStats) -> tuple[ThresholdResult, ...]:
     judged = set(run.workloads) - set(left_out)
     results = [
         _judge_in_phase(
-            t, name, stats.phase(name), Within(run.samples, f"phase = {quoted([name])}")
+            t, name, stats.phase(name), Within(run.samples, f"phase = {quoted([name])} {UNTOUCHED}")
         )
         for t in run.scenario.thresholds
         if t.workload in judged
@@ -408,7 +425,7 @@ class Within:
 def _judge_in_phase(
     threshold: Threshold, name: str, phase: PhaseStats | None, samples: Within
 ) -> ThresholdResult:
-    workload = phase.by_offer.workload(threshold.workload) if phase else None
+    workload = phase.judged.workload(threshold.workload) if phase else None
     return judge_threshold(threshold, workload, name, samples)
 
 
@@ -544,8 +561,8 @@ def jumps(stats: RunStats) -> tuple[Jump, ...]:
     later = stats.phases[stats.phases.index(baseline) + 1 :]
     found = []
     for phase in later:
-        for now in phase.by_offer.workloads:
-            before = baseline.by_offer.workload(now.workload).counts
+        for now in phase.judged.workloads:
+            before = baseline.judged.workload(now.workload).counts
             if not before.calls or not now.counts.calls:
                 continue
             found += _rate_jumps(now.workload, phase.name, before, now.counts)
@@ -584,7 +601,7 @@ def recovery(
     need = run.scenario.judging.min_counts.recovery
     left_out = skipped(run)
     checks = []
-    for before, after in zip(baseline.by_offer.workloads, recover.by_offer.workloads, strict=True):
+    for before, after in zip(baseline.judged.workloads, recover.judged.workloads, strict=True):
         name = before.workload
         if name in left_out:
             continue
@@ -614,14 +631,26 @@ class RecoverArrivals:
     latency: np.ndarray
 
     @classmethod
-    def read(cls, samples: Samples, workload: str, shed_is_error: bool) -> RecoverArrivals:
+    def read(
+        cls,
+        samples: Samples,
+        workload: str,
+        shed_is_error: bool,
+        span: tuple[float, float] | None = None,
+    ) -> RecoverArrivals:
+        """Recover's arrivals no fault window touched, or (``span``) those due from its start
+        to its end, as a window's time to recover reads them."""
         outcomes = ERROR_OUTCOMES | ({"shed"} if shed_is_error else set())
+        where = f"phase = ? {UNTOUCHED}"
+        params: list[object] = [RECOVERY_PHASE]
+        if span is not None:
+            where, params = f"due_s >= ? AND due_s < ? {UNTOUCHED}", [*span]
         got = samples.arrays(
             f"SELECT due_s, outcome IN ({quoted(sorted(outcomes))}) OR {AFTER} IN "
             f"({quoted(LOST)}) AS errors, {AFTER} = '{NOT_VERIFIABLE}' AS unverified, "
             "CASE WHEN timed THEN latency_ms END AS latency FROM samples "
-            "WHERE phase = ? AND workload = ? ORDER BY due_s, seq",
-            [RECOVERY_PHASE, workload],
+            f"WHERE {where} AND workload = ? ORDER BY due_s, seq",
+            [*params, workload],
         )
         return cls(
             got["due_s"].astype("float64"),
@@ -632,9 +661,10 @@ class RecoverArrivals:
 
 
 def baseline_latencies(samples: Samples, workload: str) -> np.ndarray:
-    """The timed successes' latencies of ``workload`` in the baseline phase, sorted."""
+    """The timed successes' latencies of ``workload`` in the baseline phase that no fault
+    window touched, sorted."""
     return samples.arrays(
-        "SELECT latency_ms FROM samples WHERE phase = ? AND workload = ? AND timed "
+        f"SELECT latency_ms FROM samples WHERE phase = ? AND workload = ? AND timed {UNTOUCHED} "
         "AND latency_ms IS NOT NULL ORDER BY latency_ms",
         [BASELINE_PHASE, workload],
     )["latency_ms"].astype("float64")

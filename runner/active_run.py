@@ -18,6 +18,7 @@ import gevent
 import gevent.event
 from locust.runners import MasterRunner
 
+from engine.agent_plan import calls_key
 from engine.clock import RunClock
 from engine.dataset import PROBES
 from engine.run_record import LostProcess, PlatformRecord, StartRecord
@@ -25,6 +26,7 @@ from engine.schedule import Plan
 from inputs.scenario import Scenario
 from probes import ProbeRun, Reading, start_probes
 from runner.before_load import Settled
+from runner.faults import RunFaults, start_faults
 from runner.live_metrics import RunMetrics
 from runner.messages import Drained
 from runner.progress import Progress, ProgressLine
@@ -83,6 +85,8 @@ class ActiveRun:
     lost: list[LostProcess] = field(default_factory=list)
     # When the follow-up of accepted work ended: followups.csv's states are as of then.
     followed_until: str | None = None
+    # The fault windows handed out (runner/faults.py), None when the scenario has none.
+    faults: RunFaults | None = None
 
     @classmethod
     def started(
@@ -117,6 +121,8 @@ class ActiveRun:
         )
         if metrics is not None:
             metrics.begin(run.run_id, run.scenario, run.phases)
+        key = calls_key(run.run_id, start_epoch)
+        run.faults = start_faults(settings, run.plan, files.dir, key, start_epoch)
         return run
 
     @property

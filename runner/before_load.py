@@ -19,6 +19,7 @@ from engine.sign_in import secret_for
 from engine.trust import INSECURE_WARNING, refuse_untrusted, use
 from inputs.bad_input import SettingsError
 from inputs.scenario import Scenario
+from runner.faults import check_faults
 from runner.messages import Prepare
 from runner.settings import (
     RUNS_DIR,
@@ -87,6 +88,8 @@ def settle(environment, slots: dict[str, int], used_run_dirs: Set[Path]) -> Sett
     settings = offering(settings, scenario)
     mode = mode_of(shape)
     for line in too_few(settings, plan, mode == USERS, skipped):
+        log.warning(line)
+    for line in check_faults(settings, plan):
         log.warning(line)
     settings = _bounded(settings, len(slots))
     run_id = run_name(run_dir)

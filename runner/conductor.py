@@ -31,7 +31,7 @@ from runner.load_process import LoadProcess
 from runner.messages import PLAN, STOP, Drained, PlanUpdate, to_wire
 from runner.recording import write_record
 from runner.rendezvous import Rendezvous
-from runner.run_end import NO_VERDICT, finish
+from runner.run_end import NO_VERDICT, finish, summary_of
 from runner.settings import BAD_INPUT
 
 log = logging.getLogger(__name__)
@@ -290,6 +290,8 @@ class Conductor:
             self.exit_code = NO_VERDICT
             return
         self.exit_code, text = finish(run.files.dir)
+        if self._metrics is not None:
+            self._metrics.faults(run.run_id, summary_of(run.files.dir))
         if self.environment.parsed_options.headless:
             self.closing_text = text
         elif text:

@@ -46,6 +46,9 @@ from engine.samples import OK, OUTCOMES, SUCCESSFUL
 from engine.serve import CHAT
 from inputs.scenario import Scenario
 
+# How summary.json reads a window's time to recover that never came (reports/verdict.py NEVER).
+NEVER = "never, within the phase"
+
 log = logging.getLogger(__name__)
 
 # Latency bucket edges in ms, 5 ms to 90 s: each edge at most twice the one before, so
@@ -110,6 +113,12 @@ class _RunCounts:
     itl_sum: dict[tuple[str, str], float] = field(default_factory=dict)
     stall: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     stall_sum: dict[tuple[str, str], float] = field(default_factory=dict)
+    # Each fault window's results once the report has them (summary.json's ``faults``):
+    # (window, workload) -> seconds to recover (inf: never) / amplification; window -> 1 when
+    # its undoing failed.
+    recover_s: dict[tuple[str, str], float] = field(default_factory=dict)
+    amplification: dict[tuple[str, str], float] = field(default_factory=dict)
+    undo_failed: dict[str, int] = field(default_factory=dict)
 
     def offered(self) -> Counter[tuple[str, str]]:
         """(workload, phase) -> offered: run.json's once the run ended, else the sum of every
@@ -195,6 +204,26 @@ class RunMetrics:
         run.final_offered = run.offered() | final
         run.phases = [p.name for p in phases]
 
+    def faults(self, run_id: str, summary: dict) -> None:
+        """The run's report is written: each fault window's time to recover and amplification
+        per workload, and whether its undoing failed (summary.json's ``faults``), served as
+        gauges from now on."""
+        run = self._runs.get(run_id)
+        if run is None:
+            return
+        for window in (summary.get("faults") or {}).get("windows", []):
+            name = window["name"]
+            run.undo_failed[name] = int(bool(window["undo_failed"]))
+            for workload, figures in window["workloads"].items():
+                recover = figures["time_to_recover"]
+                if recover["measured"] is not None:
+                    run.recover_s[name, workload] = recover["measured"]
+                elif recover["reading"] == NEVER:
+                    run.recover_s[name, workload] = float("inf")
+                amplified = figures["amplification"]
+                if amplified is not None and amplified["measured"] is not None:
+                    run.amplification[name, workload] = amplified["measured"]
+
     @property
     def has_runs(self) -> bool:
         """Whether any run was counted (so there are final values worth a last scrape)."""
@@ -237,13 +266,38 @@ class RunMetrics:
             "A completed streamed turn's longest gap between two tokens (a stall)",
             labels=("run_id", "workload", "phase"),
         )
+        recover = GaugeMetricFamily(
+            "loadkit_fault_time_to_recover_seconds",
+            "Seconds from a fault window's end until the workload was back in sustain's band "
+            "(+Inf: never, within the phase), once the run's report is written",
+            labels=("run_id", "fault", "workload"),
+        )
+        amplification = GaugeMetricFamily(
+            "loadkit_fault_amplification",
+            "Model calls per turn at the stub during a fault window over before it",
+            labels=("run_id", "fault", "workload"),
+        )
+        undo_failed = GaugeMetricFamily(
+            "loadkit_fault_undo_failed",
+            "1 when a fault window's undoing failed (the run is invalid), else 0",
+            labels=("run_id", "fault"),
+        )
         for run in list(self._runs.values()):
             self._collect_run(run, samples, offered, late, in_flight, latency)
             for (workload, phase), counts in run.itl.items():
                 _add(itl, run, workload, phase, counts, run.itl_sum)
             for (workload, phase), counts in run.stall.items():
                 _add(stall, run, workload, phase, counts, run.stall_sum)
+            for (name, workload), value in run.recover_s.items():
+                recover.add_metric((run.run_id, name, workload), value)
+            for (name, workload), value in run.amplification.items():
+                amplification.add_metric((run.run_id, name, workload), value)
+            for name, value in run.undo_failed.items():
+                undo_failed.add_metric((run.run_id, name), value)
         yield from (samples, offered, late, in_flight, latency, itl, stall)
+        # Only once a run with fault windows was reported: a run without any exposes what it did.
+        if any(run.undo_failed for run in self._runs.values()):
+            yield from (recover, amplification, undo_failed)
 
     def _collect_run(self, run, samples, offered, late, in_flight, latency) -> None:
         done = run.offered()

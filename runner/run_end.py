@@ -33,6 +33,15 @@ def finish(run_dir: Path) -> tuple[int, str]:
         return NO_VERDICT, ""
 
 
+def summary_of(run_dir: Path) -> dict:
+    """The run's summary.json ({} when there is none to read: no report was built)."""
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return summary if isinstance(summary, dict) else {}
+
+
 def verdict_exit_code(run_dir: Path, since: float) -> int | None:
     """The exit code in ``run_dir``'s summary.json if it was written at or after ``since`` (an
     epoch: this run's, not an earlier one's), else None."""

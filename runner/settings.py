@@ -48,6 +48,7 @@ RUN_FILE_NAMES = (
     "run.json",
     "run.json.partial",
     "probes",
+    "faults",
     "followups.parquet",
     "stub_calls.parquet",
     "probes.csv",

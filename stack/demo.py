@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from inputs.scenario import load_scenario
+from inputs.scenario import DEFAULT_PATH, load_scenario
 from runner.run_end import NO_VERDICT, verdict_exit_code
 from runner.settings import RUNS_DIR, run_stamp
 from stack.local import LOCUST, LocalStack, StackOptions
@@ -43,12 +43,20 @@ DEFAULT_SCALE = 1.0
 POOL_KNOBS = ("DB_POOL_SIZE", "DB_MAX_OVERFLOW", "DB_POOL_TIMEOUT")
 
 
-def locust_command(stack: LocalStack, run_dir: Path, scale: float) -> list[str]:
-    """The headless four-phase run against the local stack, with every probe it can take."""
+# The shipped scenarios with a fault window each (make demo FAULTS=NAME), beside scenario.yaml.
+SCENARIOS = ROOT / "scenarios"
+
+
+def locust_command(
+    stack: LocalStack, run_dir: Path, scale: float, scenario: Path | None = None
+) -> list[str]:
+    """The headless four-phase run against the local stack, with every probe it can take (and
+    ``scenario`` instead of the shipped one, given after the stack's own)."""
     return [
         *LOCUST,
         "--headless",
         *stack.locust_options(),
+        *(["--scenario", str(scenario)] if scenario else []),
         "--scale",
         str(scale),
         "--run-dir",
@@ -56,6 +64,18 @@ def locust_command(stack: LocalStack, run_dir: Path, scale: float) -> list[str]:
         "--topology",
         stack.topology,
     ]
+
+
+def fault_scenario(name: str) -> Path | None:
+    """The shipped scenario with the fault window ``name`` (None for ""); ValueError naming
+    the ones there are when there is none by that name."""
+    if not name:
+        return None
+    path = SCENARIOS / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in SCENARIOS.glob("*.yaml")))
+        raise ValueError(f"FAULTS={name}: no scenarios/{name}.yaml; use one of {known}")
+    return path
 
 
 def parse_args(argv: list[str], prog: str = "loadkit demo") -> argparse.Namespace:
@@ -80,6 +100,13 @@ def parse_args(argv: list[str], prog: str = "loadkit demo") -> argparse.Namespac
         + f"; env PLATFORM, default {DEFAULT_PLATFORM}",
     )
     parser.add_argument(
+        "--faults",
+        default=os.environ.get("FAULTS", ""),
+        help="run the shipped scenario with this fault window (scenarios/NAME.yaml: "
+        + ", ".join(sorted(p.stem for p in SCENARIOS.glob("*.yaml")))
+        + "; env FAULTS, default none: the shipped scenario as it is)",
+    )
+    parser.add_argument(
         "--database-url",
         default=os.environ.get("DEMO_DATABASE_URL"),
         help="run the target on this database instead of a fresh SQLite file",
@@ -92,6 +119,11 @@ def main(argv: list[str], prog: str = "loadkit demo") -> int:
     args = parse_args(argv, prog)
     if not args.scale > 0:
         print(f"SCALE={args.scale}: must be above 0, e.g. SCALE=0.1 or SCALE=1", file=sys.stderr)
+        return NO_VERDICT
+    try:
+        scenario = fault_scenario(args.faults)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
         return NO_VERDICT
     run_dir = (args.run_dir or ROOT / RUNS_DIR / f"demo-{run_stamp()}").resolve()
     pool = {knob: os.environ[knob] for knob in POOL_KNOBS if knob in os.environ}
@@ -107,11 +139,13 @@ def main(argv: list[str], prog: str = "loadkit demo") -> int:
     try:
         with stopped_by_signals(), local_stack(options) as stack:
             print(
-                f"demo: load at scale {args.scale} ({_load_seconds(args.scale)}); "
+                f"demo: load at scale {args.scale} ({_load_seconds(args.scale, scenario)})"
+                + (f" with the fault window {args.faults}" if scenario else "")
+                + "; "
                 "one progress line, then each workload's figures and the verdict",
                 flush=True,
             )
-            run_load(locust_command(stack, run_dir, args.scale), stack.locust_env())
+            run_load(locust_command(stack, run_dir, args.scale, scenario), stack.locust_env())
     except (RuntimeError, TimeoutError) as exc:
         print(f"demo: {exc}; logs are in {run_dir / 'stack'}", file=sys.stderr)
         return NO_VERDICT
@@ -128,9 +162,10 @@ def main(argv: list[str], prog: str = "loadkit demo") -> int:
     return code
 
 
-def _load_seconds(scale: float) -> str:
+def _load_seconds(scale: float, scenario: Path | None = None) -> str:
     """How long the scenario's phases last at ``scale``, in words."""
-    seconds = sum(p.duration_s for p in load_scenario().scaled(scale).phases)
+    phases = load_scenario(scenario or DEFAULT_PATH).scaled(scale).phases
+    seconds = sum(p.duration_s for p in phases)
     return f"{seconds:.0f} s of load" if seconds < 120 else f"{seconds / 60:.1f} min of load"
 
 

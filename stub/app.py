@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import msgspec
@@ -24,6 +25,17 @@ from stub.config import StubConfig
 from stub.faults import Fault, FaultPlan
 from stub.pacer import Pacer
 from stub.plan import Reply, reply_to
+from stub.schedule import (
+    HANG,
+    OUTAGE,
+    RATE_LIMIT,
+    SLOWDOWN,
+    STALL,
+    Board,
+    Schedule,
+    ScheduleError,
+    Window,
+)
 from stub.stats import ENDPOINTS, FAULTS, Stats
 from stub.vectors import as_base64, embed, width
 from stub.wire import (
@@ -45,6 +57,10 @@ RETRY_AFTER_S = 1
 NO_RETRY = {"x-should-retry": "false"}
 ERROR_MESSAGE = "The stub model injected a server error (--error-rate)."
 RATE_LIMIT_MESSAGE = "The stub model injected a rate limit (--rate-limit-rate)."
+# A fault window's answers: what a provider in an outage or a storm says. They carry no
+# x-should-retry: false, since what the platform's retries do is what a window measures.
+WINDOW_ERROR = "The model provider is unavailable (fault window {name})."
+WINDOW_RATE_LIMIT = "Rate limit reached for requests (fault window {name})."
 _JSON = "application/json"
 _SSE_HEADERS = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
 
@@ -62,11 +78,15 @@ _CALLS_BATCH = 256 * 1024
 class _Stub:
     """The handlers of one stub process, sharing its config, fault plan and stats."""
 
-    def __init__(self, config: StubConfig, stats: Stats, calls: CallLog, stream: int) -> None:
+    def __init__(
+        self, config: StubConfig, stats: Stats, calls: CallLog, stream: int, board: Board
+    ) -> None:
         self.config = config
         self.stats = stats
         self.calls = calls
         self.plan = FaultPlan(config, stream)
+        self.board = board
+        self.schedule = Schedule(board, stream, self._book)
         self.first_s = config.first_token_ms / 1000.0
         self.pace_s = config.token_ms / 1000.0
         self.ids = itertools.count(1)
@@ -79,27 +99,58 @@ class _Stub:
         self.pacer.at(deadline, lambda _due: _resolve(woken))
         await woken
 
-    async def _fault(self, fault: Fault, ollama: bool) -> web.Response:
-        """Serve an injected fault: 500, 429 with Retry-After, or hold until the client leaves."""
+    def _book(self, epoch: float, callback: Callable[[], None]) -> None:
+        """Run callback at an epoch time, on this process's one timer (the schedule's)."""
+        self.pacer.at(time.monotonic() + (epoch - time.time()), lambda _due: callback())
+
+    def _fate(self) -> _Fate:
+        """What the next model request meets: the fault window its arrival falls in (which
+        decides it), else the static fault plan's draw (drawn either way, so the k-th request
+        of a process keeps its fate whatever windows come and go)."""
+        drawn = self.plan.next_fault()
+        booked = self.schedule.at(time.time())
+        if booked is None:
+            return _Fate(drawn, None)
+        window = booked.window
+        hit = window.share >= 1.0 or booked.rng.random() < window.share
+        if window.kind == OUTAGE:
+            return _Fate(Fault.REFUSED if window.refuse else Fault.ERROR if hit else None, window)
+        if window.kind == RATE_LIMIT:
+            return _Fate(Fault.RATE_LIMIT if hit else None, window)
+        if window.kind == HANG:
+            return _Fate(Fault.TIMEOUT, window)
+        return _Fate(drawn, window)
+
+    async def _fault(self, fate: _Fate, request: web.Request, ollama: bool) -> web.Response:
+        """Serve an injected fault: 500, 429 with Retry-After, a refused (reset) connection, or
+        hold until the client leaves. A window's say which window, and let clients retry."""
+        fault, window = fate.fault, fate.window
+        if fault is Fault.REFUSED:
+            self.stats.fault(_ERRORS)
+            if request.transport is not None:
+                request.transport.abort()
+            return web.Response(status=503)
         if fault is Fault.TIMEOUT:
             self.stats.fault(_TIMEOUTS)
             # Cancelled when the client disconnects (handler_cancellation), never resolved.
             await asyncio.get_running_loop().create_future()
+        headers = NO_RETRY if window is None else {}
         if fault is Fault.ERROR:
             self.stats.fault(_ERRORS)
-            body = (
-                ollama_error(ERROR_MESSAGE)
-                if ollama
-                else openai_error(ERROR_MESSAGE, "server_error", None)
-            )
-            return web.Response(status=500, body=body, content_type=_JSON, headers=NO_RETRY)
+            message = ERROR_MESSAGE if window is None else WINDOW_ERROR.format(name=window.name)
+            body = ollama_error(message) if ollama else openai_error(message, "server_error", None)
+            return web.Response(status=500, body=body, content_type=_JSON, headers=headers)
         self.stats.fault(_RATE_LIMITED)
-        body = (
-            ollama_error(RATE_LIMIT_MESSAGE)
-            if ollama
-            else openai_error(RATE_LIMIT_MESSAGE, "requests", "rate_limit_exceeded")
+        message = (
+            RATE_LIMIT_MESSAGE if window is None else WINDOW_RATE_LIMIT.format(name=window.name)
         )
-        headers = {**NO_RETRY, "Retry-After": str(RETRY_AFTER_S)}
+        body = (
+            ollama_error(message)
+            if ollama
+            else openai_error(message, "requests", "rate_limit_exceeded")
+        )
+        wait = RETRY_AFTER_S if window is None else window.retry_after_s
+        headers = {**headers, "Retry-After": f"{wait:g}"}
         return web.Response(status=429, body=body, content_type=_JSON, headers=headers)
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
@@ -111,34 +162,39 @@ class _Stub:
             answer = self._answer(await _json_object(request), arrival)
             if answer is None:
                 return _bad_request("The body must be a JSON object.")
-            if isinstance(answer, Fault):
-                return await self._fault(answer, ollama=False)
+            if isinstance(answer, _Fate):
+                return await self._fault(answer, request, ollama=False)
             if answer.streamed:
                 return await self._stream(request, answer)
             return await self._whole(answer)
         finally:
             self.stats.end()
 
-    def _answer(self, body: dict | None, arrival: float) -> _Answer | Fault | None:
-        """This request's answer, or the fault it draws (None: the body is no JSON object),
+    def _answer(self, body: dict | None, arrival: float) -> _Answer | _Fate | None:
+        """This request's answer, or the fault it meets (None: the body is no JSON object),
         decided from the body alone; the body is not held while the answer waits."""
         if body is None:
             return None
         reply = reply_to(body)
         call = None if reply.marker is None else _Call(self, reply, arrival)
-        fault = self.plan.next_fault()
-        if fault is not None:
+        fate = self._fate()
+        if fate.fault is not None:
             if call is not None:
-                call.end(fault.value)
-            return fault
+                call.end(fate.fault.value)
+            return fate
         if reply.calls:
             n_tokens, finish = tool_frames(reply.calls), TOOL_CALLS_FINISH
         else:
             n_tokens, finish = self._answer_length(body, reply)
-        first = arrival + self.plan.spread(self.first_s)
-        paces = [self.plan.spread(self.pace_s) for _ in range(n_tokens - 1)]
-        if 0 < self.config.stall_after < n_tokens:
-            paces[self.config.stall_after - 1] += self.config.stall_ms / 1000.0
+        window = fate.window
+        slower = window.factor if window is not None and window.kind == SLOWDOWN else 1.0
+        first = arrival + self.plan.spread(self.first_s * slower)
+        paces = [self.plan.spread(self.pace_s * slower) for _ in range(n_tokens - 1)]
+        stall_after, stall_s = self.config.stall_after, self.config.stall_ms / 1000.0
+        if window is not None and window.kind == STALL:
+            stall_after, stall_s = window.after_tokens, window.stall_s
+        if 0 < stall_after < n_tokens:
+            paces[stall_after - 1] += stall_s
         completion_id = f"{self.id_prefix}{next(self.ids)}"
         model = str(body.get("model") or MODEL_ID)
         prompt_tokens = count_prompt_tokens(body.get("messages"))
@@ -238,9 +294,9 @@ class _Stub:
             texts = _texts(body.get("input"))
             if texts is None:
                 return _bad_request("'input' must be a string or a list of strings.")
-            fault = self.plan.next_fault()
-            if fault is not None:
-                return await self._fault(fault, ollama=False)
+            fate = self._fate()
+            if fate.fault is not None:
+                return await self._fault(fate, request, ollama=False)
             encode = as_base64 if body.get("encoding_format") == "base64" else list
             dim = width(body.get("model"), body.get("dimensions"), self.config.embedding_dim)
             data = [
@@ -266,9 +322,9 @@ class _Stub:
             texts = _texts(body.get("input")) if body is not None else None
             if body is None or texts is None:
                 return _ollama_bad_request("'input' must be a string or a list of strings")
-            fault = self.plan.next_fault()
-            if fault is not None:
-                return await self._fault(fault, ollama=True)
+            fate = self._fate()
+            if fate.fault is not None:
+                return await self._fault(fate, request, ollama=True)
             dim = width(body.get("model"), body.get("dimensions"), self.config.embedding_dim)
             answer = {
                 "model": str(body.get("model") or MODEL_ID),
@@ -287,9 +343,9 @@ class _Stub:
             prompt = body.get("prompt") if body is not None else None
             if body is None or not isinstance(prompt, str):
                 return _ollama_bad_request("'prompt' must be a string")
-            fault = self.plan.next_fault()
-            if fault is not None:
-                return await self._fault(fault, ollama=True)
+            fate = self._fate()
+            if fate.fault is not None:
+                return await self._fault(fate, request, ollama=True)
             dim = width(body.get("model"), None, self.config.embedding_dim)
             return web.json_response({"embedding": list(embed(prompt, dim))})
         finally:
@@ -337,6 +393,32 @@ class _Stub:
         await response.write_eof(bytes(batch))
         return response
 
+    async def post_faults(self, request: web.Request) -> web.Response:
+        """POST /faults: a run's fault windows, kept for every process (stub/schedule.py)."""
+        try:
+            posted = self.board.post(await request.read())
+        except ScheduleError as exc:
+            return _bad_request(str(exc))
+        self.schedule.keep_up()
+        return web.json_response({"run": posted.run, "windows": len(posted.windows)})
+
+    async def cancel_faults(self, request: web.Request) -> web.Response:
+        """POST /faults/cancel: a run's windows end now in every process."""
+        try:
+            cancel = self.board.cancel(await request.read())
+        except ScheduleError as exc:
+            return _bad_request(str(exc))
+        self.schedule.keep_up()
+        return web.json_response({"run": cancel.run, "at": cancel.at})
+
+    async def get_faults(self, request: web.Request) -> web.StreamResponse:
+        """GET /faults[?run=RUN]: every process's record of the windows it applied and undid
+        (of that run), JSON lines."""
+        response = web.StreamResponse(headers={"Content-Type": "application/jsonl"})
+        await response.prepare(request)
+        await response.write_eof(b"".join(self.board.changes(request.query.get("run"))))
+        return response
+
     async def get_stats(self, request: web.Request) -> web.Response:
         """GET /stats: combined counters of every stub process on this port."""
         return web.json_response({**self.stats.snapshot(), "knobs": self._knobs()})
@@ -355,6 +437,14 @@ class _Stub:
         """POST /stats/reset: counting starts afresh; what is in flight stays in flight."""
         self.stats.reset()
         return web.json_response(self.stats.snapshot())
+
+
+@dataclass(frozen=True, slots=True)
+class _Fate:
+    """What a model request meets: a fault (None: answered), and the window it arrived in."""
+
+    fault: Fault | None
+    window: Window | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,8 +534,10 @@ class _Stream:
 
 
 def _tick(stub: _Stub, deadline: float) -> None:
-    """Record how late the loop served this tick, and book the next on the same schedule."""
+    """Record how late the loop served this tick, see whether the fault windows changed, and
+    book the next tick on the same schedule."""
     stub.stats.late(_LOOP, time.monotonic() - deadline)
+    stub.schedule.keep_up()
     stub.pacer.at(deadline + LOOP_TICK_S, lambda due: _tick(stub, due))
 
 
@@ -481,9 +573,12 @@ def _ollama_bad_request(message: str) -> web.Response:
     return web.Response(status=400, body=ollama_error(message), content_type=_JSON)
 
 
-def build_app(config: StubConfig, stats: Stats, calls: CallLog, stream: int = 0) -> web.Application:
-    """The aiohttp application of one stub process; stream numbers its seeded sequences."""
-    stub = _Stub(config, stats, calls, stream)
+def build_app(
+    config: StubConfig, stats: Stats, calls: CallLog, board: Board, stream: int = 0
+) -> tuple[web.Application, Schedule]:
+    """The aiohttp application of one stub process and its view of the fault windows; stream
+    numbers its seeded sequences."""
+    stub = _Stub(config, stats, calls, stream, board)
     app = web.Application()
     app.router.add_post("/v1/chat/completions", stub.chat)
     app.router.add_post("/v1/embeddings", stub.embeddings)
@@ -494,10 +589,13 @@ def build_app(config: StubConfig, stats: Stats, calls: CallLog, stream: int = 0)
     app.router.add_get("/stats", stub.get_stats)
     app.router.add_get("/calls", stub.get_calls)
     app.router.add_post("/stats/reset", stub.reset_stats)
+    app.router.add_post("/faults", stub.post_faults)
+    app.router.add_post("/faults/cancel", stub.cancel_faults)
+    app.router.add_get("/faults", stub.get_faults)
     app.router.add_post("/{version}/{phone}/messages", stub.whatsapp_messages)
 
     async def watch_loop(_app: web.Application) -> None:
         stub.pacer.at(time.monotonic() + LOOP_TICK_S, lambda due: _tick(stub, due))
 
     app.on_startup.append(watch_loop)
-    return app
+    return app, stub.schedule

@@ -19,6 +19,9 @@ class Fault(enum.Enum):
     ERROR = "error"
     TIMEOUT = "timeout"
     RATE_LIMIT = "rate_limit"
+    # A fault window's outage with refused connections (stub/schedule.py): the connection is
+    # reset, never answered.
+    REFUSED = "refused"
 
 
 class FaultPlan:

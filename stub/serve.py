@@ -4,8 +4,10 @@ Several processes share one port through SO_REUSEPORT (the kernel spreads
 connections across their sockets) when one core is not enough. The parent
 binds every socket before forking, so a port in use is one line and a non-zero
 exit before anything serves, and the shared stats memory exists before the
-children do, and so does the directory their per-call records share (stub/calls.py),
-removed when the stub stops.
+children do, and so does the directory their per-call records and fault windows share
+(stub/calls.py, stub/schedule.py), removed when the stub stops. A window that refuses
+connections closes each process's listening socket and binds a new one on the same port
+when it ends (``_Listener``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from aiohttp import web
 from stub.app import build_app
 from stub.calls import CallLog
 from stub.config import ConfigError, StubConfig, describe
+from stub.schedule import Board
 from stub.stats import Stats
 
 # A whole benchmark's worth of connections may arrive at once; the kernel caps this at somaxconn.
@@ -114,17 +117,18 @@ def serve(config: StubConfig) -> int:
         flush=True,
     )
     calls = Path(tempfile.mkdtemp(prefix="stub-calls-"))
+    board = Board(calls)
     try:
         if config.processes == 1:
-            _run_process(config, sockets[0], Stats(memory, lock, 0), calls, 0)
+            _run_process(config, sockets[0], Stats(memory, lock, 0), board, 0)
             return 0
-        return _fork(config, sockets, memory, lock, calls)
+        return _fork(config, sockets, memory, lock, board)
     finally:
         shutil.rmtree(calls, ignore_errors=True)
 
 
 def _fork(
-    config: StubConfig, sockets: list[socket.socket], memory: memoryview, lock, calls: Path
+    config: StubConfig, sockets: list[socket.socket], memory: memoryview, lock, board: Board
 ) -> int:
     """One child per socket; the parent supervises them and answers for all."""
     # Stop signals wait until each process has its handlers, so none dies half set up.
@@ -138,7 +142,7 @@ def _fork(
                 if other is not sock:
                     other.close()
             try:
-                _run_process(config, sock, Stats(memory, lock, index), calls, index)
+                _run_process(config, sock, Stats(memory, lock, index), board, index)
             except BaseException:
                 traceback.print_exc()
                 os._exit(1)
@@ -175,31 +179,73 @@ def _supervise(children: set[int]) -> int:
 
 
 def _run_process(
-    config: StubConfig, sock: socket.socket, stats: Stats, calls: Path, index: int
+    config: StubConfig, sock: socket.socket, stats: Stats, board: Board, index: int
 ) -> None:
     """Serve on sock in this process until SIGTERM or SIGINT."""
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
-        runner.run(_serve_socket(config, sock, stats, CallLog(calls, index), index))
+        runner.run(_serve_socket(config, sock, stats, board, index))
 
 
 async def _serve_socket(
-    config: StubConfig, sock: socket.socket, stats: Stats, calls: CallLog, index: int
+    config: StubConfig, sock: socket.socket, stats: Stats, board: Board, index: int
 ) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in _STOP_SIGNALS:
         loop.add_signal_handler(signum, stop.set)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    app, schedule = build_app(config, stats, CallLog(board.directory, index), board, index)
     runner = web.AppRunner(
-        build_app(config, stats, calls, index),
-        access_log=None,
-        handler_cancellation=True,
-        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+        app, access_log=None, handler_cancellation=True, shutdown_timeout=SHUTDOWN_TIMEOUT_S
     )
     await runner.setup()
-    site = web.SockSite(runner, sock, backlog=BACKLOG, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
-    await site.start()
+    listener = _Listener(runner, sock, config.processes > 1)
+    await listener.site.start()
+    schedule.refusal = listener.refuse
     try:
         await stop.wait()
     finally:
         await runner.cleanup()
+
+
+class _Listener:
+    """A process's listening socket, which a fault window may close (connections refused, and
+    the open ones reset, as a provider that is down) and open again on the same port."""
+
+    def __init__(self, runner: web.AppRunner, sock: socket.socket, shared: bool) -> None:
+        self.runner = runner
+        self.address = sock.getsockname()[:2]
+        self.shared = shared
+        self.site = self._site(sock)
+        # The stop or start under way (a task is held until it is done).
+        self._pending: set[asyncio.Task] = set()
+
+    def _site(self, sock: socket.socket) -> web.SockSite:
+        return web.SockSite(self.runner, sock, backlog=BACKLOG, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
+
+    def refuse(self, refusing: bool) -> None:
+        """Stop listening and reset every open connection (True), or listen again (False:
+        OSError when the port cannot be bound again)."""
+        if refusing:
+            self._run(self.site.stop())
+            server = self.runner.server
+            for handler in list(server.connections) if server is not None else ():
+                if handler.transport is not None:
+                    handler.transport.abort()
+            return
+        sock = _reusable_socket()
+        try:
+            if self.shared:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.bind(self.address)
+            sock.listen(BACKLOG)
+        except OSError:
+            sock.close()
+            raise
+        self.site = self._site(sock)
+        self._run(self.site.start())
+
+    def _run(self, step) -> None:
+        task = asyncio.get_running_loop().create_task(step)
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from fastapi import FastAPI
 
 from platforms.reference import __version__
+from platforms.reference.auth import TokenSigner
 from platforms.reference.db import Database, create_engine
 from platforms.reference.errors import install_error_handlers
 from platforms.reference.ingest import index_document
@@ -111,6 +112,7 @@ def create_app(settings: Settings) -> FastAPI:
             provider=Provider(settings.embedding_url),
             run_limiter=FixedWindowLimiter(settings.rate_limit_run_per_minute),
             login_limiter=FixedWindowLimiter(settings.rate_limit_login_per_minute),
+            signer=TokenSigner(settings.secret_key),
             counts=counts,
         )
         state.worker = BackgroundWorker(

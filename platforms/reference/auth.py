@@ -46,10 +46,11 @@ def _unb64(text: str) -> bytes:
 
 
 class TokenSigner:
-    """Issues and checks signed tokens with a key that lives only in this process."""
+    """Issues and checks signed tokens with the configured key, or one that lives only in
+    this process (``key`` empty)."""
 
-    def __init__(self) -> None:
-        self._key = secrets.token_bytes(32)
+    def __init__(self, key: str = "") -> None:
+        self._key = key.encode() if key else secrets.token_bytes(32)
 
     def _sign(self, payload: bytes) -> str:
         return _b64(hmac.new(self._key, payload, hashlib.sha256).digest())

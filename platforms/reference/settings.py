@@ -52,6 +52,10 @@ class Settings:
     # A file the log is also written to (stderr always has it): how a load run in another
     # container reads what the platform logged. Empty: stderr only.
     log_file: str = ""
+    # The key its tokens are signed with, as AgenticOS reads its secret from configuration, so
+    # a restarted process still honours the tokens the one before it issued (bench/faults.py's
+    # API restart). Empty: a key of the process's own, which a restart forgets.
+    secret_key: str = ""
 
     def __repr__(self) -> str:
         """Never show the admin password, not even in a traceback."""
@@ -185,4 +189,5 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str] = os.environ) 
         ),
         request_log=env("TARGET_REQUEST_LOG") or None,
         log_file=pick(args.log_file, "TARGET_LOG_FILE", defaults.log_file),
+        secret_key=environ.get("TARGET_SECRET_KEY", defaults.secret_key),
     )

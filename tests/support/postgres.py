@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,16 @@ def _run_as() -> str | None:
     return "postgres" if os.geteuid() == 0 else None
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """A running throwaway cluster: its URL, and the command that restarts it as a crash
+    would (``pg_ctl restart -m immediate``, as the cluster's user): bench/faults.py's
+    PostgreSQL restart."""
+
+    url: str
+    restart: tuple[str, ...]
+
+
 @contextlib.contextmanager
 def throwaway_postgres(tmp_path: Path) -> Iterator[str]:
     """Yield the URL of a fresh PostgreSQL 15 cluster on 127.0.0.1; stop and delete it after.
@@ -42,6 +53,13 @@ def throwaway_postgres(tmp_path: Path) -> Iterator[str]:
     The cluster trusts local connections (user ``postgres``, no password) and
     leaves its server log in ``tmp_path / "postgres.log"``.
     """
+    with throwaway_cluster(tmp_path) as cluster:
+        yield cluster.url
+
+
+@contextlib.contextmanager
+def throwaway_cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """throwaway_postgres, with the command that restarts the cluster."""
     if not (PG_BIN / "initdb").exists():
         pytest.skip(
             f"PostgreSQL 15 binaries not found in {PG_BIN} (Debian's postgresql-15: "
@@ -74,7 +92,9 @@ def throwaway_postgres(tmp_path: Path) -> Iterator[str]:
             user,
         )
         _pg([*ctl, "-l", str(log), "-o", options, "-w", "start"], user)
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        as_user = ("/usr/sbin/runuser", "-u", user, "--") if user else ()
+        restart = (*as_user, *ctl, "-l", str(log), "-m", "immediate", "-w", "restart")
+        yield Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", restart)
     finally:
         if (data / "postmaster.pid").exists():
             subprocess.run([*ctl, "-m", "fast", "-w", "stop"], user=user, capture_output=True)

@@ -201,7 +201,8 @@ class LangGraph(Dialect[LangGraphSeeded]):
             "GET", f"/threads/{in_path(thread_id)}/runs/{in_path(run_id)}", b"", self.auth
         )
         try:
-            status, body, _ = self.http.send(call)
+            answer = self.http.send(call)
+            status, body = answer.status, answer.body
             run = json.loads(body) if status == 200 else None
         except Exception as exc:
             # A body that is not JSON too: named as the status read's, not the stream's.
