@@ -12,8 +12,11 @@ platform, one fault at a time, on the shipped scenario with one window in sustai
 - ``api-restart`` (the reference platform): its API process killed (SIGKILL, the PID its
   supervisor, bench/respawn.py, writes) and started again at once, as systemd or a
   Deployment would; the API probe then reads the supervisor, not the API
-- ``postgres-restart`` (the reference platform, on a throwaway PostgreSQL 15 cluster):
-  ``pg_ctl restart -m immediate``, a crash and its recovery
+- ``postgres-restart`` (the reference platform): ``pg_ctl restart -m immediate``, a crash
+  and its recovery
+
+The reference platform runs on a throwaway PostgreSQL 15 cluster for every fault, as the
+issue asks and as AgenticOS runs in production.
 
 Each run is the stack ``make demo`` starts, the run in ``OUT/run`` (its report's "Fault
 window" section is the finding: time to recover, amplification, lost work, shedding), and
@@ -37,6 +40,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -55,6 +59,9 @@ from stack.processes import (
     running,
     stopped_by_signals,
 )
+
+if TYPE_CHECKING:
+    from tests.support.postgres import Cluster
 
 # Faults the reference platform alone takes (a process the stack can restart, a database).
 REFERENCE_ONLY = ("api-restart", "postgres-restart")
@@ -106,7 +113,8 @@ def respawned_reference(options: StackOptions, pid_file: Path) -> Iterator[Local
         target_env = {
             **env,
             "RATE_LIMIT_RUN_PER_MINUTE": str(RAISED_RUN_LIMIT),
-            "DATABASE_URL": f"sqlite:///{options.workdir.resolve()}/target.sqlite3",
+            "DATABASE_URL": options.database_url
+            or f"sqlite:///{options.workdir.resolve()}/target.sqlite3",
             "EMBEDDING_URL": stub.url,
             # A key the restarted process shares, as a deployment configures its secret: with
             # a key of each process's own, every token the run holds is refused after it.
@@ -122,27 +130,41 @@ def respawned_reference(options: StackOptions, pid_file: Path) -> Iterator[Local
 
 
 @contextlib.contextmanager
+def reference_cluster(args: argparse.Namespace) -> Iterator[Cluster | None]:
+    """A throwaway PostgreSQL 15 cluster for the reference platform, which the issue's findings
+    take on PostgreSQL as AgenticOS runs in production (its restart is a fault of its own);
+    None for the other platforms, which keep their own stores."""
+    if args.platform != REFERENCE:
+        yield None
+        return
+    from tests.support.postgres import throwaway_cluster
+
+    with tempfile.TemporaryDirectory() as scratch, throwaway_cluster(Path(scratch)) as db:
+        yield db
+
+
+@contextlib.contextmanager
 def stack_for(args: argparse.Namespace, out: Path) -> Iterator[tuple[LocalStack, Path | None]]:
     """The stack started for the fault, and the scenario it runs (None: a shipped one)."""
-    options = StackOptions(workdir=out / "stack", platform=args.platform)
-    options.workdir.mkdir(parents=True, exist_ok=True)
-    if args.fault == "api-restart":
-        pid_file = options.workdir / "api.pid"
-        kill = ["/bin/sh", "-c", f'kill -KILL "$(cat {pid_file})"']
-        scenario = command_scenario(out / "scenario.yaml", args.fault, kill)
-        with respawned_reference(options, pid_file) as stack:
-            yield stack, scenario
-    elif args.fault == "postgres-restart":
-        from tests.support.postgres import throwaway_cluster
-
-        with tempfile.TemporaryDirectory() as scratch, throwaway_cluster(Path(scratch)) as db:
+    with reference_cluster(args) as db:
+        options = StackOptions(
+            workdir=out / "stack", platform=args.platform, database_url=db.url if db else None
+        )
+        options.workdir.mkdir(parents=True, exist_ok=True)
+        if args.fault == "api-restart":
+            pid_file = options.workdir / "api.pid"
+            kill = ["/bin/sh", "-c", f'kill -KILL "$(cat {pid_file})"']
+            scenario = command_scenario(out / "scenario.yaml", args.fault, kill)
+            with respawned_reference(options, pid_file) as stack:
+                yield stack, scenario
+        elif args.fault == "postgres-restart":
+            assert db is not None  # parse_args gives this fault to the reference platform only
             scenario = command_scenario(out / "scenario.yaml", args.fault, list(db.restart))
-            options = StackOptions(workdir=options.workdir, database_url=db.url)
             with local_stack(options) as stack:
                 yield stack, scenario
-    else:
-        with local_stack(options) as stack:
-            yield stack, SCENARIOS / f"{args.fault}.yaml"
+        else:
+            with local_stack(options) as stack:
+                yield stack, SCENARIOS / f"{args.fault}.yaml"
 
 
 def findings(summary: dict) -> list[str]:
