@@ -24,7 +24,7 @@ import pytest
 from gevent import ssl
 
 from engine import trust
-from engine.http import HttpCall, HttpTransport
+from engine.http import Answer, HttpCall, HttpTransport
 from engine.trust import CA_FILE_ENV, Trust, TrustError, certificate_refusal, trust_from
 from engine.websocket import PeerClosed, WebSocket
 from inputs.fixture import Fixture
@@ -100,7 +100,7 @@ def test_many_reads_share_one_kept_alive_tls_connection_and_one_handshake(good, 
     before = good.counts()
     http = _tls(good.url, trust_from(str(certs.ca), False))
     for _ in range(20):
-        assert http.send(HttpCall("GET", "/ok"), timeout_s=10) == (200, BODY, None)
+        assert http.send(HttpCall("GET", "/ok"), timeout_s=10) == Answer(200, BODY)
     assert (http.stats.opened, http.stats.tls_handshakes, http.stats.tls_resumed) == (1, 1, 0)
     grown = _grown(good, before)
     assert (grown.get("full"), grown.get("resumed", 0), grown.get("connections")) == (1, 0, 1)
@@ -146,7 +146,7 @@ def test_an_untrusted_or_mismatched_certificate_is_one_line_naming_it_and_the_op
     # --insecure: nothing verified, and nothing refused.
     assert certificate_refusal(untrusted.url, Trust(insecure=True)) is None
     answer = _tls(untrusted.url, Trust(insecure=True)).send(HttpCall("GET", "/ok"), timeout_s=10)
-    assert answer == (200, BODY, None)
+    assert answer == Answer(200, BODY)
 
 
 def test_requests_trusts_what_the_transport_trusts_from_each_place_a_ca_is_named(

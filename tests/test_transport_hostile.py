@@ -37,6 +37,7 @@ from engine.http import (
     READ_CHUNK,
     RESET_AFTER_5XX,
     UNASKED_UPGRADE,
+    Answer,
     Event,
     ExchangeError,
     HttpCall,
@@ -215,10 +216,10 @@ def test_bytes_on_an_idle_connection_are_an_answer_to_nothing_and_it_is_not_reus
     """The liveness check's readable branch: what lies unread on an idle plain connection is
     never taken for the next request's answer."""
     http = transport(server.url)
-    assert http.send(HttpCall("GET", "/case/stray_after_answer")) == (200, BODY, None)
+    assert http.send(HttpCall("GET", "/case/stray_after_answer")) == Answer(200, BODY)
     # The stray answer is on the client's socket once the server has sent it (loopback).
     server.wait_for("sent stray_after_answer", 1)
-    assert http.send(HttpCall("GET", "/ok")) == (200, BODY, None)
+    assert http.send(HttpCall("GET", "/ok")) == Answer(200, BODY)
     assert http.stats.opened == 2 and http.stats.open_now == 1
     http.close()
 
@@ -320,7 +321,7 @@ def test_each_framing_and_coding_reads_alike_through_the_pooled_and_streamed_rea
     assert pooled == _read_as(streamed) == FRAMING[name]
     if FRAMING[name] == BODY and name not in CLOSES:
         # In step: the next answer on the same connection is read as itself.
-        assert http.send(HttpCall("GET", "/ok"), timeout_s=10) == (200, BODY, None)
+        assert http.send(HttpCall("GET", "/ok"), timeout_s=10) == Answer(200, BODY)
         assert http.stats.opened == 1
     assert cases.counts()[name] == 2
     http.close()
