@@ -5,8 +5,9 @@ as it arrives (it appends each batch to the run's samples), so it counts them ri
 samples by workload, phase and outcome (their sum is the samples' row count), late
 dispatches (as the report counts them), what the processes offered, what is in
 flight, and a latency histogram over successes (the report's latency). Workers do
-nothing more per request. A completed chat turn also counts its inter-token latency and its
-longest gap between two tokens (a stall), each a histogram of its own.
+nothing more per request. A completed chat turn also counts its inter-token latency, its
+longest gap between two tokens (a stall) and its time per output token, each a histogram of
+its own, and its tokens (a counter whose rate is output tokens per second).
 
 The counts are plain dicts updated once per sample, turned into metric families
 only when Prometheus scrapes: prometheus_client's custom collector, its way of
@@ -108,11 +109,15 @@ class _RunCounts:
     final_offered: Counter[tuple[str, str]] | None = None
     buckets: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     latency_sum: Counter = field(default_factory=Counter)
-    # A completed stream's inter-token latency and longest gap, over the turns that have them.
+    # A completed stream's inter-token latency, longest gap and time per output token, over
+    # the turns that have them, and the tokens of every successful sample.
     itl: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     itl_sum: dict[tuple[str, str], float] = field(default_factory=dict)
     stall: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     stall_sum: dict[tuple[str, str], float] = field(default_factory=dict)
+    tpot: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    tpot_sum: dict[tuple[str, str], float] = field(default_factory=dict)
+    output_tokens: Counter = field(default_factory=Counter)
     # Each fault window's results once the report has them (summary.json's ``faults``):
     # (window, workload) -> seconds to recover (inf: never) / amplification; window -> 1 when
     # its undoing failed.
@@ -184,9 +189,13 @@ class RunMetrics:
                     buckets[key] = [0] * (len(edges) + 1)
                 buckets[key][bisect.bisect_left(edges, latency_ms)] += 1
                 sums[key] += latency_ms
-                if tokens >= 2 and len(row) > 14 and row[13] is not None:
-                    _gap(run.itl, run.itl_sum, key, (row[13] - ttft_ms) / (tokens - 1))
-                    _gap(run.stall, run.stall_sum, key, row[14])
+                if tokens:
+                    run.output_tokens[key] += tokens
+                    if len(row) > 14 and row[13] is not None:
+                        _gap(run.tpot, run.tpot_sum, key, row[13] / tokens)
+                        if tokens >= 2:
+                            _gap(run.itl, run.itl_sum, key, (row[13] - ttft_ms) / (tokens - 1))
+                            _gap(run.stall, run.stall_sum, key, row[14])
         run.offered_by_slot[slot] = Counter(
             {(workload, phases[segment]): n for segment, workload, n in offered}
         )
@@ -266,6 +275,16 @@ class RunMetrics:
             "A completed streamed turn's longest gap between two tokens (a stall)",
             labels=("run_id", "workload", "phase"),
         )
+        tpot = HistogramMetricFamily(
+            "loadkit_time_per_output_token_seconds",
+            "A completed streamed turn's time per output token: last token / tokens",
+            labels=("run_id", "workload", "phase"),
+        )
+        output_tokens = CounterMetricFamily(
+            "loadkit_output_tokens",
+            "Tokens of successful samples (its rate is output tokens per second)",
+            labels=("run_id", "workload", "phase"),
+        )
         recover = GaugeMetricFamily(
             "loadkit_fault_time_to_recover_seconds",
             "Seconds from a fault window's end until the workload was back in sustain's band "
@@ -288,13 +307,17 @@ class RunMetrics:
                 _add(itl, run, workload, phase, counts, run.itl_sum)
             for (workload, phase), counts in run.stall.items():
                 _add(stall, run, workload, phase, counts, run.stall_sum)
+            for (workload, phase), counts in run.tpot.items():
+                _add(tpot, run, workload, phase, counts, run.tpot_sum)
+            for (workload, phase), n in run.output_tokens.items():
+                output_tokens.add_metric((run.run_id, workload, phase), n)
             for (name, workload), value in run.recover_s.items():
                 recover.add_metric((run.run_id, name, workload), value)
             for (name, workload), value in run.amplification.items():
                 amplification.add_metric((run.run_id, name, workload), value)
             for name, value in run.undo_failed.items():
                 undo_failed.add_metric((run.run_id, name), value)
-        yield from (samples, offered, late, in_flight, latency, itl, stall)
+        yield from (samples, offered, late, in_flight, latency, itl, stall, tpot, output_tokens)
         # Only once a run with fault windows was reported: a run without any exposes what it did.
         if any(run.undo_failed for run in self._runs.values()):
             yield from (recover, amplification, undo_failed)
@@ -333,7 +356,8 @@ def _gap(
     key: tuple[str, str],
     ms: float,
 ) -> None:
-    """Count one stream's gap (ITL or its longest) into its GAP_GRID_MS bucket."""
+    """Count one stream's gap (ITL, its longest, or its time per token) into its GAP_GRID_MS
+    bucket."""
     if key not in buckets:
         buckets[key] = [0] * (len(GAP_GRID_MS) + 1)
     buckets[key][bisect.bisect_left(GAP_GRID_MS, ms)] += 1

@@ -207,9 +207,11 @@ def test_a_bad_linger_is_refused(given):
         prometheus_linger_s(SimpleNamespace(prometheus_linger_s=given))
 
 
-def test_the_stream_histograms_are_the_reports_inter_token_latency_and_longest_gap(tmp_path):
-    """Chat turns of 0 to 32 tokens, every outcome: the inter-token and longest-gap histograms
-    count and sum exactly the turns the report derives them for (completed, two tokens or more)."""
+def test_the_stream_histograms_are_the_reports_inter_token_latency_longest_gap_and_tpot(tmp_path):
+    """Chat turns of 0 to 32 tokens, every outcome: the inter-token, longest-gap and per-token
+    histograms count and sum exactly the turns the report derives them for (completed, two
+    tokens or more; one or more for time per output token), and the token counter is the
+    report's output tokens."""
     rng = random.Random(11)
     samples = []
     for index in range(600):
@@ -231,10 +233,19 @@ def test_the_stream_histograms_are_the_reports_inter_token_latency_and_longest_g
     scraped = _scrape(metrics)
     frame = pd.DataFrame(columns(0, PHASES, samples)).assign(run_id="r")
     with load_run(write_run_dir(tmp_path / "run", SCENARIO, frame)) as run:
-        report = run.samples.frame("SELECT itl_ms, stall_ms FROM samples WHERE timed")
+        report = run.samples.frame(
+            "SELECT itl_ms, stall_ms, tpot_ms, tokens FROM samples WHERE timed"
+        )
     itl, stall = report["itl_ms"].dropna(), report["stall_ms"].dropna()
-    assert len(itl) == len(stall) > 50
-    for name, values in (("inter_token_latency", itl), ("longest_gap", stall)):
+    tpot = report["tpot_ms"].dropna()
+    assert len(itl) == len(stall) > 50 and len(tpot) > len(itl)
+    assert _total(scraped, "loadkit_output_tokens_total") == report["tokens"].sum()
+    measures = (
+        ("inter_token_latency", itl),
+        ("longest_gap", stall),
+        ("time_per_output_token", tpot),
+    )
+    for name, values in measures:
         family = f"loadkit_{name}_seconds"
         assert _total(scraped, f"{family}_count") == len(values)
         # The report derives them from times kept to the microsecond; the live ones are exact.
