@@ -139,9 +139,7 @@ def _conversations(raw: object, where: str, problems: Problems) -> Conversations
     if not isinstance(raw, dict):
         problems.add(f"{where}: expected a mapping {{continuing, turns, gap}}")
         return Conversations()
-    for key in raw:
-        if key not in _CONVERSATION_KEYS:
-            problems.add(f"{where}.{label(key)}: unknown; use one of {_CONVERSATION_KEYS}")
+    problems.unknown_keys(raw, where, _CONVERSATION_KEYS)
     defaults = Conversations()
     continuing = defaults.continuing
     if "continuing" in raw:

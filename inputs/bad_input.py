@@ -9,6 +9,8 @@ an id of a megabyte must not become a line of a megabyte.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 # The most characters of a value a message shows: enough to recognise it, never a wall.
 SHOWN_CHARS = 80
 
@@ -51,6 +53,14 @@ class Problems:
     def add(self, line: str) -> None:
         """Record one problem: a line that starts with the field's name."""
         self.lines.append(line)
+
+    def unknown_keys(self, raw: dict, where: str, known: Iterable[str]) -> None:
+        """Record each key of the mapping at ``where`` that is not one of ``known``, naming
+        them all as the fix."""
+        known = tuple(known)
+        for key in raw:
+            if key not in known:
+                self.add(f"{where}.{label(key)}: unknown; use one of {known}")
 
     def raise_as(self, error: type[BadInput]) -> None:
         """Raise every problem recorded, as one ``error``; nothing when there is none."""

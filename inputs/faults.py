@@ -374,9 +374,7 @@ def _limits(raw: object, where: str, problems: Problems) -> FaultLimits:
     if not isinstance(raw, dict):
         problems.add(f"{where}: expected a mapping of {_LIMIT_KEYS} to limits")
         return FaultLimits()
-    for key in raw:
-        if key not in _LIMIT_KEYS:
-            problems.add(f"{where}.{label(key)}: unknown; use one of {_LIMIT_KEYS}")
+    problems.unknown_keys(raw, where, _LIMIT_KEYS)
     recover = amplification = None
     if "time_to_recover_s" in raw:
         recover = _number(

@@ -915,10 +915,7 @@ def _judging(raw: object, phases: tuple[str, ...], problems: Problems) -> Judgin
     if not isinstance(raw, dict):
         problems.add("judging: expected a mapping {error_rate_phases, latency_phases, recovery}")
         return defaults
-    known = Judging.__dataclass_fields__
-    for key in raw:
-        if key not in known:
-            problems.add(f"judging.{label(key)}: unknown; use one of {tuple(known)}")
+    problems.unknown_keys(raw, "judging", Judging.__dataclass_fields__)
     recovery = raw.get("recovery", defaults.recovery)
     if recovery not in RECOVERY_MODES:
         problems.add(f"judging.recovery: {shown(recovery)} is unknown; use one of {RECOVERY_MODES}")
