@@ -34,15 +34,18 @@ INSECURE_WARNING = (
     "TLS certificates were not verified (--insecure): any server on the way could have "
     "answered for the platform"
 )
-# The two options, as every command that connects offers them (loadkit run, seed, preflight).
-CA_FILE_HELP = (
-    "PEM file of the CA certificates every TLS connection trusts instead of the default "
-    f"store (default: ${' or $'.join(CA_FILE_ENV)} where set, else the default store)"
+# The two options, as every command that connects offers them (loadkit run, seed, preflight):
+# what each does, and its default (runner/options.py says the default after the rest).
+CA_FILE_ABOUT = (
+    "PEM file of the CA certificates every TLS connection trusts instead of the default store"
 )
-INSECURE_HELP = (
-    "verify no TLS certificate (default: off); said once, and in a run's report, since any "
-    "server on the way could have answered for the platform"
+CA_FILE_DEFAULT = f"${' or $'.join(CA_FILE_ENV)} where set, else the default store"
+CA_FILE_HELP = f"{CA_FILE_ABOUT} (default: {CA_FILE_DEFAULT})"
+INSECURE_ABOUT = (
+    "verify no TLS certificate; said once, and in a run's report, since any server on the way "
+    "could have answered for the platform"
 )
+INSECURE_HELP = f"{INSECURE_ABOUT} (default: off)"
 # Seconds the check before load waits for a TLS handshake.
 CHECK_TIMEOUT_S = 10.0
 # OpenSSL's codes for a certificate that is valid but not for the host asked for (by name,

@@ -18,7 +18,7 @@ from pathlib import Path
 import locust.main  # before the kit's modules: importing Locust monkey-patches gevent
 from locust.argument_parser import get_parser
 
-from runner.hooks import add_kit_options
+from runner.options import add_options
 from runner.run_end import NO_VERDICT, verdict_exit_code
 from runner.settings import RUNS_DIR, run_stamp
 
@@ -43,7 +43,7 @@ def help_parser(prog: str):
     """Locust's parser with the kit's and the sweeps' options, less what this command sets
     or never reads: the ``--help`` of this command."""
     parser = get_parser()
-    add_kit_options(parser)
+    add_options(parser)
     parser.prog, parser.description = prog, DESCRIPTION
     parser.usage = f"{prog} [OPTIONS] [UserClass ...]"
     # Locust's epilog shows "locust -f my_test.py": not how this command is called.

@@ -11,13 +11,13 @@ import sys
 
 from locust.argument_parser import get_parser
 
-from runner.hooks import add_kit_options
+from runner.options import add_options
 
 
 def main() -> int:
     """Print the help (any arguments are ignored: this entry point only explains)."""
     parser = get_parser()
-    add_kit_options(parser)
+    add_options(parser)
     parser.prog = "locust -f locustfile.py"
     parser.print_help()
     return 0

@@ -11,7 +11,6 @@ import logging
 import signal
 import sys
 import time
-from functools import partial
 
 import gevent
 import greenlet
@@ -37,20 +36,12 @@ from runner.messages import (
     Prepare,
     drained_from_wire,
 )
+from runner.options import PROMETHEUS, PROMETHEUS_LINGER_S, SHOWN_ONLY_FOR, add_options
 from runner.progress import quiet_locust_tables, quiet_user_ramp
-from runner.settings import (
-    BAD_INPUT,
-    add_options,
-    locust_option,
-    prometheus_address,
-    prometheus_linger_s,
-    refuse_users_options,
-    settings_from,
-)
+from runner.settings import BAD_INPUT, refuse_users_options, settings_from
 from runner.users import USER_CLASSES
 from shapes.choose import choose_shape
 from shapes.kit_shape import OPEN_ARRIVAL, mode_of
-from shapes.sweep import SWEEP_TITLE, add_sweep_options
 from webui.locust_charts import chart_offered_rate
 from webui.rate_page import add_rate_page
 from webui.start_form import add_start_form
@@ -72,7 +63,7 @@ _linger_s = 0.0
 
 def install() -> None:
     """Register the listeners (the locustfile calls this once)."""
-    events.init_command_line_parser.add_listener(add_kit_options)
+    events.init_command_line_parser.add_listener(add_options)
     events.init.add_listener(_on_init)
     events.test_start.add_listener(_on_test_start)
     events.test_stopping.add_listener(_on_test_stopping)
@@ -81,13 +72,6 @@ def install() -> None:
     events.worker_report.add_listener(_on_worker_report)
     events.quitting.add_listener(_on_quitting)
     events.quit.add_listener(_on_quit)
-
-
-def add_kit_options(parser) -> None:
-    """The kit's options and the sweeps' on Locust's parser, each group under its heading
-    (runner.settings stays free of Locust, which the shapes import: the stack reads it)."""
-    add_options(parser)
-    add_sweep_options(partial(locust_option, parser.add_argument_group(SWEEP_TITLE)))
 
 
 def _refuse_at_start(problems: str) -> None:
@@ -103,13 +87,13 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
     try:
         # The credential is checked where the platform is known (the settings, and each load
         # process's sign-in at Prepare): a platform without sign-in asks for none.
-        if isinstance(runner, WorkerRunner) and options.prometheus:
+        if isinstance(runner, WorkerRunner) and PROMETHEUS.given(options):
             # Locust's config files and the k8s operator give both roles the same options.
             log.info("--prometheus: the master serves the metrics (it holds every sample)")
         if not isinstance(runner, WorkerRunner):
             refuse_users_options(options)
             settings_from(options, environment.host)
-            _serve_metrics(prometheus_address(options), prometheus_linger_s(options))
+            _serve_metrics(PROMETHEUS.value(options), PROMETHEUS_LINGER_S.value(options))
     except BAD_INPUT as exc:
         _refuse_at_start(str(exc))
     if generates_load:
@@ -133,7 +117,7 @@ def _on_init(environment, runner, web_ui=None, **_) -> None:
         environment.shape_class = choose_shape(environment, _conductor, USER_CLASSES)
         if web_ui is not None:
             add_rate_page(web_ui, lambda: environment.shape_class)
-            add_start_form(web_ui, lambda: environment.shape_class)
+            add_start_form(web_ui, lambda: environment.shape_class, SHOWN_ONLY_FOR)
             add_verdict_tab(web_ui, _conductor.progress)
             chart_offered_rate(web_ui, _conductor.offered_rate)
             on_stop_button(web_ui, _conductor.stop_pressed)

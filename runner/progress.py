@@ -16,6 +16,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from runner.options import LOCUST_TABLES
+
 log = logging.getLogger(__name__)
 
 # How often a log (not a terminal) gets the line, between phase changes.
@@ -34,7 +36,7 @@ def quiet_locust_tables(options) -> None:
     (--locust-tables, or Locust's --print-stats): the kit prints this line while a run
     lasts and its own figures and verdict at the end, from every sample. Locust prints
     them through one logger, and reads only_summary after its init event."""
-    if options.locust_tables or options.print_stats:
+    if LOCUST_TABLES.value(options) or options.print_stats:
         return
     options.only_summary = True
     logging.getLogger(LOCUST_TABLES_LOGGER).setLevel(logging.WARNING)

@@ -41,6 +41,21 @@ class Pacer(Protocol):
         """Apply a change computed from (the current plan, when the change takes effect)."""
 
 
+class SweepSettings(Protocol):
+    """What a sweep reads of the run's checked sweep options (runner.settings.Sweep is one)."""
+
+    @property
+    def users(self) -> tuple[int, ...] | None: ...
+    @property
+    def rates(self) -> tuple[float, ...] | None: ...
+    @property
+    def step_s(self) -> float: ...
+    @property
+    def rest_s(self) -> float: ...
+    @property
+    def stop(self) -> bool: ...
+
+
 class Settings(Protocol):
     """What a shape reads of the run's checked settings (runner.settings.RunSettings is one)."""
 
@@ -48,6 +63,8 @@ class Settings(Protocol):
     def scenario(self) -> Scenario: ...
     @property
     def rate(self) -> float | None: ...
+    @property
+    def sweep(self) -> SweepSettings: ...
 
 
 class KitShape(LoadTestShape):

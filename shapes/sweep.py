@@ -6,7 +6,8 @@ the Agent OS seed's 1..1000 bench; a rate sweep offers a list of arrival rates
 (``c=8``, ``rate=16/s``), so every sample is filed under its step and
 ``python -m reports.sweep RUN`` reads the steps back. Both run headless and
 from the web UI (class picker); ``--rest-s`` adds a last step with no load, to
-see whether the platform gives memory back.
+see whether the platform gives memory back. The options are declared with the kit's
+(runner/options.py) and reach a sweep read, through ``Settings.sweep``.
 """
 
 from __future__ import annotations
@@ -18,98 +19,15 @@ from typing import TypeVar
 
 from engine.schedule import Plan, Segment
 from engine.sweep_steps import REST, rate_step, users_step
-from inputs.bad_input import SettingsError, shown
-from inputs.scenario import MAX_PHASE_S, MAX_RATE
+from inputs.bad_input import SettingsError
 from shapes.kit_shape import KitShape, Pacer, Settings
 from shapes.users import SteppedUsersShape, UsersShape
 
-# Seconds each step is held unless --step-s says otherwise: enough for a few turns at 2 s each.
-DEFAULT_STEP_S = 15.0
 # Users mode: a step is judged this long after it ended (its last requests are in, and one
 # worker report interval has brought them to the master).
 JUDGE_AFTER_S = 4.0
-# The most users a step may hold (each is a greenlet and a connection: far beyond one machine's
-# files), and the most steps a sweep may list.
-MAX_USERS = 1_000_000
-MAX_STEPS = 1000
-# The heading the sweeps' options appear under in ``--help``.
-SWEEP_TITLE = "agent-loadkit sweeps (docs/capacity.md)"
 
 log = logging.getLogger(__name__)
-
-
-def add_sweep_options(option: Callable[..., None]) -> None:
-    """The sweeps' options, each added by ``option`` (the runner's: to Locust's parser under
-    SWEEP_TITLE, Locust's --help printing a custom option only under a group, and to the web
-    UI's start form)."""
-    option(
-        "--sweep-users",
-        default=None,
-        help="concurrency sweep (users mode): N for 1, 2, 4, ... N, or a list like 1,4,16",
-    )
-    option(
-        "--sweep-rates",
-        default=None,
-        help="arrival-rate sweep (open arrival): a list of rates per second, like 2,4,8,16",
-    )
-    option("--step-s", default=DEFAULT_STEP_S, help="seconds each sweep step is held")
-    option("--rest-s", default=0, help="seconds of no load after a sweep (is memory given back?)")
-    option(
-        "--sweep-stop",
-        action="store_true",
-        default=False,
-        help="end a sweep after the first step in which a threshold breaks (then --rest-s)",
-    )
-
-
-def user_steps(value: object) -> list[int]:
-    """``--sweep-users`` as user counts: N means 1, 2, 4, ... up to N (N itself included)."""
-    parts = _list(value, "--sweep-users", int, MAX_USERS)
-    if len(parts) > 1:
-        return parts
-    top, steps, n = parts[0], [], 1
-    while n < top:
-        steps.append(n)
-        n *= 2
-    return [*steps, top]
-
-
-def rate_steps(value: object) -> list[float]:
-    """``--sweep-rates`` as rates per second, in the order given."""
-    return _list(value, "--sweep-rates", float, MAX_RATE)
-
-
-def step_seconds(options) -> tuple[float, float]:
-    """(``--step-s``, ``--rest-s``) checked: a step above 0, a rest of 0 or more."""
-    try:
-        step, rest = float(options.step_s), float(options.rest_s or 0)
-    except (TypeError, ValueError):
-        raise SettingsError(
-            "--step-s/--rest-s: not a number; give seconds, e.g. --step-s 15 --rest-s 10"
-        ) from None
-    if not (0 < step <= MAX_PHASE_S and 0 <= rest <= MAX_PHASE_S):
-        raise SettingsError(
-            f"--step-s must be above 0 and --rest-s 0 or more, both finite and at most "
-            f"{MAX_PHASE_S:g} s; e.g. --step-s 15"
-        )
-    return step, rest
-
-
-def _list(value: object, option: str, cast: type, most: float) -> list:
-    try:
-        parts = [cast(p) for p in str(value).split(",") if p.strip()]
-    except (ValueError, OverflowError):
-        raise SettingsError(
-            f"{option}: {shown(value)} is not a list of numbers; e.g. 1,2,4"
-        ) from None
-    if len(parts) > MAX_STEPS:
-        raise SettingsError(f"{option}: {len(parts)} steps; give at most {MAX_STEPS}")
-    if not parts or not all(0 < p <= most for p in parts):
-        raise SettingsError(
-            f"{option}: {shown(value)} needs finite numbers above 0 and at most {most:g}; "
-            "e.g. 1,2,4"
-        )
-    return parts
 
 
 class BreakWatch:
@@ -185,15 +103,14 @@ class ConcurrencySweepShape(SteppedUsersShape):
 
     def initial_plan(self, settings: Settings) -> Plan:
         """One zero-rate segment per user count, named ``c=<users>``."""
-        options = self.options
-        if options.sweep_users in (None, ""):
+        sweep = settings.sweep
+        if sweep.users is None:
             raise SettingsError("--sweep-users: not set; give the top user count, e.g. 64")
-        step, rest = step_seconds(options)
-        steps = [(users_step(users), users, step) for users in user_steps(options.sweep_users)]
-        if rest:
-            steps.append((REST, 0, rest))
+        steps = [(users_step(users), users, sweep.step_s) for users in sweep.users]
+        if sweep.rest_s:
+            steps.append((REST, 0, sweep.rest_s))
         plan = self._plan(settings, steps)
-        self._watch = BreakWatch(plan, True, self._follow) if options.sweep_stop else None
+        self._watch = BreakWatch(plan, True, self._follow) if sweep.stop else None
         return plan
 
     def _follow(self, plan: Plan) -> None:
@@ -215,12 +132,12 @@ class RateSweepShape(KitShape):
 
     def initial_plan(self, settings: Settings) -> Plan:
         """One open-arrival segment per rate, named ``rate=<r>/s``."""
-        options = self.options
-        if options.sweep_rates in (None, ""):
+        sweep = settings.sweep
+        if sweep.rates is None:
             raise SettingsError("--sweep-rates: not set; give the rates, e.g. 2,4,8,16")
-        step, rest = step_seconds(options)
+        step, rest = sweep.step_s, sweep.rest_s
         segments, start, first = [], 0.0, 0
-        for rate in rate_steps(options.sweep_rates):
+        for rate in sweep.rates:
             segment = Segment(rate_step(rate), rate, start, start + step, first, "sweep step")
             segments.append(segment)
             first += segment.closed_count()
@@ -228,7 +145,7 @@ class RateSweepShape(KitShape):
         if rest:
             segments.append(Segment(REST, 0.0, start, start + rest, first, "no load"))
         plan = Plan(tuple(segments))
-        self._watch = BreakWatch(plan, False) if options.sweep_stop else None
+        self._watch = BreakWatch(plan, False) if sweep.stop else None
         return plan
 
     def tick(self) -> tuple[int, float] | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inputs.fixture import PASSWORD_ENV
-from runner.settings import DATABASE_URL_ENV
+from runner.options import DATABASE_URL_ENV
 from stack.processes import Server, free_port, run_captured, running
 
 # The reference target's documented default admin password (platforms/reference/README.md);

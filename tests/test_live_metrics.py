@@ -23,7 +23,7 @@ from inputs.bad_input import SettingsError
 from inputs.scenario import load_scenario
 from reports.rundir import load_run
 from runner.live_metrics import LATENCY_GRID_MS, RunMetrics
-from runner.settings import prometheus_address, prometheus_linger_s
+from runner.options import PROMETHEUS, PROMETHEUS_LINGER_S
 from tests.support.rundirs import write_run_dir
 
 SCENARIO = load_scenario()
@@ -192,19 +192,19 @@ def test_each_run_keeps_its_own_series():
     ],
 )
 def test_a_port_alone_binds_loopback(given, address):
-    assert prometheus_address(SimpleNamespace(prometheus=given)) == address
+    assert PROMETHEUS.value(SimpleNamespace(prometheus=given)) == address
 
 
 @pytest.mark.parametrize("given", ["metrics", "host:", "host:0", "host:65536", "host:9x"])
 def test_a_bad_address_is_one_line_naming_the_option(given):
     with pytest.raises(SettingsError, match=r"^--prometheus: .* give e\.g\. --prometheus"):
-        prometheus_address(SimpleNamespace(prometheus=given))
+        PROMETHEUS.value(SimpleNamespace(prometheus=given))
 
 
 @pytest.mark.parametrize("given", ["-1", "soon", "nan"])
 def test_a_bad_linger_is_refused(given):
     with pytest.raises(SettingsError, match=r"^--prometheus-linger-s: "):
-        prometheus_linger_s(SimpleNamespace(prometheus_linger_s=given))
+        PROMETHEUS_LINGER_S.value(SimpleNamespace(prometheus_linger_s=given))
 
 
 def test_the_stream_histograms_are_the_reports_inter_token_latency_longest_gap_and_tpot(tmp_path):

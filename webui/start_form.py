@@ -11,7 +11,7 @@ arrival rate, or users) picks the shape on the server when the form posts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from flask import jsonify, request
 
@@ -23,17 +23,6 @@ MODE = "load_mode"
 RATE_MODE, USERS_MODE = "rate", "users"
 # The shape each mode runs (without --class-picker, where Locust's own picker decides).
 MODE_SHAPES = {RATE_MODE: ConstantRateShape, USERS_MODE: UsersShape}
-# Custom parameters that mean something to some shapes only, by shape class name; every
-# other field applies to all of them.
-APPLIES = {
-    "scale": ("FourPhaseShape",),
-    "sweep_users": ("ConcurrencySweepShape",),
-    "sweep_rates": ("RateSweepShape",),
-    "step_s": ("ConcurrencySweepShape", "RateSweepShape"),
-    "rest_s": ("ConcurrencySweepShape", "RateSweepShape"),
-    "sweep_stop": ("ConcurrencySweepShape", "RateSweepShape"),
-}
-
 MISSING_RATE = (
     "Arrival rate: set how many arrivals to offer per second (e.g. 10) at the top of the "
     "form; this kit offers arrivals on a schedule, not users"
@@ -142,8 +131,13 @@ SCRIPT = """<script>
 </script>"""
 
 
-def add_start_form(web_ui, active_shape: Callable[[], object]) -> None:
-    """Give the start form the block and its rules, and run the shape its mode chose."""
+def add_start_form(
+    web_ui, active_shape: Callable[[], object], applies: Mapping[str, tuple[str, ...]]
+) -> None:
+    """Give the start form the block and its rules, and run the shape its mode chose.
+
+    ``applies`` names the custom parameters that mean something to some shapes only (the
+    shape class names, by field); every other field applies to all of them."""
     environment = web_ui.environment
     picker = bool(web_ui.userclass_picker_is_active)
     options = environment.parsed_options
@@ -155,7 +149,7 @@ def add_start_form(web_ui, active_shape: Callable[[], object]) -> None:
         "rate": getattr(options, "rate", None) or "",
         "users": getattr(options, "num_users", None) or "",
         "spawn_rate": getattr(options, "spawn_rate", None) or "",
-        "applies": APPLIES,
+        "applies": dict(applies),
     }
 
     @web_ui.app.after_request
