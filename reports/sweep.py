@@ -45,7 +45,8 @@ from reports.charts import PANEL_HEIGHT_IN, SVG_STYLE, WIDTH_IN, Chart, svg
 from reports.document import Block, Bullets, Document, Figure, Paragraph, Section, Table
 from reports.rundir import Run, RunDirError, load_run
 from reports.stats import SliceStats, run_stats
-from reports.verdict import FAIL, FAILING, PASS, ThresholdResult, judge_thresholds
+from reports.thresholds import FAIL, PASS, ThresholdResult, judge_thresholds
+from reports.verdict import FAILING
 
 # The statuses that judge a step: held, or failing as the verdict counts it (over the
 # limit, or too few answered to time).
