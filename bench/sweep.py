@@ -4,7 +4,7 @@ Starts the stub and the platform on loopback (stack/<platform>.py; the reference
 target unless ``--platform`` says), runs a
 concurrency sweep (users mode) or a rate sweep (open arrival) with every probe
 (API RSS and Private_Dirty, /metrics, the stub's /stats and knobs, Postgres when
-given), then writes the sweep report (reports/sweep.py) beside the run's own.
+given), then writes the sweep report (reports/sweep/) beside the run's own.
 ``--zero-delay`` makes the stub answer at once: what is left is the platform's
 own overhead, the framework-overhead bench of the durable-runs seed.
 
@@ -22,8 +22,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from reports import sweep as sweep_report
 from reports.rundir import load_run
+from reports.sweep.analysis import build
+from reports.sweep.command import write
 from stack.local import LOCUST, StackOptions, child_env
 from stack.platforms import STACKS, local_stack
 from stack.processes import ROOT
@@ -125,10 +126,10 @@ def main(argv: list[str]) -> int:
             args.rest_s,
         ]
         done = subprocess.run(command, cwd=ROOT, env=child_env(), check=False)
-    result = sweep_report.build(load_run(out))
-    sweep_report.write(result, out)
+    result = build(load_run(out))
+    write(result, out)
     print(f"{result.mode}: knee {result.knee_text}; {result.plateau_text}")
-    print(f"memory: {result.memory['text']}")
+    print(f"memory: {result.memory.text}")
     print(f"sweep report: {out / 'sweep.md'}")
     return done.returncode
 

@@ -9,19 +9,11 @@ import json
 import re
 from collections.abc import Callable
 
-from engine.http import (
-    BACKSTOP_TIMEOUT_S,
-    CLOSED_IN_BODY,
-    Answer,
-    ExchangeError,
-    HttpCall,
-    HttpTransport,
-    StreamedAnswer,
-    classify,
-    failure_detail,
-)
-from engine.samples import FAILED, Result
+from engine.http import BACKSTOP_TIMEOUT_S, HttpCall, HttpTransport
+from engine.http1 import CLOSED_IN_BODY, Answer, ExchangeError, failure_detail
+from engine.samples import FAILED, Result, classify
 from engine.seam import Attempt, Turn
+from engine.sse import StreamedAnswer
 
 # The platform's words are kept to this many characters: enough to say what broke,
 # short enough for a table cell.

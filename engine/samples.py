@@ -99,6 +99,16 @@ class Result(NamedTuple):
     stall_ms: float | None = None
 
 
+def classify(status: int, size: int) -> Result:
+    """How an answer of ``status`` ended: a 2xx is ok, a 429 is shed (the platform refused on
+    purpose), anything else failed."""
+    if 200 <= status < 300:
+        return Result(status, OK, bytes=size)
+    if status == 429:
+        return Result(status, SHED, f"HTTP {status}", size)
+    return Result(status, FAILED, f"HTTP {status}", size)
+
+
 def recorded(
     index: int,
     workload: str,

@@ -22,12 +22,8 @@ from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeVar
 
 from engine.agent_plan import AgentPlan, AgentTool
 from engine.followups import FollowUp
-from engine.http import (
-    HttpCall,
-    HttpTransport,
-    classify,
-)
-from engine.samples import FAILED, Result
+from engine.http import HttpCall, HttpTransport
+from engine.samples import FAILED, Result, classify
 from engine.sign_in import NO_SIGN_IN, Credential, SignIn
 from inputs.fixture import Fixture, read_seeded
 from inputs.scenario import WORKLOADS

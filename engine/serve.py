@@ -18,7 +18,8 @@ from collections.abc import Callable
 from engine.clock import RunClock
 from engine.deadlines import DeadlinePassed, Deadlines
 from engine.dialect_kit import redirected
-from engine.http import Answer, HttpTransport, failure_detail
+from engine.http import HttpTransport
+from engine.http1 import Answer, failure_detail
 from engine.samples import FAILED, SHED, TIMED_OUT, TIMEOUT, Result
 from engine.seam import Attempt, Conversation, Dialect
 

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from engine.http import Answer, HttpCall
+from engine.http import HttpCall
+from engine.http1 import Answer
 from inputs.fixture import password_from_env
 
 # One exchange as a sign-in needs it: the engine's transport's ``send``, or a setup client's.

@@ -1,5 +1,5 @@
 """A sweep's steps are named by their load, so its run directory says it was a sweep: the sweep
-shapes name them (shapes/sweep.py) and the sweep report reads them back (reports/sweep.py)."""
+shapes name them (shapes/sweep.py) and the sweep report reads them back (reports/sweep/)."""
 
 from __future__ import annotations
 

@@ -37,14 +37,8 @@ from urllib.parse import urlsplit
 
 from gevent import socket
 
-from engine.http import (
-    READ_CHUNK,
-    Answer,
-    ExchangeError,
-    HttpTransport,
-    over_bound,
-    read_upgrade,
-)
+from engine.http import HttpTransport
+from engine.http1 import READ_CHUNK, Answer, ExchangeError, over_bound, read_upgrade
 
 HANDSHAKE = "WebSocket handshake"
 BAD_HTTP = "bad HTTP answer"

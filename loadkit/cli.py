@@ -35,7 +35,10 @@ COMMANDS = {
         "reports.compare.command",
         "compare two runs; exit 1 on a regression between runs of one plan on one platform",
     ),
-    "sweep": ("reports.sweep", "the sweep report (knee, overhead, memory) of a sweep's run"),
+    "sweep": (
+        "reports.sweep.command",
+        "the sweep report (knee, overhead, memory) of a sweep's run",
+    ),
     "export": ("reports.export", "write a run's tables as CSV (samples.csv, ...) beside them"),
 }
 # The function each module runs for a subcommand, where it is not ``main``.

@@ -22,7 +22,7 @@ from engine.dialect_kit import (
     event_stream_turn,
     words,
 )
-from engine.http import HttpCall, StreamedAnswer
+from engine.http import HttpCall
 from engine.samples import CANCELLED, FAILED, OK, Result
 from engine.seam import (
     Attempt,
@@ -41,6 +41,7 @@ from engine.seam import (
     Turn,
 )
 from engine.sign_in import NO_SIGN_IN, BasicKey, Credential, KeyHeader, SignIn
+from engine.sse import StreamedAnswer
 from workloads.answers import decoder, fits, held
 from workloads.corpus import run_prompt, turn_message
 

@@ -7,7 +7,7 @@ it accepted during it, and how it shed load or queued it. The spans, each the wi
 length L, are the arrivals due in the L seconds before its start, in it, and in the L
 seconds after its end (clipped to the run), counted as every table counts them.
 
-- **Time to recover** is verdict.time_to_recover, the recover phase's rule, over the
+- **Time to recover** is recovery.time_to_recover, the recover phase's rule, over the
   arrivals due from the window's end to the end of its phase, held to sustain's band as it
   was before any fault (sustain's arrivals due before the first window in it, none a window
   touched): "never" when the rest of the phase never gets back. A phase that ends with the
@@ -44,21 +44,18 @@ from reports import formatting as fmt
 from reports.dataset import quoted
 from reports.followups import AFTER, FollowUpCounts
 from reports.loop import MODEL_CALLS
-from reports.rundir import TOUCHED, Run
-from reports.stats import Percentiles
-from reports.verdict import (
+from reports.recovery import (
     ERROR_OUTCOMES,
-    FAIL,
-    INCONCLUSIVE,
     NEVER,
     NOT_JUDGED,
-    NOT_MEASURED,
     NOT_RECOVERED,
-    PASS,
     RECOVERED,
     RecoverArrivals,
     time_to_recover,
 )
+from reports.rundir import TOUCHED, Run
+from reports.stats import Percentiles
+from reports.thresholds import FAIL, INCONCLUSIVE, NOT_MEASURED, PASS
 
 TIME_TO_RECOVER = "time_to_recover_s"
 AMPLIFICATION = "amplification"

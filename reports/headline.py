@@ -14,22 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE
 from reports import formatting as fmt
 from reports.faults import MEASURE_WORDS, fault_id
-from reports.verdict import (
-    BASELINE_PHASE,
-    DAMAGED,
-    FAIL,
-    INCONCLUSIVE,
-    NEVER,
-    NOT_MEASURED,
-    NOT_RECOVERED,
-    RECOVERED,
-    RECOVERY_PHASE,
-    RECOVERY_WINDOW,
-    ThresholdResult,
-    Verdict,
-)
+from reports.recovery import NEVER, NOT_RECOVERED, RECOVERED, RECOVERY_WINDOW
+from reports.thresholds import FAIL, INCONCLUSIVE, NOT_MEASURED, ThresholdResult
+from reports.validity import DAMAGED
+from reports.verdict import Verdict
 
 # Where the evidence for each kind of finding is in the report (section ids).
 VERDICT_ANCHOR = "verdict"

@@ -18,24 +18,14 @@ import io
 
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
+from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE
 from reports import formatting as fmt
 from reports.faults import MEASURE_WORDS, TIME_TO_RECOVER, FaultCheck
+from reports.recovery import NEVER, NOT_JUDGED, NOT_RECOVERED, RECOVERED, RecoveryCheck
 from reports.rundir import Run
 from reports.stats import LatenessStats
-from reports.verdict import (
-    BASELINE_PHASE,
-    FAIL,
-    INCONCLUSIVE,
-    NEVER,
-    NOT_JUDGED,
-    NOT_MEASURED,
-    NOT_RECOVERED,
-    RECOVERED,
-    RECOVERY_PHASE,
-    RecoveryCheck,
-    ThresholdResult,
-    Verdict,
-)
+from reports.thresholds import FAIL, INCONCLUSIVE, NOT_MEASURED, ThresholdResult
+from reports.verdict import Verdict
 
 JUNIT_FILE = "junit.xml"
 # What a check skipped in an invalid run says.

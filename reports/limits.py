@@ -26,7 +26,8 @@ from reports.stats import (
     measured_by,
     sliced,
 )
-from reports.verdict import CHECK_WORDS, ThresholdResult, Verdict, unserved
+from reports.thresholds import ThresholdResult, unserved
+from reports.verdict import CHECK_WORDS, Verdict
 
 # The percentile the headline gives when a workload has no latency limit of its own.
 HEADLINE_METRIC = "p95_ms"

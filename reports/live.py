@@ -21,7 +21,7 @@ from engine.run_record import RunRecord
 from engine.samples import OPERATOR_STOP
 from reports.rundir import Run, load_run
 from reports.stats import run_stats
-from reports.verdict import ThresholdResult, Within, judge_threshold
+from reports.thresholds import ThresholdResult, Within, judge_threshold
 
 # Where a live threshold was judged: over the whole run so far.
 SO_FAR = "so far"

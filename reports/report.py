@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from msgspec import UNSET
 
+from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE
 from reports import formatting as fmt
 from reports.charts import Chart
 from reports.document import (
@@ -33,26 +34,15 @@ from reports.faults import undo_failures
 from reports.faults_report import fault_sections
 from reports.followups import unverified_reasons
 from reports.headline import Finding, findings, recovery_summary, verdict_line
+from reports.jumps import JUMP_RULE
 from reports.limits import Headline, headlines, measured_text, phase_grid
 from reports.loop_report import loop_section
+from reports.recovery import NEVER, NOT_JUDGED, NOT_RECOVERED, RECOVERED, RECOVERY_RULE, Recovery
 from reports.rundir import Run
 from reports.stats import Counts, PhaseStats, RunStats, SliceStats
 from reports.system import SystemStats
-from reports.verdict import (
-    BASELINE_PHASE,
-    INCONCLUSIVE,
-    JUMP_RULE,
-    NEVER,
-    NOT_JUDGED,
-    NOT_MEASURED,
-    NOT_RECOVERED,
-    RECOVERED,
-    RECOVERY_PHASE,
-    RECOVERY_RULE,
-    Recovery,
-    Verdict,
-    unserved,
-)
+from reports.thresholds import INCONCLUSIVE, NOT_MEASURED, unserved
+from reports.verdict import Verdict
 
 # Findings the first screen lists before it points to the Verdict section for the rest: a
 # short run can have fifteen, and the workloads' headline must still fit on the screen.

@@ -12,10 +12,13 @@ import msgspec
 
 from reports.faults import FAULT_RULE, WindowReport, undo_failures
 from reports.headline import findings, recovery_summary, verdict_line
+from reports.jumps import JUMP_RULE
+from reports.recovery import RECOVERY_RULE, RECOVERY_WINDOW
 from reports.rundir import Run
 from reports.stats import Counts, RunStats, SliceStats
 from reports.system import SystemStats
-from reports.verdict import JUMP_RULE, RECOVERY_RULE, RECOVERY_WINDOW, Verdict, unserved
+from reports.thresholds import unserved
+from reports.verdict import Verdict
 
 
 def summary(run: Run, stats: RunStats, system: SystemStats, verdict: Verdict) -> dict:

@@ -47,7 +47,7 @@ from engine.samples import OK, OUTCOMES, SUCCESSFUL
 from engine.serve import CHAT
 from inputs.scenario import Scenario
 
-# How summary.json reads a window's time to recover that never came (reports/verdict.py NEVER).
+# How summary.json reads a window's time to recover that never came (reports/recovery.py NEVER).
 NEVER = "never, within the phase"
 
 log = logging.getLogger(__name__)

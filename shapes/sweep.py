@@ -60,7 +60,7 @@ class BreakWatch:
         if progress is None:
             return
         # Imported here: the report's libraries load only when a sweep is judged.
-        from reports.sweep import broken_thresholds
+        from reports.sweep.analysis import broken_thresholds
 
         recorded, broken = broken_thresholds(progress[0], step.name)
         waited = now >= end_s + JUDGE_AFTER_S

@@ -34,7 +34,8 @@ from inputs.agent import MAX_TURNS
 from inputs.fixture import DEFAULT_EMAIL, load_fixture
 from inputs.scenario import WORKLOADS
 from reports.rundir import load_run
-from reports.sweep import build as build_sweep
+from reports.sweep.analysis import Fitted, Memory
+from reports.sweep.analysis import build as build_sweep
 from stack.processes import ROOT, free_port, running, stop, wait_ready
 from tests.support.generator_env import (
     GENEROUS_LIMITS,
@@ -432,15 +433,18 @@ def test_concurrency_sweep_finds_the_pool_knee_and_the_memory_per_session(
     # The stub said 400 ms to the first token; what the platform added is what is left.
     assert report.stub["first_token_ms"] == 400
     overhead = by_name["c=1"].overhead["chat_stream"]
-    assert 0 <= overhead["ttft_p50_ms"] < CHAT_P95_LIMIT_MS - 500
+    assert overhead.ttft_p50_ms is not None
+    assert 0 <= overhead.ttft_p50_ms < CHAT_P95_LIMIT_MS - 500
     # 6 MB per conversation, one conversation per user, given back after the TTL.
-    fit = report.memory["rss"]
-    assert 0.75 * SESSION_MB <= fit["slope_mb"] <= 1.35 * SESSION_MB, report.memory
-    assert fit["r2"] > 0.9, report.memory
-    assert report.memory["private_dirty"]["slope_mb"] == pytest.approx(SESSION_MB, rel=0.35)
-    assert report.memory["given_back"].startswith("given back"), report.memory
-    out = json.loads(json.dumps(report.memory))
-    assert out["rss"]["points"] == 4
+    memory = report.memory
+    assert isinstance(memory, Memory), memory
+    fit, dirty = memory.rss, memory.private_dirty
+    assert isinstance(fit, Fitted) and isinstance(dirty, Fitted), memory
+    assert 0.75 * SESSION_MB <= fit.slope_mb <= 1.35 * SESSION_MB, memory
+    assert fit.r2 > 0.9, memory
+    assert dirty.slope_mb == pytest.approx(SESSION_MB, rel=0.35)
+    assert memory.given_back.startswith("given back"), memory
+    assert fit.points == 4
 
 
 @pytest.mark.slow

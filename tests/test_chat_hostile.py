@@ -29,7 +29,8 @@ from engine.dialect_kit import (
     STREAM_ENDED,
 )
 from engine.dispatcher import Dispatcher
-from engine.http import CLOSED_BEFORE_STATUS, HttpTransport
+from engine.http import HttpTransport
+from engine.http1 import CLOSED_BEFORE_STATUS
 from engine.mix import Mix
 from engine.samples import CANCELLED, FAILED, OK, TIMED_OUT, TIMEOUT
 from engine.schedule import Plan

@@ -28,10 +28,11 @@ import pytest
 from engine.clock import RunClock
 from engine.deadlines import Deadlines
 from engine.dialect_kit import CONNECTION_CLOSED, CONNECTION_RESET
-from engine.http import Event, HttpCall, HttpTransport
+from engine.http import HttpCall, HttpTransport
 from engine.samples import CANCELLED, FAILED, OK, Result
 from engine.seam import Conversation
 from engine.serve import serve
+from engine.sse import Event
 from inputs.fixture import load_fixture
 from stack.local import PlatformUnavailable, StackOptions, child_env, headless_command, password
 from stack.opencode import basic_auth, ensure_opencode, start_stack

@@ -36,7 +36,8 @@ from reports.faults import AMPLIFICATION, TIME_TO_RECOVER
 from reports.rundir import RunDirError, load_run
 from reports.stats import run_stats
 from reports.system import system_stats
-from reports.verdict import FAIL, INCONCLUSIVE, PASS, judge
+from reports.thresholds import FAIL, INCONCLUSIVE, PASS
+from reports.verdict import judge
 from runner.live_metrics import RunMetrics
 from tests.support.rundirs import synthetic_samples, write_run_dir
 

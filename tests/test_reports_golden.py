@@ -14,10 +14,12 @@ import pandas as pd
 import pytest
 
 from reports import build_report
+from reports.recovery import RECOVERED
 from reports.rundir import load_run
 from reports.stats import run_stats
 from reports.system import system_stats
-from reports.verdict import FAIL, INCONCLUSIVE, PASS, RECOVERED, judge
+from reports.thresholds import FAIL, INCONCLUSIVE, PASS
+from reports.verdict import judge
 from tests.support.rundirs import GOLDEN, edit_run_json, golden_copy
 
 

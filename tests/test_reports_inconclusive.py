@@ -20,7 +20,8 @@ from reports import build_report
 from reports.rundir import load_run
 from reports.stats import run_stats
 from reports.system import system_stats
-from reports.verdict import FAIL, INCONCLUSIVE, NOT_MEASURED, PASS, judge
+from reports.thresholds import FAIL, INCONCLUSIVE, NOT_MEASURED, PASS
+from reports.verdict import judge
 from tests.support.rundirs import synthetic_samples, write_run_dir
 from webui.verdict_tab import verdict_rows
 

@@ -19,8 +19,9 @@ import pytest
 
 from reports import build_report, compare_runs
 from reports.compare import compare
+from reports.recovery import NOT_JUDGED, RECOVERED
 from reports.rundir import load_run
-from reports.verdict import FAIL, NOT_JUDGED, RECOVERED
+from reports.thresholds import FAIL
 from tests.data import pool_runs
 
 

@@ -19,7 +19,8 @@ from inputs.scenario import WORKLOADS, scenario_from_dict
 from reports.rundir import load_run
 from reports.stats import run_stats
 from reports.system import system_stats
-from reports.verdict import PASS, judge
+from reports.thresholds import PASS
+from reports.verdict import judge
 from tests.support.rundirs import write_run_dir
 
 PHASES = [

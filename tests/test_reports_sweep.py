@@ -18,7 +18,8 @@ import pytest
 from engine.sweep_steps import is_sweep
 from reports import formatting as fmt
 from reports.rundir import load_run
-from reports.sweep import build, main, write
+from reports.sweep.analysis import build
+from reports.sweep.command import main, write
 from tests.support import browser
 
 RESULTS = Path(__file__).parent.parent / "results"

@@ -17,18 +17,12 @@ from engine.samples import OPERATOR_STOP
 from inputs.scenario import ScenarioError, load_scenario, scenario_from_dict
 from reports import build_report
 from reports.live import STOPPED, final_verdict
+from reports.recovery import NOT_JUDGED, NOT_RECOVERED, RECOVERED, RECOVERY_WINDOW
 from reports.rundir import load_run
 from reports.stats import run_stats
 from reports.system import system_stats
-from reports.verdict import (
-    FAIL,
-    NOT_JUDGED,
-    NOT_MEASURED,
-    NOT_RECOVERED,
-    RECOVERED,
-    RECOVERY_WINDOW,
-    judge,
-)
+from reports.thresholds import FAIL, NOT_MEASURED
+from reports.verdict import judge
 from tests.support.rundirs import (
     ANY_COUNT,
     edit_run_json,

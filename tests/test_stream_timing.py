@@ -14,7 +14,7 @@ import math
 import pytest
 
 from reports.ranks import percentile_ranks
-from reports.verdict import FAIL, PASS
+from reports.thresholds import FAIL, PASS
 from tests.support.generator_env import (
     invalid_reasons,
     platform,

@@ -24,7 +24,8 @@ import pytest
 from gevent import ssl
 
 from engine import trust
-from engine.http import Answer, HttpCall, HttpTransport
+from engine.http import HttpCall, HttpTransport
+from engine.http1 import Answer
 from engine.trust import CA_FILE_ENV, Trust, TrustError, certificate_refusal, trust_from
 from engine.websocket import PeerClosed, WebSocket
 from inputs.fixture import Fixture

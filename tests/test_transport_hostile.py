@@ -25,7 +25,8 @@ import pytest
 
 from engine.clock import RunClock
 from engine.dispatcher import Dispatcher
-from engine.http import (
+from engine.http import RESET_AFTER_5XX, HttpCall, HttpTransport
+from engine.http1 import (
     BAD_CHUNK,
     BAD_STATUS_LINE,
     CLOSED_BEFORE_STATUS,
@@ -35,19 +36,16 @@ from engine.http import (
     LENGTH_NOT_A_NUMBER,
     LENGTH_TWICE,
     READ_CHUNK,
-    RESET_AFTER_5XX,
     UNASKED_UPGRADE,
     Answer,
-    Event,
     ExchangeError,
-    HttpCall,
-    HttpTransport,
-    classify,
 )
 from engine.mix import Mix
+from engine.samples import classify
 from engine.schedule import Plan
 from engine.seam import Attempt, Deployment, Dialect
 from engine.share import Share
+from engine.sse import Event
 from engine.websocket import FrameError, PeerClosed, WebSocket
 from inputs.fixture import Fixture
 from inputs.scenario import scenario_from_dict

@@ -25,7 +25,8 @@ from wsproto.events import (
     TextMessage,
 )
 
-from engine.http import ExchangeError, HttpTransport
+from engine.http import HttpTransport
+from engine.http1 import ExchangeError
 from engine.websocket import FrameError, PeerClosed, SocketEnded, WebSocket
 
 

@@ -23,7 +23,7 @@ from flask import request
 from reports import formatting as fmt
 from reports.live import LiveVerdict, live_verdict
 from reports.rundir import RunDirError
-from reports.verdict import INCONCLUSIVE, PASS
+from reports.thresholds import INCONCLUSIVE, PASS
 
 TAB_KEY = "verdict"
 

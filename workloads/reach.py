@@ -13,7 +13,8 @@ asked for a password.
 from __future__ import annotations
 
 from engine.dialect_kit import words
-from engine.http import Answer, HttpCall, failure_detail
+from engine.http import HttpCall
+from engine.http1 import Answer, failure_detail
 from engine.seam import Dialect, DialectError, Platform
 from engine.sign_in import Credential, SignInRefused
 from inputs.fixture import PASSWORD_ENV

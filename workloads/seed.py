@@ -23,7 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.http import HttpCall, HttpTransport, failure_detail
+from engine.http import HttpCall, HttpTransport
+from engine.http1 import failure_detail
 from engine.seam import DialectError, Platform, SeedError, SeedSetup
 from engine.sign_in import Credential, SignInRefused, secret_for
 from inputs.fixture import (

@@ -23,7 +23,8 @@ from typing import Any, Self, TypeVar
 import requests
 
 from engine import trust
-from engine.http import Answer, HttpCall
+from engine.http import HttpCall
+from engine.http1 import Answer
 from workloads.answers import Decodes, held
 
 T = TypeVar("T")

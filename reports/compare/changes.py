@@ -30,10 +30,12 @@ from reports import formatting as fmt
 from reports.dataset import quoted
 from reports.evidence import Interval, nearest_rank, percentile_change, rate_change
 from reports.followups import AFTER
+from reports.recovery import ERROR_OUTCOMES
 from reports.rundir import Run
 from reports.stats import Counts, RunStats, SliceStats, WorkloadStats
 from reports.system import GENERATOR_PROBE, WHOLE_RUN, SystemStats
-from reports.verdict import ERROR_OUTCOMES, Verdict, Within
+from reports.thresholds import Within
+from reports.verdict import Verdict
 
 # p95 latency or peak RSS more than this fraction above the base run is a regression.
 DEFAULT_TOLERANCE = 0.2

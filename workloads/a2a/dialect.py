@@ -31,11 +31,13 @@ from engine.dialect_kit import (
     event_stream_turn,
     words,
 )
-from engine.http import HttpCall, HttpTransport, StreamedAnswer, classify, failure_detail
-from engine.samples import CANCELLED, FAILED, OK, Result
+from engine.http import HttpCall, HttpTransport
+from engine.http1 import failure_detail
+from engine.samples import CANCELLED, FAILED, OK, Result, classify
 from engine.seam import Attempt, Deployment, Dialect, Turn
 from engine.serve import CHAT
 from engine.sign_in import SeededKeyHeader
+from engine.sse import StreamedAnswer
 from workloads.a2a.answers import (
     ENVELOPE,
     INTERRUPTED,

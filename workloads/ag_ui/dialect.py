@@ -18,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from engine.dialect_kit import detail_result, event_stream_turn, words
-from engine.http import HttpCall, HttpTransport, StreamedAnswer, classify
-from engine.samples import CANCELLED, FAILED, OK, Result
+from engine.http import HttpCall, HttpTransport
+from engine.samples import CANCELLED, FAILED, OK, Result, classify
 from engine.seam import Attempt, Deployment, Dialect, Turn
 from engine.serve import CHAT
 from engine.sign_in import SeededKeyHeader
+from engine.sse import StreamedAnswer
 from workloads.ag_ui.answers import UNPROCESSABLE
 from workloads.ag_ui.stream import RunRead, body_events
 from workloads.ag_ui.wire import AGUISeeded, Wire

@@ -34,7 +34,8 @@ from engine.dialect_kit import (
     socket_backstop_s,
     words,
 )
-from engine.http import Answer, HttpCall, HttpTransport
+from engine.http import HttpCall, HttpTransport
+from engine.http1 import Answer
 from engine.samples import CANCELLED, FAILED, OK, SHED, Result
 from engine.seam import Attempt, Deployment, Dialect, Turn
 from engine.serve import CHAT

@@ -32,15 +32,12 @@ from engine.dialect_kit import (
     event_stream_turn,
     words,
 )
-from engine.http import (
-    HttpCall,
-    HttpTransport,
-    StreamedAnswer,
-)
+from engine.http import HttpCall, HttpTransport
 from engine.samples import CANCELLED, FAILED, OK, Result
 from engine.seam import Attempt, Deployment, Dialect, Turn
 from engine.serve import CHAT
 from engine.sign_in import KeyHeader
+from engine.sse import StreamedAnswer
 from inputs.fixture import in_path, webhook_secret
 from workloads.agno.answers import AGENTS, CONTENT, DELIVERY, PAGE, RUN_OUTPUT, SEARCH_PAGE
 from workloads.agno.seed import AgnoSeeded

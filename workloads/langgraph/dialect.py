@@ -28,16 +28,13 @@ from engine.dialect_kit import (
     event_stream_turn,
     words,
 )
-from engine.http import (
-    HttpCall,
-    HttpTransport,
-    StreamedAnswer,
-    failure_detail,
-)
+from engine.http import HttpCall, HttpTransport
+from engine.http1 import failure_detail
 from engine.samples import CANCELLED, FAILED, OK, Result
 from engine.seam import Attempt, Deployment, Dialect, Turn
 from engine.serve import CHAT
 from engine.sign_in import KeyHeader
+from engine.sse import StreamedAnswer
 from inputs.fixture import in_path
 from workloads.answers import fits, held
 from workloads.corpus import question, run_prompt, turn_message, upload_name, upload_text

@@ -27,11 +27,12 @@ from engine.dialect_kit import (
     event_stream_turn,
     words,
 )
-from engine.http import HttpCall, HttpTransport, StreamedAnswer, classify
-from engine.samples import CANCELLED, FAILED, OK, Result
+from engine.http import HttpCall, HttpTransport
+from engine.samples import CANCELLED, FAILED, OK, Result, classify
 from engine.seam import Attempt, Deployment, Dialect, Turn
 from engine.serve import CHAT as CHAT_STREAM
 from engine.sign_in import Credential, KeyHeader, Send
+from engine.sse import StreamedAnswer
 from workloads.answers import held
 from workloads.corpus import question, run_prompt, turn_message
 from workloads.openai.answers import (

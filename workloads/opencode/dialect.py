@@ -37,13 +37,9 @@ from engine.dialect_kit import (
     socket_backstop_s,
     words,
 )
-from engine.http import (
-    ExchangeError,
-    HttpCall,
-    HttpTransport,
-    classify,
-)
-from engine.samples import CANCELLED, FAILED, OK, Result
+from engine.http import HttpCall, HttpTransport
+from engine.http1 import ExchangeError
+from engine.samples import CANCELLED, FAILED, OK, Result, classify
 from engine.seam import Attempt, Deployment, Dialect, DialectError, Turn
 from engine.sign_in import BasicKey
 from inputs.fixture import in_path

@@ -32,16 +32,10 @@ from gevent.event import AsyncResult
 from gevent.queue import SimpleQueue
 
 from engine.dialect_kit import CONNECTION_RESET, STREAM_ENDED, broken_stream, redirected
-from engine.http import (
-    IDLE_S,
-    Answer,
-    Event,
-    ExchangeError,
-    HttpCall,
-    HttpTransport,
-    failure_detail,
-)
+from engine.http import IDLE_S, HttpCall, HttpTransport
+from engine.http1 import Answer, ExchangeError, failure_detail
 from engine.samples import FAILED, Result
+from engine.sse import Event
 
 # A subscription with no turn waiting on it is closed after this long idle, as the transport
 # closes a keep-alive connection idle this long: the next turn opens a new one.
