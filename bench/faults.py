@@ -63,7 +63,7 @@ from stack.processes import (
 )
 
 if TYPE_CHECKING:
-    from tests.support.postgres import Cluster
+    from stack.postgres import Cluster
 
 # Faults the reference platform alone takes (a process the stack can restart, a database).
 REFERENCE_ONLY = ("api-restart", "postgres-restart")
@@ -139,7 +139,7 @@ def reference_cluster(args: argparse.Namespace) -> Iterator[Cluster | None]:
     if args.platform != REFERENCE:
         yield None
         return
-    from tests.support.postgres import throwaway_cluster
+    from stack.postgres import throwaway_cluster
 
     with tempfile.TemporaryDirectory() as scratch, throwaway_cluster(Path(scratch)) as db:
         yield db

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
+from bench.synthetic_runs import write_run_dir
 from engine.arrivals import KINDS, poisson_offsets
 from engine.mix import Mix
 from engine.schedule import Plan, SlotCursor
@@ -28,7 +29,6 @@ from inputs.scenario import (
 )
 from reports import build_report
 from reports.summary import SCHEMA_FILE
-from tests.support.rundirs import write_run_dir
 
 
 def _scenario(tmp_path, phases, **extra):

@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 from jsonschema import Draft202012Validator
 
+from bench.synthetic_runs import synthetic_samples, write_run_dir
 from engine.dataset import STUB_CALLS, write_table
 from engine.fault_record import (
     APPLIED,
@@ -39,7 +40,6 @@ from reports.summary import SCHEMA_FILE, read_summary
 from reports.system import system_stats
 from reports.verdict import FAIL, INCONCLUSIVE, PASS, judge
 from runner.live_metrics import RunMetrics
-from tests.support.rundirs import synthetic_samples, write_run_dir
 
 SCHEMA = json.loads(SCHEMA_FILE.read_text())
 START_EPOCH = 1795000000.0

@@ -26,14 +26,16 @@ import pytest
 from jsonschema import Draft202012Validator
 from junitparser import Error, Failure, JUnitXml, Skipped
 
+from bench.synthetic_runs import write_run_dir
 from inputs.scenario import load_scenario
 from reports import build_report
 from reports.formatting import metric_name
 from reports.junit import INVALID_RUN, JUNIT_FILE
 from reports.summary import SCHEMA_FILE, Summary, read_summary, schema_text
+from stack.generator_runs import platform, write_scenario
 from stack.processes import ROOT
-from tests.support.generator_env import invalid_reasons, platform, run_local, write_scenario
-from tests.support.rundirs import edit_run_json, golden_copy, write_run_dir
+from tests.support.generator_env import invalid_reasons, run_local
+from tests.support.rundirs import edit_run_json, golden_copy
 
 SCHEMA = json.loads(SCHEMA_FILE.read_text())
 VALIDATOR = Draft202012Validator(SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
