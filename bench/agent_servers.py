@@ -6,7 +6,7 @@ the first token, 8 tokens at 200/s (a turn of 2.04 s), one session per worker,
 concurrency 1..256 and beyond. This runs that bench with the kit: a users-mode
 concurrency sweep (bench/sweep.py, one user = one session looping on a whole turn,
 bench/agent_turns.yaml) against opencode, the reference platform on SQLite and on
-PostgreSQL 15 (a throwaway cluster, tests/support/postgres.py), agno and LangGraph,
+PostgreSQL 15 (a throwaway cluster, stack/postgres.py), agno and LangGraph,
 one after another, each with the API process's RSS and Private_Dirty probed at
 every step and through an idle rest at the end; then writes ``comparison.md``: per
 platform and concurrency the turn's p50 and p95, turns a second, errors and 429s,
@@ -105,7 +105,7 @@ def database(target: Target) -> Iterator[str | None]:
     if not target.postgres:
         yield None
         return
-    from tests.support.postgres import throwaway_postgres
+    from stack.postgres import throwaway_postgres
 
     with tempfile.TemporaryDirectory() as scratch, throwaway_postgres(Path(scratch)) as url:
         yield url

@@ -23,10 +23,7 @@ import tempfile
 from pathlib import Path
 
 from engine.dataset import PROBES, read_table
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from tests.support.generator_env import (
+from stack.generator_runs import (
     lateness_ms,
     platform,
     read_run,

@@ -42,10 +42,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
 import yaml
 
 from inputs.fixture import DEFAULT_EMAIL
 from inputs.scenario import DEFAULT_PATH
+from reports.summary import FaultCheck, FaultsRecord
 from runner.run_end import summary_of, verdict_exit_code
 from runner.settings import RUNS_DIR, run_stamp
 from stack.demo import SCENARIOS, locust_command
@@ -61,7 +63,7 @@ from stack.processes import (
 )
 
 if TYPE_CHECKING:
-    from tests.support.postgres import Cluster
+    from stack.postgres import Cluster
 
 # Faults the reference platform alone takes (a process the stack can restart, a database).
 REFERENCE_ONLY = ("api-restart", "postgres-restart")
@@ -137,7 +139,7 @@ def reference_cluster(args: argparse.Namespace) -> Iterator[Cluster | None]:
     if args.platform != REFERENCE:
         yield None
         return
-    from tests.support.postgres import throwaway_cluster
+    from stack.postgres import throwaway_cluster
 
     with tempfile.TemporaryDirectory() as scratch, throwaway_cluster(Path(scratch)) as db:
         yield db
@@ -167,34 +169,31 @@ def stack_for(args: argparse.Namespace, out: Path) -> Iterator[tuple[LocalStack,
                 yield stack, SCENARIOS / f"{args.fault}.yaml"
 
 
-def findings(summary: dict) -> list[str]:
+def findings(faults: FaultsRecord | None) -> list[str]:
     """Each window's per-workload lines: errors during, time to recover, amplification, lost
     work accepted during it, shed; as the report's section has them, in one line each."""
     lines = []
-    for window in (summary.get("faults") or {}).get("windows", []):
-        lines.append(
-            f"{window['name']} ({window['what']}), {window['start_s']:g}-{window['end_s']:g} s"
-        )
-        if window["not_applied"]:
-            lines.append(f"  not applied: {window['not_applied']}")
-        for name, w in window["workloads"].items():
-            during = w["during"]
-            amplified = w["amplification"]
+    for window in faults.windows if faults else []:
+        lines.append(f"{window.name} ({window.what}), {window.start_s:g}-{window.end_s:g} s")
+        if window.not_applied:
+            lines.append(f"  not applied: {window.not_applied}")
+        for name, w in window.workloads.items():
+            amplified = w.amplification
             lines.append(
-                f"  {name}: errors during {during['errors']:,} of {during['calls']:,}; time to "
-                f"recover {_said(w['time_to_recover'])}"
+                f"  {name}: errors during {w.during.errors:,} of {w.during.calls:,}; time to "
+                f"recover {_said(w.time_to_recover)}"
                 + (f"; amplification {_said(amplified)}" if amplified else "")
-                + f"; accepted during and lost {w['accepted_during']['lost']:,}"
-                + f"; shed {w['shed_during']:,}"
+                + f"; accepted during and lost {w.accepted_during.lost:,}"
+                + f"; shed {w.shed_during:,}"
             )
     return lines
 
 
-def _said(check: dict) -> str:
+def _said(check: FaultCheck) -> str:
     """A window's measure as its reading, its status beside when it is not plain."""
-    if check["status"] in ("pass", "recovered", "reported"):
-        return check["reading"]
-    return f"{check['status']}: {check['reading']}"
+    if check.status in ("pass", "recovered", "reported"):
+        return check.reading
+    return f"{check.status}: {check.reading}"
 
 
 def main(argv: list[str]) -> int:
@@ -218,9 +217,10 @@ def main(argv: list[str]) -> int:
         return 2
     print(f"faults: load average after {os.getloadavg()[0]:.2f}")
     summary = summary_of(run_dir)
-    for line in findings(summary):
+    faults = (summary.faults or None) if summary else None
+    for line in findings(faults):
         print(f"faults: {line}")
-    (out / "findings.json").write_text(json.dumps(summary.get("faults"), indent=2) + "\n")
+    (out / "findings.json").write_text(json.dumps(msgspec.to_builtins(faults), indent=2) + "\n")
     print(
         f"faults: the report is {run_dir / 'report.html'}; its fault window section is the finding"
     )

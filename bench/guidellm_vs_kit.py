@@ -36,6 +36,7 @@ from pathlib import Path
 import yaml
 
 from inputs.fixture import PASSWORD_ENV
+from reports.summary import PercentilesRecord, read_summary
 from stack.local import LOCUST, StackOptions, child_env
 from stack.openai import start_stack
 from stack.processes import ROOT, run_captured
@@ -73,19 +74,17 @@ def cpu_of(run: Callable[[], None]) -> float:
 def kit_figures(run_dir: Path) -> dict[str, object]:
     """The kit's own figures, as its summary.json states them: completed chat turns' time to
     first token, inter-token latency and latency (nearest rank, the report's)."""
-    chat = json.loads((run_dir / "summary.json").read_text())["whole_run"]["workloads"][
-        "chat_stream"
-    ]
+    chat = read_summary(run_dir).whole_run.workloads["chat_stream"]
 
-    def cut(name: str) -> dict[int, float]:
-        return {p: chat[name][f"p{p}"] for p in PERCENTILES}
+    def cut(spread: PercentilesRecord) -> dict[int, float | None]:
+        return dict(zip(PERCENTILES, (spread.p50, spread.p95, spread.p99), strict=True))
 
     return {
-        "completed": chat["ok"],
-        "other": chat["calls"] - chat["ok"],
-        "ttft_ms": cut("ttft_ms"),
-        "itl_ms": cut("itl_ms"),
-        "latency_ms": cut("latency_ms"),
+        "completed": chat.ok,
+        "other": chat.calls - chat.ok,
+        "ttft_ms": cut(chat.ttft_ms),
+        "itl_ms": cut(chat.itl_ms),
+        "latency_ms": cut(chat.latency_ms),
     }
 
 

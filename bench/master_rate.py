@@ -56,12 +56,10 @@ import locust  # noqa: F401  (gevent's monkey patching first, as in a real run; 
 import psutil
 from locust.runners import WORKER_REPORT_INTERVAL
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from bench.scaling import cpu_seconds, start_epoch_of
 from engine.dataset import SAMPLES, read_table
+from stack.generator_runs import MIX, platform, start_distributed, write_scenario
 from stack.processes import ROOT, free_port
-from tests.support.generator_env import MIX, platform, start_distributed, write_scenario
 
 # The environment variable that names the recording to the workers (bench/replay_worker.py).
 RECORDING_ENV = "LOADKIT_REPLAY"

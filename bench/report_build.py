@@ -46,7 +46,7 @@ def sized(samples: int) -> Scenario:
 
 def write(run_dir: Path, samples: int) -> int:
     """The synthetic run of about ``samples`` arrivals, as the kit writes it; how many."""
-    from tests.support.rundirs import synthetic_chunks, synthetic_probes, write_chunked_run
+    from bench.synthetic_runs import synthetic_chunks, synthetic_probes, write_chunked_run
 
     scenario = sized(samples)
     chunks = synthetic_chunks(scenario, error_rates=ERROR_RATES)

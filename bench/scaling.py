@@ -42,10 +42,7 @@ import psutil
 
 from engine import run_record
 from engine.run_record import RUN_FILE, RunRecordError
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from tests.support.generator_env import (
+from stack.generator_runs import (
     RUN_TIMEOUT_S,
     lateness_ms,
     platform,

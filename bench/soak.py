@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import subprocess
 import sys
@@ -43,6 +42,7 @@ import psutil
 from engine import run_record
 from engine.run_record import RUN_FILE, PhaseRecord
 from inputs.scenario import load_scenario
+from reports.summary import SUMMARY_FILE, read_summary
 from runner.settings import RUNS_DIR, run_stamp
 from stack.local import LOCUST, LocalStack, StackOptions
 from stack.platforms import local_stack
@@ -256,11 +256,11 @@ def run_soak(args: argparse.Namespace, run_dir: Path) -> Soak:
 
 def describe(soak: Soak, args: argparse.Namespace, run_dir: Path) -> list[str]:
     """The figures, from the readings and the run's own run.json and summary.json."""
-    if not (run_dir / "summary.json").exists():
+    if not (run_dir / SUMMARY_FILE).exists():
         raise SystemExit(f"soak: Locust exited {soak.code} without a report; see {run_dir}")
     record = run_record.read(run_dir / RUN_FILE)
-    summary = json.loads((run_dir / "summary.json").read_text())
-    validity = summary["validity"]
+    summary = read_summary(run_dir)
+    validity = summary.validity
     start, phases = record.start_epoch, record.phases
     steady = ", ".join(p.name for p in steady_phases(phases))
     before, after = (
@@ -270,9 +270,9 @@ def describe(soak: Soak, args: argparse.Namespace, run_dir: Path) -> list[str]:
         f"soak: {args.minutes:g} min (scale {soak.scale:.3f}), {soak.generator}, RSS every "
         f"{args.interval:g} s; Locust exit {soak.code}",
         f"load average (1, 5, 15 min) before {before}, after {after}; {os.cpu_count()} CPUs",
-        f"verdict: {summary['headline']}",
-        f"validity: offered {validity['offered']:,}, recorded {validity['recorded']:,}, "
-        f"late {validity['late']:,}: {validity['status']}",
+        f"verdict: {summary.headline}",
+        f"validity: offered {validity.offered:,}, recorded {validity.recorded:,}, "
+        f"late {validity.late:,}: {validity.status}",
         "",
         f"RSS in MiB: first, last and max while load ran (t = 0 to {phases[-1].end_s:.0f} s); "
         f"MiB/10 min: least squares over {steady} together (each its own intercept), then each",
@@ -288,7 +288,8 @@ def describe(soak: Soak, args: argparse.Namespace, run_dir: Path) -> list[str]:
             + "".join(f" {_signed(v):>9}" for v in m.slope_by_phase.values())
             + f"  {m.slope_readings:>8}"
         )
-    return [*lines, "", f"platform log (the report's count): {summary['platform_log']['line']}"]
+    logged = summary.platform_log.line if summary.platform_log else "none named"
+    return [*lines, "", f"platform log (the report's count): {logged}"]
 
 
 def _signed(value: float | None) -> str:

@@ -41,7 +41,7 @@ from typing import cast
 
 import psutil
 
-from stub.plan import Marker, write_marker
+from protocol.marker import Marker, write_marker
 from stub.serve import loop_factory
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,8 +1,8 @@
 """The plan of an agent's loop, written into the prompt the kit sends (issue 28).
 
 A platform passes the user's message to its model, so the kit's plan for the
-turn travels there: the marker (``stub.plan``, the one module the stub and the
-kit share) says which arrival this is, how many model calls the turn makes, how
+turn travels there: the marker (``protocol.marker``, the one module the stub and
+the kit share) says which arrival this is, how many model calls the turn makes, how
 many tools each step calls and with which arguments. Every turn and run carries
 one, also at one step, so the stub's per-call record can confirm each turn made
 the calls it was asked for. The platform's tool is its own (``AgentTool`` on
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from inputs.agent import AGENT_WORKLOADS, Agent
 from inputs.scenario import Scenario
-from stub.plan import Marker, write_marker
+from protocol.marker import Marker, write_marker
 
 # The run directory's copy of the stub's per-call record for the run (stub/calls.py), fetched
 # by the master after the drain and joined to the samples by reports/loop.py.

@@ -1,4 +1,5 @@
-"""`python -m reports build RUN_DIR` and `python -m reports compare BASE RUN`.
+"""`python -m reports build RUN_DIR`, `python -m reports compare BASE RUN` and
+`python -m reports schema` (summary.json's JSON Schema, written from its type).
 
 The exit code is the answer: build gives 2 when the run is invalid or a file is
 malformed, else 1 when a check failed or was not measured, else 2 when a check was
@@ -13,6 +14,7 @@ import sys
 
 from reports import build_report
 from reports.compare import command as compare
+from reports.summary import SCHEMA_FILE, schema_text
 
 BUILD_DESCRIPTION = (
     "Write report.md, report.html, summary.json and junit.xml into RUN_DIR. Exit 2 when "
@@ -28,7 +30,7 @@ def add_build_arguments(build: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The command line: two subcommands, each documented in its --help."""
+    """The command line: three subcommands, each documented in its --help."""
     top = argparse.ArgumentParser(
         prog="python -m reports",
         description="Turn a run directory's samples into statistics, a verdict and reports.",
@@ -48,6 +50,10 @@ def parser() -> argparse.ArgumentParser:
             description=compare.DESCRIPTION,
         )
     )
+    commands.add_parser(
+        "schema",
+        help=f"write {SCHEMA_FILE.name} from summary.json's type (never edit it by hand)",
+    )
     return top
 
 
@@ -56,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "build":
         return build_report(args.run_dir)
+    if args.command == "schema":
+        SCHEMA_FILE.write_text(schema_text())
+        print(f"wrote {SCHEMA_FILE}")
+        return 0
     return compare.compare_runs(args.base, args.run, compare.rules_of(args), args.force)
 
 

@@ -10,19 +10,19 @@ out; ``build_report`` (the ``reports build`` command) prints it at once.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from engine import nofollow
 from reports import render
 from reports.charts import report_charts
-from reports.headline import console_text
+from reports.console import console_text
 from reports.junit import JUNIT_FILE, junit_xml
 from reports.report import report_document
 from reports.rundir import Run, RunDirError, load_run
 from reports.stats import run_stats
-from reports.summary import summary
+from reports.summarise import summarise
+from reports.summary import SUMMARY_FILE, summary_text
 from reports.system import system_stats
 from reports.verdict import judge
 
@@ -58,8 +58,8 @@ def _write(run: Run) -> tuple[int, str]:
     document = report_document(run, stats, system, verdict, report_charts(run))
     nofollow.replace(run.path / "report.md", render.markdown(document))
     nofollow.replace(run.path / "report.html", render.html(document))
-    facts = summary(run, stats, system, verdict)
-    nofollow.replace(run.path / "summary.json", json.dumps(facts, indent=2) + "\n")
+    facts = summarise(run, stats, system, verdict)
+    nofollow.replace(run.path / SUMMARY_FILE, summary_text(facts))
     nofollow.replace(run.path / JUNIT_FILE, junit_xml(run, stats.lateness, verdict).encode())
     where = f"  report: {run.path / 'report.md'}, report.html, summary.json, {JUNIT_FILE}"
     return verdict.exit_code, f"{console_text(facts)}\n{where}"

@@ -4,22 +4,20 @@ The full verdict stays last in the report, under the numbers it rests on; this
 is the short list the first screen, summary.json and the console carry, so a
 reader who stops at the top still sees *what* failed and on how many samples
 (a p95 over three requests is not a finding), and where to read more. The
-console text is printed from summary.json, so ``make demo``, a headless run and
-``reports build`` say the same thing: first, as k6 ends a run, each workload's
-p50/p95/p99 and error rate over the whole run with their counts (a pass shows its
-figures too), then the verdict, once.
+console prints it from summary.json (reports/console.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated
+
+from msgspec import Meta, Struct
 
 from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE
 from reports import formatting as fmt
 from reports.faults import MEASURE_WORDS, fault_id
 from reports.recovery import NEVER, NOT_RECOVERED, RECOVERED, RECOVERY_WINDOW
 from reports.thresholds import FAIL, INCONCLUSIVE, NOT_MEASURED, ThresholdResult
-from reports.validity import DAMAGED
 from reports.verdict import Verdict
 
 # Where the evidence for each kind of finding is in the report (section ids).
@@ -29,22 +27,22 @@ RUN_ANCHOR = "what-was-run"
 THRESHOLD_KINDS = {FAIL: "failed", NOT_MEASURED: NOT_MEASURED, INCONCLUSIVE: INCONCLUSIVE}
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One failed or unmeasured threshold, unrecovered workload or flag, as the short list shows it.
+class Finding(Struct, frozen=True, forbid_unknown_fields=True):
+    """One line of the short list: a check that did not pass, a workload that did not recover,
+    a flag (summary.json's findings carry it as it is)."""
 
-    ``limit`` and ``measured`` carry their units; ``anchor`` is the report section
-    holding the numbers behind it.
-    """
-
-    kind: str
+    kind: Annotated[
+        str,
+        Meta(description="failed, not measured, inconclusive or not recovered (each maybe "
+             "'(informational)'), or flag"),
+    ]  # fmt: skip
     phase: str
     workload: str
-    metric: str
-    limit: str
-    measured: str
-    samples: int
-    anchor: str
+    metric: Annotated[str, Meta(description="the metric in words")]
+    limit: Annotated[str, Meta(description="the limit with units ('' where none)")]
+    measured: Annotated[str, Meta(description="the measurement with units, or why there is none")]
+    samples: Annotated[int, Meta(ge=0, description="n")]
+    anchor: Annotated[str, Meta(description="id of the report.html section with the evidence")]
 
     @property
     def text(self) -> str:
@@ -194,91 +192,3 @@ def verdict_line(verdict: Verdict) -> str:
     line += _informational_recovery(verdict)
     flags = sum(f.kind == "flag" for f in findings(verdict))
     return line + (f"; {flags} flagged" if flags else "")
-
-
-def workload_table(summary: dict) -> list[str]:
-    """Per workload over the whole run: n and nearest-rank p50/p95/p99 over successes, and
-    the error rate over calls (chat's first token on a line of its own), aligned columns."""
-    header = ("whole run", "n", "p50", "p95", "p99", "error rate", "calls")
-    rows: list[tuple[str, ...]] = [header]
-    for name, w in summary["whole_run"]["workloads"].items():
-        rows.append((name, *_percentile_cells(w["latency_ms"]), _error_cell(w), f"{w['calls']:,}"))
-        if w["ttft_ms"]["count"]:
-            rows.append((f"  {name} first token", *_percentile_cells(w["ttft_ms"]), "", ""))
-        if w.get("itl_ms", {}).get("count"):
-            rows.append((f"  {name} inter-token", *_percentile_cells(w["itl_ms"]), "", ""))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    return [
-        "  "
-        + "  ".join(
-            cell.ljust(width) if i == 0 else cell.rjust(width)
-            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-        for row in rows
-    ]
-
-
-def _percentile_cells(p: dict) -> tuple[str, ...]:
-    return (f"{p['count']:,}", *(_ms(p[k]) for k in ("p50", "p95", "p99")))
-
-
-def _ms(value: float | None) -> str:
-    return fmt.ABSENT if value is None else f"{fmt.ms(value)} ms"
-
-
-def _error_cell(w: dict) -> str:
-    """The error rate over calls; known errors only, and how many more nobody could verify."""
-    return fmt.known_rate(w["error_rate"], (w.get("after") or {}).get("unverified", 0))
-
-
-def console_text(summary: dict) -> str:
-    """What a terminal gets when a run ends, from summary.json: each workload's figures over
-    the whole run, then the verdict line, its findings, recovery and validity."""
-    undone = (summary.get("faults") or {}).get("undo_failed", [])
-    lines = [*(f"FAULT NOT UNDONE: {line}" for line in undone)]
-    lines += [*workload_table(summary), "", summary["headline"]]
-    rows = summary.get("findings", [])
-    if rows:
-        header = ("", "phase", "workload", "metric", "limit", "measured", "n")
-        table = [header] + [
-            (
-                r["kind"],
-                r["phase"],
-                r["workload"],
-                r["metric"],
-                r["limit"] or "-",
-                r["measured"],
-                f"{r['samples']:,}",
-            )
-            for r in rows
-        ]
-        widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-        lines += [
-            "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-            for row in table
-        ]
-    lines.append("  " + summary["recovery_line"])
-    validity = summary["validity"]
-    counted = f"offered {validity['offered']:,}, recorded {validity['recorded']:,}"
-    if summary.get("mode") == "users":
-        lines.append(
-            f"  validity: {counted} (closed loop: offered is what the users sent; no schedule, "
-            f"so lateness does not apply): {validity['status']}"
-        )
-    else:
-        lines.append(
-            f"  validity: {counted}, late {validity['late']:,} "
-            f"({fmt.rate(validity['late_fraction'])}, tolerance "
-            f"{fmt.rate(validity['late_tolerance'])}): {validity['status']}"
-        )
-    for name, why in summary.get("unserved", {}).items():
-        lines.append(f"  not offered: {name}: {why}")
-    platform_left = summary.get("why_not_offered", {})
-    for name, why in platform_left.items():
-        lines.append(f"  {name}: {why}")
-    if scenario_left := [n for n in summary.get("not_offered", []) if n not in platform_left]:
-        lines.append(f"  not offered by the scenario: {', '.join(scenario_left)}")
-    if (summary.get("platform_log") or {}).get("errors"):
-        lines.append("  " + summary["platform_log"]["line"])
-    lines += [f"  {w}" for w in summary.get("warnings", []) if w.startswith(DAMAGED)]
-    return "\n".join(lines)

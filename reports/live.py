@@ -12,7 +12,6 @@ operator stopped judges no threshold at all, as its report judges none.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from engine.run_record import RunRecord
 from engine.samples import OPERATOR_STOP
 from reports.rundir import Run, load_run
 from reports.stats import run_stats
+from reports.summary import SUMMARY_FILE, read_summary
 from reports.thresholds import ThresholdResult, Within, judge_threshold
 
 # Where a live threshold was judged: over the whole run so far.
@@ -83,11 +83,10 @@ class LiveVerdict:
 
 def final_verdict(run_dir: Path, record: RunRecord) -> str | None:
     """The report's verdict line once the run has ended; "interrupted" before its report."""
-    summary = run_dir / "summary.json"
-    if summary.exists():
+    if (run_dir / SUMMARY_FILE).exists():
         try:
-            return str(json.loads(summary.read_text())["headline"])
-        except (ValueError, KeyError):
+            return read_summary(run_dir).headline
+        except (OSError, ValueError):  # msgspec's DecodeError is a ValueError
             return None
     if record.stopped == OPERATOR_STOP:
         return STOPPED

@@ -30,6 +30,7 @@ import signal
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import gevent
 import gevent.event
@@ -46,6 +47,9 @@ from engine.run_record import PhaseRecord
 from engine.samples import OK, OUTCOMES, SUCCESSFUL
 from engine.serve import CHAT
 from inputs.scenario import Scenario
+
+if TYPE_CHECKING:  # the load processes import this module; reports is the master's, at the end
+    from reports.summary import Summary
 
 # How summary.json reads a window's time to recover that never came (reports/recovery.py NEVER).
 NEVER = "never, within the phase"
@@ -213,25 +217,25 @@ class RunMetrics:
         run.final_offered = run.offered() | final
         run.phases = [p.name for p in phases]
 
-    def faults(self, run_id: str, summary: dict) -> None:
+    def faults(self, run_id: str, summary: Summary | None) -> None:
         """The run's report is written: each fault window's time to recover and amplification
         per workload, and whether its undoing failed (summary.json's ``faults``), served as
         gauges from now on."""
         run = self._runs.get(run_id)
-        if run is None:
+        if run is None or summary is None or not summary.faults:
             return
-        for window in (summary.get("faults") or {}).get("windows", []):
-            name = window["name"]
-            run.undo_failed[name] = int(bool(window["undo_failed"]))
-            for workload, figures in window["workloads"].items():
-                recover = figures["time_to_recover"]
-                if recover["measured"] is not None:
-                    run.recover_s[name, workload] = recover["measured"]
-                elif recover["reading"] == NEVER:
+        for window in summary.faults.windows:
+            name = window.name
+            run.undo_failed[name] = int(bool(window.undo_failed))
+            for workload, figures in window.workloads.items():
+                recover = figures.time_to_recover
+                if recover.measured is not None:
+                    run.recover_s[name, workload] = recover.measured
+                elif recover.reading == NEVER:
                     run.recover_s[name, workload] = float("inf")
-                amplified = figures["amplification"]
-                if amplified is not None and amplified["measured"] is not None:
-                    run.amplification[name, workload] = amplified["measured"]
+                amplified = figures.amplification
+                if amplified is not None and amplified.measured is not None:
+                    run.amplification[name, workload] = amplified.measured
 
     @property
     def has_runs(self) -> bool:

@@ -9,9 +9,12 @@ and matplotlib, which the load processes never need.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reports.summary import Summary
 
 # What a run that left no verdict exits with: it was refused, ended before its report, or
 # its files cannot be reported on (one missing or malformed).
@@ -33,22 +36,26 @@ def finish(run_dir: Path) -> tuple[int, str]:
         return NO_VERDICT, ""
 
 
-def summary_of(run_dir: Path) -> dict:
-    """The run's summary.json ({} when there is none to read: no report was built)."""
+def summary_of(run_dir: Path) -> Summary | None:
+    """The run's summary.json, through its type (None when there is none to read: no report
+    was built)."""
+    from reports.summary import read_summary
+
     try:
-        summary = json.loads((run_dir / "summary.json").read_text())
-    except (OSError, ValueError):
-        return {}
-    return summary if isinstance(summary, dict) else {}
+        return read_summary(run_dir)
+    except (OSError, ValueError):  # msgspec's DecodeError is a ValueError
+        return None
 
 
 def verdict_exit_code(run_dir: Path, since: float) -> int | None:
     """The exit code in ``run_dir``'s summary.json if it was written at or after ``since`` (an
     epoch: this run's, not an earlier one's), else None."""
-    path = run_dir / "summary.json"
+    from reports.summary import SUMMARY_FILE
+
     try:
-        if path.stat().st_mtime < since:
+        if (run_dir / SUMMARY_FILE).stat().st_mtime < since:
             return None
-        return int(json.loads(path.read_text())["exit_code"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except OSError:
         return None
+    summary = summary_of(run_dir)
+    return None if summary is None else summary.exit_code

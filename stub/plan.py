@@ -1,7 +1,7 @@
 """What one chat request asks of the stub: answer now, or call a tool, and which.
 
 The kit drives an agent's loop without knowing the platform's insides: it writes
-its plan into the user's message as a marker, ``<loadkit>{JSON}</loadkit>``, and
+its plan into the user's message as a marker (protocol/marker.py), and
 every platform passes that message to its model. The stub reads the plan from
 the request alone, so it stays stateless and any number of stub processes agree:
 
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import msgspec
 
-MARKER_OPEN = "<loadkit>"
-MARKER_CLOSE = "</loadkit>"
+from protocol.marker import Marker, read_marker
+
 # What a tool-calling answer is, and what a text answer is, in the per-call record.
 TOOL_CALLS = "tool_calls"
 ANSWER = "answer"
@@ -47,19 +47,6 @@ _PLAIN = {
     "array": [],
     "object": {},
 }
-
-
-class Marker(msgspec.Struct, frozen=True, omit_defaults=True):
-    """The kit's plan for one turn, as written into its user message (a Struct: msgspec reads
-    and checks it in about a microsecond, json.loads and a dataclass took ten)."""
-
-    run: str
-    arrival: int
-    steps: int = 1
-    parallel: int = 1
-    tool: str | None = None
-    args: dict | None = None
-    tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,32 +70,6 @@ class Reply:
 
 
 _ENCODER = msgspec.json.Encoder()
-
-
-def write_marker(marker: Marker) -> str:
-    """The marker as the kit writes it into a turn's message: only what differs from the
-    defaults (one step, one call per step, the first tool, plain arguments, --tokens)."""
-    return MARKER_OPEN + _ENCODER.encode(marker).decode() + MARKER_CLOSE
-
-
-_DECODER = msgspec.json.Decoder(Marker)
-
-
-def read_marker(text: str) -> Marker | None:
-    """The marker in one message's text, or None if it has none or it is not the kit's."""
-    start = text.rfind(MARKER_OPEN)
-    if start < 0:
-        return None
-    end = text.find(MARKER_CLOSE, start)
-    if end < 0:
-        return None
-    try:
-        marker = _DECODER.decode(text[start + len(MARKER_OPEN) : end])
-    except msgspec.DecodeError:  # not JSON, or not the kit's fields and types
-        return None
-    if marker.steps < 1 or marker.parallel < 1 or (marker.tokens is not None and marker.tokens < 1):
-        return None
-    return marker
 
 
 def text_of(content: object) -> str:

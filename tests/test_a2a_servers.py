@@ -27,10 +27,10 @@ from contextlib import contextmanager
 
 import pytest
 
+from protocol.marker import Marker, write_marker
 from stack.local import PlatformUnavailable
 from stack.own_venv import OwnVenv
 from stack.processes import Server, free_port, running
-from stub.plan import Marker, write_marker
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 

@@ -20,15 +20,10 @@ import pytest
 from engine.conversations import planned_depths
 from engine.dataset import STUB_CALLS
 from inputs.agent import Conversations
+from stack.generator_runs import read_samples, read_table, run_distributed, write_scenario
 from stack.local import PlatformUnavailable, StackOptions, child_env, headless_command
 from stack.processes import ROOT
-from tests.support.generator_env import (
-    read_samples,
-    read_table,
-    run_distributed,
-    run_local,
-    write_scenario,
-)
+from tests.support.generator_env import run_local
 
 pytestmark = [pytest.mark.system, pytest.mark.slow, pytest.mark.timeout(2 * 600)]
 

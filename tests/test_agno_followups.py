@@ -25,16 +25,12 @@ import pytest
 from engine.dataset import FOLLOWUPS
 from inputs.fixture import PASSWORD_ENV, load_fixture
 from stack.agno import AGNO
+from stack.generator_runs import read_samples, read_table, write_scenario
 from stack.local import LOCUST, PlatformUnavailable, StackOptions
 from stack.platforms import local_stack
 from stack.processes import ROOT, free_port, running
 from tests.support.embed_fault_proxy import FAULTS_PATH
-from tests.support.generator_env import (
-    LOST_WORK_THRESHOLDS,
-    read_samples,
-    read_table,
-    write_scenario,
-)
+from tests.support.generator_env import LOST_WORK_THRESHOLDS
 from tests.support.transport import signed_setup_of
 from workloads.agno.client import AgnoClient
 from workloads.agno.followup import follow_up

@@ -19,15 +19,10 @@ import pytest
 
 from engine.dialect_kit import WORDS_MAX
 from inputs.fixture import Fixture
+from stack.generator_runs import platform, read_run, read_samples, write_scenario
 from stack.processes import free_port, running
 from tests.support.garbage_proxy import STATS_PATH
-from tests.support.generator_env import (
-    platform,
-    read_run,
-    read_samples,
-    run_local,
-    write_scenario,
-)
+from tests.support.generator_env import run_local
 from tests.support.transport import dialect_at
 from workloads.agenticos.dialect import error_frame, http_failure
 

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
+from bench.synthetic_runs import write_run_dir
 from engine.arrivals import KINDS, poisson_offsets
 from engine.mix import Mix
 from engine.schedule import Plan, SlotCursor
@@ -27,7 +28,7 @@ from inputs.scenario import (
     scenario_from_dict,
 )
 from reports import build_report
-from tests.support.rundirs import write_run_dir
+from reports.summary import SCHEMA_FILE
 
 
 def _scenario(tmp_path, phases, **extra):
@@ -259,7 +260,7 @@ def test_the_report_and_summary_say_each_phase_s_arrival_process(tmp_path):
     build_report(run_dir)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert [p["arrivals"] for p in summary["phases"].values()] == kinds
-    schema = json.loads((DEFAULT_PATH.parent / "reports" / "summary.schema.json").read_text())
+    schema = json.loads(SCHEMA_FILE.read_text())
     Draft202012Validator(schema).validate(summary)
     report = (run_dir / "report.md").read_text()
     assert "| sustain | 3–12 | 12.0/s | poisson, seed 11 |" in report

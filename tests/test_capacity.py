@@ -36,8 +36,7 @@ from inputs.scenario import WORKLOADS
 from reports.rundir import load_run
 from reports.sweep.analysis import Fitted, Memory
 from reports.sweep.analysis import build as build_sweep
-from stack.processes import ROOT, free_port, running, stop, wait_ready
-from tests.support.generator_env import (
+from stack.generator_runs import (
     GENEROUS_LIMITS,
     MIX,
     PASSWORD,
@@ -47,11 +46,11 @@ from tests.support.generator_env import (
     read_run,
     read_samples,
     run_distributed,
-    run_local,
     write_scenario,
-    written,
 )
-from tests.support.reference import TARGET_HEALTH, stub_server
+from stack.processes import ROOT, free_port, running, stop, wait_ready
+from stack.reference_servers import TARGET_HEALTH, stub_server
+from tests.support.generator_env import run_local, written
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.platform import PLATFORM as AGENTICOS
 

@@ -13,11 +13,12 @@ import json
 import re
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from reports.rundir import load_run
 from reports.stats import run_stats
-from reports.summary import summary
+from reports.summarise import summarise
 from reports.system import system_stats
 from reports.verdict import judge
 from stack.processes import ROOT
@@ -47,7 +48,7 @@ def _rebuilt(run_dir: Path) -> dict:
     run = load_run(run_dir)
     stats = run_stats(run)
     system = system_stats(run)
-    return json.loads(json.dumps(summary(run, stats, system, judge(run, stats, system))))
+    return msgspec.to_builtins(summarise(run, stats, system, judge(run, stats, system)))
 
 
 def test_there_are_committed_runs():

@@ -28,8 +28,8 @@ import yaml
 
 from engine.mix import Mix
 from inputs.scenario import load_scenario
+from stack.generator_runs import read_samples
 from stack.processes import ROOT, free_port, running, stop, wait_ready
-from tests.support.generator_env import read_samples
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]

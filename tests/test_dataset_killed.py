@@ -23,19 +23,14 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from bench.synthetic_runs import column_of
 from engine.dataset import SAMPLES, PartWriter, read_parts, read_table
 from reports import build_report
 from reports.rundir import load_run
+from stack.generator_runs import RUN_TIMEOUT_S, platform, write_scenario
 from stack.processes import ROOT, stop
-from tests.support.generator_env import (
-    RUN_TIMEOUT_S,
-    platform,
-    start_local,
-    wait_for_rows,
-    write_scenario,
-    written,
-)
-from tests.support.rundirs import column_of, golden_copy
+from tests.support.generator_env import start_local, wait_for_rows, written
+from tests.support.rundirs import golden_copy
 
 # A writer that appends batches of 50 samples, in parts of the rows given, and says after
 # each append (flushed) how many rows it has written, until it is stopped.

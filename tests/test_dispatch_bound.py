@@ -13,15 +13,8 @@ import math
 import pytest
 
 from engine.limits import FD_RESERVE, two_socket_share
-from tests.support.generator_env import (
-    expected_counts,
-    lateness_ms,
-    platform,
-    read_run,
-    read_samples,
-    run_local,
-    write_scenario,
-)
+from stack.generator_runs import lateness_ms, platform, read_run, read_samples, write_scenario
+from tests.support.generator_env import expected_counts, run_local
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 

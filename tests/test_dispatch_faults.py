@@ -14,22 +14,19 @@ import pytest
 
 from engine.mix import Mix
 from inputs.scenario import load_scenario
-from stack.processes import ROOT, stop
-from tests.support.generator_env import (
+from stack.generator_runs import (
     GENEROUS_LIMITS,
     QUICK_STUB,
     RUN_TIMEOUT_S,
-    clean_start_seed,
-    expected_counts,
     load_env,
     locust_args,
     platform,
     read_run,
     read_samples,
-    run_local,
     write_scenario,
-    written,
 )
+from stack.processes import ROOT, stop
+from tests.support.generator_env import clean_start_seed, expected_counts, run_local, written
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 

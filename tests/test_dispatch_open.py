@@ -10,16 +10,15 @@ from collections import Counter
 import pytest
 
 from engine.dataset import PROBES
-from tests.support.generator_env import (
-    expected_counts,
+from stack.generator_runs import (
     lateness_ms,
     platform,
     read_run,
     read_samples,
     read_table,
-    run_local,
     write_scenario,
 )
+from tests.support.generator_env import expected_counts, run_local
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 

@@ -19,18 +19,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from stack.processes import ROOT, stop
-from tests.support import netns
-from tests.support.generator_env import (
+from stack.generator_runs import (
     RUN_TIMEOUT_S,
-    invalid_reasons,
     read_run,
     read_samples,
     run_distributed,
     start_distributed,
     write_scenario,
-    written,
 )
+from stack.processes import ROOT, stop
+from tests.support import netns
+from tests.support.generator_env import invalid_reasons, written
 
 ROLES = ["master", "worker0", "worker1"]
 # 50 ms between master and each worker (25 ms each way), and a lossy link.

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from engine.fault_record import FAULTS_DIR, GUARD_EVENTS, read_events
+from stack.generator_runs import write_scenario
 from stack.processes import stop
-from tests.support.generator_env import run_local, start_local, write_scenario
+from tests.support.generator_env import run_local, start_local
 
 pytestmark = pytest.mark.system
 

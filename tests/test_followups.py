@@ -25,19 +25,21 @@ from platforms.reference.settings import DEFAULT_ADMIN_EMAIL
 from reports import build_report
 from reports.followups import AFTER
 from reports.rundir import load_run
-from stack.processes import free_port, running, stop
-from tests.support.generator_env import (
-    LOST_WORK_THRESHOLDS,
+from stack.generator_runs import (
     PASSWORD,
     RUN_TIMEOUT_S,
-    clean_start_seed,
     platform,
     read_samples,
     read_table,
+    write_scenario,
+)
+from stack.processes import free_port, running, stop
+from tests.support.generator_env import (
+    LOST_WORK_THRESHOLDS,
+    clean_start_seed,
     run_local,
     start_local,
     wait_for_rows,
-    write_scenario,
 )
 from tests.support.rundirs import golden_copy
 from tests.support.transport import signed_setup_of

@@ -20,17 +20,16 @@ import pytest
 
 from engine.samples import OPERATOR_STOP
 from reports import build_report
-from stack.processes import ROOT, free_port, stop, wait_ready
-from tests.support.generator_env import (
+from stack.generator_runs import (
     RUN_TIMEOUT_S,
     load_env,
     locust_args,
     read_run,
     read_samples,
-    start_local,
-    wait_for_rows,
     write_scenario,
 )
+from stack.processes import ROOT, free_port, stop, wait_ready
+from tests.support.generator_env import start_local, wait_for_rows
 
 pytestmark = pytest.mark.system
 

@@ -18,13 +18,8 @@ import yaml
 from engine.dataset import FOLLOWUPS
 from engine.limits import FD_RESERVE
 from inputs.scenario import DEFAULT_PATH
-from tests.support.generator_env import (
-    invalid_reasons,
-    read_run,
-    read_table,
-    run_local,
-    write_scenario,
-)
+from stack.generator_runs import read_run, read_table, write_scenario
+from tests.support.generator_env import invalid_reasons, run_local
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 

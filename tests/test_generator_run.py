@@ -14,19 +14,16 @@ import pytest
 
 from engine.dataset import PROBES
 from reports.export import csv_rows
-from tests.support.generator_env import (
+from stack.generator_runs import (
     RUN_TIMEOUT_S,
-    expected_counts,
-    invalid_reasons,
     lateness_ms,
     read_run,
     read_samples,
     run_distributed,
-    run_local,
     start_distributed,
     write_scenario,
-    written,
 )
+from tests.support.generator_env import expected_counts, invalid_reasons, run_local, written
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 

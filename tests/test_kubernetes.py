@@ -27,8 +27,8 @@ import yaml
 from kubernetes_validate.utils import ValidationError, all_versions, validate
 
 from stack.processes import ROOT, free_port, running, stop
+from stack.reference_servers import target_server
 from tests.support.generator_env import written
-from tests.support.reference import target_server
 
 DEPLOY = ROOT / "deploy" / "kubernetes"
 MANIFESTS = sorted(DEPLOY.rglob("*.yaml"))

@@ -25,10 +25,10 @@ from engine.dataset import FOLLOWUPS
 from engine.seam import Attempt
 from inputs.fixture import load_fixture
 from stack.demo import locust_command
+from stack.generator_runs import read_samples, read_table
 from stack.langgraph import LANGGRAPH, start_stack
 from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.processes import ROOT
-from tests.support.generator_env import read_samples, read_table
 from tests.support.transport import signed_dialect
 
 WORKLOADS = {"api_read", "chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire"}

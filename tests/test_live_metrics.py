@@ -17,6 +17,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench.synthetic_runs import write_run_dir
 from engine.run_record import PhaseRecord
 from engine.samples import OUTCOMES, Sample, columns
 from inputs.bad_input import SettingsError
@@ -24,7 +25,6 @@ from inputs.scenario import load_scenario
 from reports.rundir import load_run
 from runner.live_metrics import LATENCY_GRID_MS, RunMetrics
 from runner.options import PROMETHEUS, PROMETHEUS_LINGER_S
-from tests.support.rundirs import write_run_dir
 
 SCENARIO = load_scenario()
 PHASES = [p.name for p in SCENARIO.phases]

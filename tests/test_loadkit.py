@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from stack.generator_runs import PASSWORD, write_scenario
 from stack.platforms import STACKS, platform_stack
 from stack.processes import ROOT
-from tests.support.generator_env import PASSWORD, write_scenario
 
 pytestmark = pytest.mark.system
 

@@ -34,11 +34,11 @@ from engine.seam import Conversation
 from engine.serve import serve
 from engine.sse import Event
 from inputs.fixture import load_fixture
+from stack.generator_runs import read_samples, write_scenario
 from stack.local import PlatformUnavailable, StackOptions, child_env, headless_command, password
 from stack.opencode import basic_auth, ensure_opencode, start_stack
 from stack.processes import ROOT
 from tests.support.counting_server import CountingServer, started
-from tests.support.generator_env import read_samples, write_scenario
 from tests.support.transport import signed_dialect, transport
 from workloads.opencode.dialect import OpenCode, refusal
 from workloads.opencode.events import LINGER_S, SessionEvents

@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 from engine.dataset import STUB_CALLS
+from stack.generator_runs import read_samples, read_table
 from stack.local import LOCUST
 from stack.processes import ROOT, free_port, running
-from tests.support.generator_env import read_samples, read_table
 
 EXAMPLE = ROOT / "examples" / "echo-platform"
 # The repository's scenario at 4% of its length: about 14 s of load.

@@ -18,8 +18,8 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
+from stack.postgres import throwaway_postgres
 from stack.processes import ROOT
-from tests.support.postgres import throwaway_postgres
 
 RESULT = ROOT / "results" / "2026-12-01-real-agenticos-quiet" / "default-pool"
 TRIGGER = "fb779242-d6f8-47c7-ad93-7d44f7e01aab"

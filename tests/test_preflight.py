@@ -19,10 +19,11 @@ from engine.seam import PreflightError, PreflightResult, SeedSetup
 from inputs.fixture import Fixture
 from platforms.reference.settings import DEFAULT_ADMIN_EMAIL, DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, free_port
+from stack.reference_servers import FAST_STUB, stub_server, target_server
 from stub import app as stub_app
 from stub.config import StubConfig
 from stub.faults import FaultPlan
-from tests.support.reference import FAST_STUB, make_agent, signed_in, stub_server, target_server
+from tests.support.reference import make_agent, signed_in
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.platform import PLATFORM as AGENTICOS
 from workloads.agenticos.preflight import INJECTED_FAULT_MARKER, PROBE_ATTEMPTS

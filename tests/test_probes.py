@@ -13,9 +13,9 @@ import requests
 
 from engine.dataset import PROBES
 from probes import ProbeOptions, start_probes
+from stack.generator_runs import read_table
+from stack.postgres import throwaway_postgres
 from stack.processes import free_port, running, stop
-from tests.support.generator_env import read_table
-from tests.support.postgres import throwaway_postgres
 
 pytestmark = pytest.mark.system
 

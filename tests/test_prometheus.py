@@ -27,19 +27,17 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from reports.rundir import load_run
-from stack.processes import ROOT, free_port, stop, wait_ready
-from tests.support.generator_env import (
+from stack.generator_runs import (
     RUN_TIMEOUT_S,
-    invalid_reasons,
     load_env,
     locust_args,
     read_run,
     read_samples,
     run_distributed,
-    wait_for_rows,
     write_scenario,
-    written,
 )
+from stack.processes import ROOT, free_port, stop, wait_ready
+from tests.support.generator_env import invalid_reasons, wait_for_rows, written
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 

@@ -10,11 +10,11 @@ from html.parser import HTMLParser
 
 import pytest
 
+from bench.synthetic_runs import synthetic_probes, synthetic_samples, write_run_dir
 from inputs.scenario import load_scenario
 from reports import compare_runs
 from reports.compare import Rules, compare
 from reports.rundir import load_run
-from tests.support.rundirs import synthetic_probes, synthetic_samples, write_run_dir
 
 SCENARIO = load_scenario().scaled(0.4)
 

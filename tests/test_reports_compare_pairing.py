@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import pytest
 
+from bench.synthetic_runs import synthetic_probes, synthetic_samples, write_run_dir
 from inputs.scenario import load_scenario, scenario_from_dict
 from reports import compare_runs
 from reports.compare import Rules, compare
 from reports.compare.changes import Measure, Outcome, Reading, check
 from reports.compare.differences import Pairing, without_ephemeral_ports
 from reports.rundir import load_run
-from tests.support.rundirs import synthetic_probes, synthetic_samples, write_run_dir
 
 SCENARIO = load_scenario().scaled(0.4)
 # How the demo's stack writes its topology: the stub on a port the kernel picked.

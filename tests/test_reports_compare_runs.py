@@ -15,7 +15,8 @@ import pytest
 from reports import compare_runs
 from reports.compare import compare
 from reports.rundir import load_run
-from tests.support.generator_env import QUICK_STUB, platform, run_local, write_scenario
+from stack.generator_runs import QUICK_STUB, platform, write_scenario
+from tests.support.generator_env import run_local
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 

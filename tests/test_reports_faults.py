@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 from jsonschema import Draft202012Validator
 
+from bench.synthetic_runs import synthetic_samples, write_run_dir
 from engine.dataset import STUB_CALLS, write_table
 from engine.fault_record import (
     APPLIED,
@@ -35,13 +36,13 @@ from reports.build import write_report
 from reports.faults import AMPLIFICATION, TIME_TO_RECOVER
 from reports.rundir import RunDirError, load_run
 from reports.stats import run_stats
+from reports.summary import SCHEMA_FILE, read_summary
 from reports.system import system_stats
 from reports.thresholds import FAIL, INCONCLUSIVE, PASS
 from reports.verdict import judge
 from runner.live_metrics import RunMetrics
-from tests.support.rundirs import synthetic_samples, write_run_dir
 
-SCHEMA = json.loads((Path(__file__).parents[1] / "reports" / "summary.schema.json").read_text())
+SCHEMA = json.loads(SCHEMA_FILE.read_text())
 START_EPOCH = 1795000000.0
 RUN_ID = "faulty"
 
@@ -266,7 +267,7 @@ def test_the_prometheus_metrics_carry_each_window_once_reported(tmp_path):
     with load_run(run_dir) as run:
         metrics.begin(RUN_ID, run.scenario, [p.name for p in run.phases])
     assert not any(f.name.startswith("loadkit_fault") for f in metrics.collect())
-    metrics.faults(RUN_ID, json.loads((run_dir / "summary.json").read_text()))
+    metrics.faults(RUN_ID, read_summary(run_dir))
     families = {f.name: f for f in metrics.collect()}
     recover = {
         s.labels["workload"]: s.value

@@ -10,9 +10,10 @@ from html.parser import HTMLParser
 
 import pytest
 
+from bench.synthetic_runs import synthetic_samples, write_run_dir
 from inputs.scenario import load_scenario
 from reports import build_report
-from tests.support.rundirs import golden_copy, synthetic_samples, write_run_dir
+from tests.support.rundirs import golden_copy
 
 SECTIONS = [
     "charts",

@@ -13,6 +13,7 @@ import json
 
 import pandas as pd
 
+from bench.synthetic_runs import synthetic_samples, write_run_dir
 from engine.followups import COLUMNS as FOLLOWUP_COLUMNS
 from engine.followups import FAILED_AFTER, NOT_VERIFIABLE, PROCESSED
 from inputs.scenario import load_scenario, scenario_from_dict
@@ -22,7 +23,6 @@ from reports.stats import run_stats
 from reports.system import system_stats
 from reports.thresholds import FAIL, INCONCLUSIVE, NOT_MEASURED, PASS
 from reports.verdict import judge
-from tests.support.rundirs import synthetic_samples, write_run_dir
 from webui.verdict_tab import verdict_rows
 
 # The shipped scenario and its minimums, shortened until several checks fall below them.

@@ -12,10 +12,11 @@ import shutil
 
 import numpy as np
 
+from bench.synthetic_runs import synthetic_samples, write_run_dir
 from inputs.scenario import load_scenario
 from reports import build_report
 from tests.data import pool_runs
-from tests.support.rundirs import golden_copy, synthetic_samples, write_run_dir
+from tests.support.rundirs import golden_copy
 from webui.verdict_tab import verdict_rows
 
 SCENARIO = load_scenario().scaled(0.05)

@@ -9,12 +9,12 @@ import csv
 import numpy as np
 import pytest
 
+from bench.synthetic_runs import synthetic_samples, write_run_dir
 from engine.agent_plan import STUB_CALLS_FILE
 from inputs.scenario import load_scenario, scenario_from_dict
 from reports.build import write_report
 from reports.loop import MODEL_CALLS, STEP_OVERHEAD_MS, OffPlan, off_plan
 from reports.rundir import load_run
-from tests.support.rundirs import synthetic_samples, write_run_dir
 
 STEPS = 3
 # The stub's time for each of a turn's three calls.

@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from bench.synthetic_runs import write_samples
 from reports import build_report, compare_runs
-from tests.support.rundirs import edit_run_json, golden_copy, write_samples
+from tests.support.rundirs import edit_run_json, golden_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,10 +3,13 @@
 junit.xml is read back with junitparser, as a dashboard would: one test case per
 check the exit code rests on plus validity, each status where a JUnit gate sees it
 (failure, error, skipped, passed), a failure's message carrying measured, limit and
-n. summary.json is validated against reports/summary.schema.json (jsonschema's
-Draft 2020-12 validator; the schema forbids fields it does not describe, so a new
-field without its documentation fails here): the golden run's, synthetic runs that
-pass, are inconclusive and invalid, committed real runs rebuilt, and a real short run.
+n. reports/summary.schema.json is generated from summary.json's type (``python -m
+reports schema``) and must equal it; summary.json is validated against it (jsonschema's
+Draft 2020-12 validator; the schema forbids fields it does not describe): the golden
+run's, synthetic runs that pass, are inconclusive and invalid, committed real runs
+rebuilt, and a real short run. Committed runs are validated as today's reports rebuild
+them: a summary.json committed by an older kit has the shape of its day (fields added
+since are missing), and tests/test_committed_results.py holds its verdict instead.
 """
 
 from __future__ import annotations
@@ -18,19 +21,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 from jsonschema import Draft202012Validator
 from junitparser import Error, Failure, JUnitXml, Skipped
 
+from bench.synthetic_runs import write_run_dir
 from inputs.scenario import load_scenario
 from reports import build_report
 from reports.formatting import metric_name
 from reports.junit import INVALID_RUN, JUNIT_FILE
+from reports.summary import SCHEMA_FILE, Summary, read_summary, schema_text
+from stack.generator_runs import platform, write_scenario
 from stack.processes import ROOT
-from tests.support.generator_env import invalid_reasons, platform, run_local, write_scenario
-from tests.support.rundirs import edit_run_json, golden_copy, write_run_dir
+from tests.support.generator_env import invalid_reasons, run_local
+from tests.support.rundirs import edit_run_json, golden_copy
 
-SCHEMA = json.loads((ROOT / "reports" / "summary.schema.json").read_text())
+SCHEMA = json.loads(SCHEMA_FILE.read_text())
 VALIDATOR = Draft202012Validator(SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
 DOCS = (ROOT / "docs" / "outputs.md").read_text()
 # Real runs committed under results/, rebuilt with today's reports: open arrival, a second
@@ -183,8 +190,20 @@ def test_the_schema_is_a_valid_draft_2020_12_schema_that_refuses_undocumented_fi
     assert not VALIDATOR.is_valid(summary)
 
 
+def test_the_committed_schema_is_the_one_the_type_generates():
+    assert SCHEMA_FILE.read_text() == schema_text(), "run `python -m reports schema`"
+
+
+def test_summary_json_reads_back_through_its_type_to_the_same_text(tmp_path):
+    path = golden_copy(tmp_path / "golden")
+    build_report(path)
+    assert msgspec.to_builtins(read_summary(path)) == json.loads(
+        (path / "summary.json").read_text()
+    )
+
+
 def test_every_top_level_field_is_described_in_the_docs():
-    for name in SCHEMA["properties"]:
+    for name in Summary.__struct_fields__:
         assert f"`{name}`" in DOCS, name
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bench.synthetic_runs import synthetic_probes, synthetic_samples, write_run_dir
 from inputs.scenario import load_scenario
 from reports import build_report
 from tests.support import browser
-from tests.support.rundirs import synthetic_probes, synthetic_samples, write_run_dir
 
 pytestmark = [pytest.mark.system, pytest.mark.browser]
 

@@ -13,6 +13,7 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.synthetic_runs import write_run_dir
 from engine.samples import OUTCOMES
 from engine.samples import SUCCESSFUL as OK_OUTCOMES
 from inputs.scenario import WORKLOADS, scenario_from_dict
@@ -21,7 +22,6 @@ from reports.stats import run_stats
 from reports.system import system_stats
 from reports.thresholds import PASS
 from reports.verdict import judge
-from tests.support.rundirs import write_run_dir
 
 PHASES = [
     {"name": "ramp", "duration_s": 2.0, "rate": 2.0},

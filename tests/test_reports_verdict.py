@@ -1,7 +1,7 @@
 """The verdict judges burst and recover: doctored run directories that must fail, and one that
 must recover at the right time.
 
-Each run is the seeded synthetic run of tests/support/rundirs.py with one thing broken by
+Each run is the seeded synthetic run of bench/synthetic_runs.py with one thing broken by
 hand: a workload shed entirely in recover, a workload failing as much in sustain
 as in recover, a recover that is slow for its first seconds and good after.
 """
@@ -13,6 +13,7 @@ import json
 import numpy as np
 import pytest
 
+from bench.synthetic_runs import schedule, synthetic_samples, write_run_dir
 from engine.samples import OPERATOR_STOP
 from inputs.scenario import ScenarioError, load_scenario, scenario_from_dict
 from reports import build_report
@@ -23,14 +24,7 @@ from reports.stats import run_stats
 from reports.system import system_stats
 from reports.thresholds import FAIL, NOT_MEASURED
 from reports.verdict import judge
-from tests.support.rundirs import (
-    ANY_COUNT,
-    edit_run_json,
-    judged_at_any_count,
-    schedule,
-    synthetic_samples,
-    write_run_dir,
-)
+from tests.support.rundirs import ANY_COUNT, edit_run_json, judged_at_any_count
 from webui.verdict_tab import verdict_rows
 
 # Long enough that recover holds a few windows of every large workload (12 s at 12/s); every

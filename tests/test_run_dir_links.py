@@ -7,6 +7,7 @@ load (one line), and never write through such a link even if it appears meanwhil
 
 import pytest
 
+from bench.synthetic_runs import write_run_dir
 from engine import nofollow
 from engine.dataset import SAMPLES, PartWriter
 from engine.followups import write_followups
@@ -14,7 +15,6 @@ from inputs.bad_input import SettingsError
 from probes.readings import ProbeParts
 from reports import build_report
 from runner.settings import check_new_run_dir
-from tests.support.rundirs import write_run_dir
 
 PRECIOUS = "the operator's own file\n"
 

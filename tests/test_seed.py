@@ -22,13 +22,8 @@ from inputs.fixture import Fixture, load_fixture
 from platforms.reference.ingest import WIDTH_MISMATCH
 from platforms.reference.settings import DEFAULT_ADMIN_PASSWORD
 from stack.processes import ROOT, Server, free_port, running, stop
-from tests.support.reference import (
-    RELAXED_LIMITS,
-    TARGET_HEALTH,
-    signed_in,
-    stub_server,
-    target_server,
-)
+from stack.reference_servers import RELAXED_LIMITS, TARGET_HEALTH, stub_server, target_server
+from tests.support.reference import signed_in
 from workloads.agenticos.platform import PLATFORM as AGENTICOS
 from workloads.agenticos.seed import (
     AGENT_NAME,

@@ -33,10 +33,10 @@ from pathlib import Path
 import psutil
 import pytest
 
+from stack.generator_runs import write_scenario
 from stack.local import StackOptions
 from stack.platforms import local_stack
 from stack.processes import ROOT, free_port, stop
-from tests.support.generator_env import write_scenario
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 

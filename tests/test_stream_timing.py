@@ -15,13 +15,8 @@ import pytest
 
 from reports.ranks import percentile_ranks
 from reports.thresholds import FAIL, PASS
-from tests.support.generator_env import (
-    invalid_reasons,
-    platform,
-    read_samples,
-    run_local,
-    write_scenario,
-)
+from stack.generator_runs import platform, read_samples, write_scenario
+from tests.support.generator_env import invalid_reasons, run_local
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from stub.plan import ANSWER, NO_TOOL, TOOL_CALLS, Marker, read_marker, reply_to, write_marker
+from protocol.marker import Marker, read_marker, write_marker
+from stub.plan import ANSWER, NO_TOOL, TOOL_CALLS, reply_to
 
 LOOKUP = {
     "type": "function",

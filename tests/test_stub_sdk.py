@@ -17,9 +17,9 @@ import urllib.request
 import openai
 import pytest
 
+from protocol.marker import Marker, write_marker
 from stack.processes import free_port, running
 from stub.app import ERROR_MESSAGE, RATE_LIMIT_MESSAGE, RETRY_AFTER_S
-from stub.plan import Marker, write_marker
 from stub.wire import answer_text
 
 pytestmark = pytest.mark.system

@@ -16,14 +16,8 @@ import pytest
 import requests
 
 from stack.processes import Server, free_port
-from tests.support.reference import (
-    FAST_STUB_DIM,
-    make_agent,
-    run_raw,
-    signed_in,
-    stub_server,
-    target_server,
-)
+from stack.reference_servers import FAST_STUB_DIM, stub_server, target_server
+from tests.support.reference import make_agent, run_raw, signed_in
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.login import token_of
 from workloads.setup_client import APIError, signature

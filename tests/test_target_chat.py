@@ -14,13 +14,8 @@ import pytest
 import websocket
 
 from stack.processes import Server, free_port
-from tests.support.reference import (
-    FAST_STUB_TOKENS,
-    make_agent,
-    signed_in,
-    stub_server,
-    target_server,
-)
+from stack.reference_servers import FAST_STUB_TOKENS, stub_server, target_server
+from tests.support.reference import make_agent, signed_in
 from workloads.agenticos.client import AgenticOSClient
 from workloads.agenticos.login import token_of
 

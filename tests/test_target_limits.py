@@ -16,7 +16,8 @@ import pytest
 import requests
 
 from stack.processes import ROOT, free_port
-from tests.support.reference import make_agent, run_raw, stub_server, target_server
+from stack.reference_servers import stub_server, target_server
+from tests.support.reference import make_agent, run_raw
 from workloads.agenticos.client import AgenticOSClient
 from workloads.setup_client import APIError
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import pytest
 import requests
 
-from tests.support.postgres import throwaway_postgres
-from tests.support.reference import make_agent, run_raw, signed_in, stub_server, target_server
+from stack.postgres import throwaway_postgres
+from stack.reference_servers import stub_server, target_server
+from tests.support.reference import make_agent, run_raw, signed_in
 from workloads.agenticos.login import token_of
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]

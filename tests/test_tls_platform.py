@@ -27,21 +27,21 @@ import pytest
 from engine.dataset import FOLLOWUPS, PROBES, SAMPLES
 from engine.followups import PROCESSED
 from engine.trust import CA_FILE_ENV, INSECURE_WARNING
-from stack.processes import ROOT, free_port, stop
-from tests.support.certificates import make_certificates
-from tests.support.counting_server import CountingServer, started
-from tests.support.generator_env import (
+from stack.generator_runs import (
     GENEROUS_LIMITS,
     PASSWORD,
     QUICK_STUB,
     RUN_TIMEOUT_S,
-    invalid_reasons,
     read_run,
     read_samples,
     read_table,
     write_scenario,
 )
-from tests.support.reference import stub_server, target_server
+from stack.processes import ROOT, free_port, stop
+from stack.reference_servers import stub_server, target_server
+from tests.support.certificates import make_certificates
+from tests.support.counting_server import CountingServer, started
+from tests.support.generator_env import invalid_reasons
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 

@@ -26,10 +26,10 @@ from inputs.fixture import webhook_secret
 from platforms.agno.app import webhook_secret as agno_platform_secret
 from stack.agno import AGNO
 from stack.demo import locust_command
+from stack.generator_runs import read_samples, read_table
 from stack.local import PlatformUnavailable, StackOptions, child_env
 from stack.platforms import local_stack
 from stack.processes import ROOT
-from tests.support.generator_env import read_samples, read_table
 
 PLATFORMS = ("agenticos", "agno")
 WORKLOADS = {"api_read", "chat_stream", "agent_run", "rag_query", "ingest", "trigger_fire"}

@@ -21,13 +21,14 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from stack.generator_runs import read_samples
 from stack.local import StackOptions, child_env
 from stack.platforms import local_stack
 from stack.processes import free_port, running
+from stack.reference_servers import FAST_STUB
 from stack.ui import locust_ui_command
 from tests.support.browser import chromium
-from tests.support.generator_env import read_samples, written
-from tests.support.reference import FAST_STUB
+from tests.support.generator_env import written
 
 pytestmark = [pytest.mark.system, pytest.mark.browser]
 

@@ -23,6 +23,7 @@ from flask import request
 from reports import formatting as fmt
 from reports.live import LiveVerdict, live_verdict
 from reports.rundir import RunDirError
+from reports.summary import SUMMARY_FILE
 from reports.thresholds import INCONCLUSIVE, PASS
 
 TAB_KEY = "verdict"
@@ -37,7 +38,6 @@ ENDING = ("stopping", "cleanup", STATE_STOPPED)
 FINAL_WAIT_S = 150.0
 # How often that wait looks for the report.
 FINAL_POLL_S = 0.25
-SUMMARY_FILE = "summary.json"
 
 # The thresholds column of a run the operator stopped.
 NOT_JUDGED = "not judged (stopped by the operator)"

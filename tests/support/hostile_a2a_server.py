@@ -61,7 +61,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from stub.plan import read_marker
+from protocol.marker import read_marker
 from tests.support.counting_server import serve
 
 # The key of the ``key`` and ``guarded`` modes: a test value, not a secret.

@@ -16,7 +16,7 @@ import signal
 import sys
 from pathlib import Path
 
-from tests.support.generator_env import GENEROUS_LIMITS, platform
+from stack.generator_runs import GENEROUS_LIMITS, platform
 
 # Every address of the namespace: it exists only inside the test's namespaces.
 BIND_ALL = "0.0.0.0"

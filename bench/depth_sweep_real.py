@@ -1,6 +1,6 @@
 """The depth sweep of bench/depth_sweep.py against a deployment already running (the lab).
 
-    LOAD_PASSWORD=... DATABASE_URL=... python depth_sweep_real.py \
+    LOAD_PASSWORD=... DATABASE_URL=... python -m bench.depth_sweep_real \
         OUT HOST FIXTURE EMAIL API_PID PLATFORM_LOG
 
 bench.depth_sweep starts a local stack; a real AgenticOS is stood up by hand
@@ -20,11 +20,10 @@ from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.depth_sweep import DEPTHS, depth_rows, history_rows, scenario
+from stack.processes import ROOT
 
 RATE, STEP_S, HISTORY_S = 4.0, 20.0, 60.0
-KIT = Path(__file__).resolve().parents[2]
 
 
 def run_point(out: Path, name: str, raw: dict, target: list[str]) -> Path:
@@ -32,9 +31,9 @@ def run_point(out: Path, name: str, raw: dict, target: list[str]) -> Path:
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
     run_dir = out / name
     subprocess.run(
-        [str(KIT / ".venv/bin/loadkit"), "run", "--scenario", str(path), "--run-dir", str(run_dir),
+        [str(ROOT / ".venv/bin/loadkit"), "run", "--scenario", str(path), "--run-dir", str(run_dir),
          *target],
-        cwd=KIT, timeout=900, check=False,
+        cwd=ROOT, timeout=900, check=False,
     )  # fmt: skip
     if not (run_dir / "summary.json").exists():
         raise SystemExit(f"{name}: no report")

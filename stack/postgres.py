@@ -1,9 +1,10 @@
-"""A throwaway PostgreSQL 15 cluster on 127.0.0.1 for tests that need a real Postgres.
+"""A throwaway PostgreSQL 15 cluster on 127.0.0.1, for the tests and benches that need one.
 
-No Docker engine runs on these machines, so tests start the machine's own
-PostgreSQL 15 binaries in a fresh data directory, on a free port, and stop them
-when the block ends. initdb refuses to run as root, so as root the cluster runs
-as the ``postgres`` user in a directory that user owns.
+No Docker engine runs on these machines, so the machine's own PostgreSQL 15
+binaries start in a fresh data directory, on a free port, and stop when the block
+ends. initdb refuses to run as root, so as root the cluster runs as the
+``postgres`` user in a directory that user owns. Where the binaries are missing,
+``PostgresMissing`` says so (tests/conftest.py turns it into a skip).
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 from stack.processes import free_port
 
@@ -34,6 +33,10 @@ PG_CTL_TIMEOUT_S = 60
 def _run_as() -> str | None:
     """The user the cluster runs as: ``postgres`` when we are root (initdb refuses root)."""
     return "postgres" if os.geteuid() == 0 else None
+
+
+class PostgresMissing(RuntimeError):
+    """The machine has no PostgreSQL 15 binaries to start a cluster with."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def throwaway_postgres(tmp_path: Path) -> Iterator[str]:
 def throwaway_cluster(tmp_path: Path) -> Iterator[Cluster]:
     """throwaway_postgres, with the command that restarts the cluster."""
     if not (PG_BIN / "initdb").exists():
-        pytest.skip(
+        raise PostgresMissing(
             f"PostgreSQL 15 binaries not found in {PG_BIN} (Debian's postgresql-15: "
             "apt-get install postgresql-15)"
         )
