@@ -8,6 +8,9 @@ and a real worker on 127.0.0.1.
 
 from __future__ import annotations
 
+import importlib
+import logging
+
 import msgpack
 import pytest
 
@@ -33,7 +36,9 @@ from runner.messages import (
     Stop,
     decode,
     encode,
+    listen,
     prepare_from,
+    send,
 )
 from tests.support.generator_env import RUN_TIMEOUT_S, start_distributed, write_scenario
 
@@ -118,6 +123,30 @@ def test_a_malformed_message_is_refused_in_one_line_naming_the_field(kind, data,
     with pytest.raises(MessageError) as refused:
         decode(kind, msgpack.packb(data))
     assert str(refused.value) == said
+
+
+@pytest.fixture
+def local_runner():
+    """Locust's own local runner, imported as a library (its gevent monkey patching is for a
+    load process, and comes too late in pytest's: ssl is already imported)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOCUST_SKIP_MONKEY_PATCH", "1")
+        environment = importlib.import_module("locust.env").Environment()
+        yield environment.create_local_runner()
+
+
+def test_a_malformed_message_goes_no_further_than_where_it_arrives(local_runner, caplog):
+    # As a local run sends through Locust's runner; a worker's runner hands on the same bytes.
+    runner = local_runner
+    taken: list[Pong] = []
+    listen(runner.register_message, Pong, taken.append)
+    runner.send_message(Pong.kind, msgpack.packb({"run_id": "r", "seq": 1, "slot": "x"}))
+    send(runner.send_message, Pong("r", 2, 1))
+    assert taken == [Pong("r", 2, 1)]
+    [refused] = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert refused == (
+        "loadkit_pong from local refused: Pong: Expected `int`, got `str` - at `$.slot`"
+    )
 
 
 def test_a_message_that_is_not_msgspecs_bytes_is_refused_in_one_line():
