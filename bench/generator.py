@@ -41,11 +41,14 @@ from locust.rpc import Message
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.sleeps import slept, voluntary_switches
+from engine.samples import Sample
 from engine.schedule import Plan
+from inputs.fixture import fixture_from_dict
 from inputs.scenario import scenario_from_dict
+from probes import Reading
 from runner.conductor import LOCAL_FLUSH_S
 from runner.load_process import LoadProcess
-from runner.messages import DRAINED, REPORT_KEY, PlanUpdate, Prepare
+from runner.messages import REPORT_KEY, VERSION, Drained, PlanUpdate, Prepare, ToMaster, encode
 from runner.run_files import RunFiles
 from stack.processes import free_port, wait_ready
 
@@ -97,32 +100,44 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
     """One constant-rate run through a fresh LoadProcess; figures for it."""
     environment = Environment()
     environment.create_local_runner()
-    drained = []
+    drained: list[Drained] = []
 
-    def send(kind: str, data: dict) -> None:
-        if kind == DRAINED:
-            drained.append(data)
+    def send(message: ToMaster) -> None:
+        if isinstance(message, Drained):
+            drained.append(message)
 
     process = LoadProcess("bench", send, environment.stats)
     scenario = scenario_from_dict(_scenario(rate, seconds))
     connections = math.ceil(rate * scenario.timeouts.slowest_s)
-    fixture = {
-        "api_url": url,
-        "org_id": "00000000-0000-0000-0000-000000000000",
-        "agent_id": "00000000-0000-0000-0000-000000000001",
-        "model_profile_id": "p",
-        "stub_url": url,
-        "collection_name": "bench",
-        "documents": 0,
-        "trigger_id": None,
-    }
-    process.on_prepare(
-        Prepare("bench", {"bench": 0}, [connections], scenario.to_dict(), fixture, url, "bench@x")
+    fixture = fixture_from_dict(
+        {
+            "api_url": url,
+            "org_id": "00000000-0000-0000-0000-000000000000",
+            "agent_id": "00000000-0000-0000-0000-000000000001",
+            "model_profile_id": "p",
+            "stub_url": url,
+            "collection_name": "bench",
+            "documents": 0,
+            "trigger_id": None,
+        }
     )
-    samples, readings = [], []
+    process.on_prepare(
+        Prepare(
+            version=VERSION,
+            run_id="bench",
+            slots={"bench": 0},
+            connections=[connections],
+            scenario=scenario,
+            fixture=fixture,
+            host=url,
+            email="bench@x",
+        )
+    )
+    samples: list[Sample] = []
+    readings: list[Reading] = []
     cpu = psutil.Process()
     start_epoch = time.time() + 0.5
-    process.on_plan(PlanUpdate("bench", start_epoch, Plan.from_scenario(scenario).to_wire()))
+    process.on_plan(PlanUpdate("bench", start_epoch, Plan.from_scenario(scenario)))
     with tempfile.TemporaryDirectory() as run_dir:
         files = RunFiles(Path(run_dir), "bench")
         gevent.sleep(max(0.0, start_epoch - time.time()))
@@ -133,16 +148,17 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
             gevent.sleep(LOCAL_FLUSH_S if time.time() < start_epoch + seconds else 0.05)
             batch = process.take_batch()
             if batch is not None:
-                Message("stats", {REPORT_KEY: batch}, "bench").serialize()
-                files.append_samples(0, batch["samples"], ["bench"])
-                samples += batch["samples"]
-                readings += batch["readings"]
-        Message("loadkit_drained", drained[0], "bench").serialize()
-        files.append_samples(0, drained[0]["batch"]["samples"], ["bench"])
+                Message("stats", {REPORT_KEY: encode(batch)}, "bench").serialize()
+                files.append_samples(0, batch.samples, ["bench"])
+                samples += batch.samples
+                readings += batch.readings
+        last = drained[0].batch
+        Message(Drained.kind, encode(drained[0]), "bench").serialize()
+        files.append_samples(0, last.samples, ["bench"])
         after, sleeps = cpu.cpu_times(), slept(switches, voluntary_switches(os.getpid()))
         files.close()
-    samples += drained[0]["batch"]["samples"]
-    readings += drained[0]["batch"]["readings"]
+    samples += last.samples
+    readings += last.readings
     lateness = [(s.sent_s - s.due_s) * 1000 for s in samples if s.sent_s is not None]
     late = sum(1 for ms in lateness if ms > LATE_MS) + (len(samples) - len(lateness))
     if environment.runner is not None:
@@ -162,9 +178,9 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
     )
 
 
-def _most(readings: list, name: str) -> int:
+def _most(readings: list[Reading], name: str) -> int:
     """The highest value of one of the self-probe's once-a-second readings."""
-    return int(max((r[3] for r in readings if r[2] == name), default=0))
+    return int(max((r.value for r in readings if r.metric == name), default=0))
 
 
 def main() -> int:

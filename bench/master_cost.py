@@ -1,15 +1,15 @@
 """Benchmark: the master's CPU per sample, and so how many workers one master can take.
 
 A distributed run's master does, per sample, what this measures: receive the
-worker's report (msgpack, as Locust's ZeroMQ link delivers it), unpack it, and
-append it to the run's samples (engine/samples.py's columns, rounded as the CSV spelled
-them; an Arrow batch appended to the open part and flushed; every 250,000 rows a Parquet
-part written: engine/dataset.py). Locust's own statistics arrive already aggregated per
-worker and cost the master little. Dividing one core by the cost per sample gives the
-samples a second one master can write; divided by what one worker offers, the workers it
-can take. With ``--prometheus`` the master also counts every sample into its live metrics
-(runner/live_metrics.py): measured beside the bare cost, the same batches, so the ratio is
-what the option costs on this machine.
+worker's report (msgpack, as Locust's ZeroMQ link delivers it), decode its batch into
+typed samples (runner/messages.py), and append it to the run's samples (engine/samples.py's
+columns, rounded as the CSV spelled them; an Arrow batch appended to the open part and
+flushed; every 250,000 rows a Parquet part written: engine/dataset.py). Locust's own
+statistics arrive already aggregated per worker and cost the master little. Dividing one
+core by the cost per sample gives the samples a second one master can write; divided by
+what one worker offers, the workers it can take. With ``--prometheus`` the master also
+counts every sample into its live metrics (runner/live_metrics.py): measured beside the
+bare cost, the same batches, so the ratio is what the option costs on this machine.
 
     python bench/master_cost.py [--samples 300000] [--batch 9000] [--worker-rate 5000]
 """
@@ -29,14 +29,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engine.samples import Sample
 from inputs.scenario import load_scenario
 from runner.live_metrics import RunMetrics
-from runner.messages import REPORT_KEY, Batch, to_wire
+from runner.messages import REPORT_KEY, Batch, Offered, decode, encode
 from runner.run_files import RunFiles
 
 # The bench's one phase: the scenario's sustain (its name is all the samples carry).
 PHASES = ["sustain"]
 
 
-def _batch(size: int, first: int) -> dict:
+def _batch(size: int, first: int) -> bytes:
     samples = [
         Sample(
             first + i,
@@ -54,7 +54,7 @@ def _batch(size: int, first: int) -> dict:
         )
         for i in range(size)
     ]
-    return to_wire(Batch("bench", 0, samples, offered=[[0, "api_read", first + size]]))
+    return encode(Batch("bench", 0, samples, offered=[Offered(0, "api_read", first + size)]))
 
 
 def _cpu_per_sample_us(wires: list[bytes], total: int, metrics: RunMetrics | None) -> float:
@@ -65,10 +65,10 @@ def _cpu_per_sample_us(wires: list[bytes], total: int, metrics: RunMetrics | Non
             metrics.begin("bench", load_scenario(), PHASES)
         start = time.process_time()
         for wire in wires:
-            data = Message.unserialize(wire).data[REPORT_KEY]
-            files.append_samples(data["slot"], data["samples"], PHASES)
+            batch = decode(Batch, Message.unserialize(wire).data[REPORT_KEY])
+            files.append_samples(batch.slot, batch.samples, PHASES)
             if metrics is not None:
-                metrics.take("bench", data["slot"], data["samples"], PHASES, data["offered"])
+                metrics.take("bench", batch.slot, batch.samples, PHASES, batch.offered)
         used = time.process_time() - start
         files.close()
     return used / total * 1e6

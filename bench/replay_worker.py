@@ -8,7 +8,7 @@ part swapped: instead of the dispatcher, ``Replay`` walks the process's share of
 the plan and, at each arrival's due time, records a sample taken from a real run's
 samples.csv (the next recorded one of the workload the mix gives that arrival),
 its durations kept and shifted to end now. What the master receives is what real
-load processes send at that rate; the workers' cost is building the tuples.
+load processes send at that rate; the workers' cost is building the samples.
 
 Locust's own statistics are fed one sample in ``LOCUST_EVERY`` (the real process
 feeds every one): the master merges each worker's per-name entries once per
@@ -104,8 +104,8 @@ class Replay:
         self._plan = plan
 
     def _offer(self) -> None:
-        """Each tick, every arrival of this slot due since the last one: a plain tuple in the
-        Sample's fields (what msgpack sends of a Sample), the recording's next of its workload."""
+        """Each tick, every arrival of this slot due since the last one: a Sample, the
+        recording's next of its workload."""
         slot, workers = self._cursor.slot, self._cursor.workers
         mix, offered, on_sample, recorded = self._mix, self.offered, self._on_sample, self._next
         done = 0
@@ -121,8 +121,22 @@ class Replay:
                     recorded[workload]
                 )
                 sent = None if before_sent is None else now + before_sent
-                row = (k, workload, number, now + before_due, sent, now, ttft, tokens, status)
-                on_sample((*row, outcome, detail, size))  # type: ignore[arg-type]
+                on_sample(
+                    Sample(
+                        k,
+                        workload,
+                        number,
+                        now + before_due,
+                        sent,
+                        now,
+                        ttft,
+                        tokens,
+                        status,
+                        outcome,
+                        detail,
+                        size,
+                    )
+                )
             done = max(done, due)
             if plan.closed and done >= plan.total():
                 return
@@ -142,7 +156,7 @@ class ReplayProcess(LoadProcess):
     """The kit's load process, counting one sample in LOCUST_EVERY into Locust's statistics."""
 
     def _tell_locust(self, samples: list[Sample], start_epoch: float) -> None:
-        super()._tell_locust([Sample(*s) for s in samples[::LOCUST_EVERY]], start_epoch)
+        super()._tell_locust(samples[::LOCUST_EVERY], start_epoch)
 
 
 runner.load_process.driver_class = lambda mode: Replay

@@ -49,10 +49,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.ws_server import TOKEN_MS, TOKENS
 from engine.collector import THRESHOLDS as LOAD_THRESHOLDS
+from engine.samples import Sample
 from engine.schedule import Plan
+from inputs.fixture import fixture_from_dict
 from inputs.scenario import scenario_from_dict
 from runner.load_process import LoadProcess
-from runner.messages import DRAINED, READY, PlanUpdate, Prepare
+from runner.messages import VERSION, Drained, PlanUpdate, Prepare, Ready, ToMaster
 from stack.processes import free_port, wait_ready
 
 LATE_MS = 10.0
@@ -114,16 +116,16 @@ def measure(
     rate = concurrency / turn_s
     environment = Environment()
     environment.create_local_runner()
-    drained: list[dict] = []
+    drained: list[Drained] = []
 
-    def received(kind: str, data: dict) -> None:
+    def to_master(message: ToMaster) -> None:
         """The master's part: a refused sign-in ends the bench at once, never a wait."""
-        if kind == READY and data["error"]:
-            raise RuntimeError(f"the load process could not start: {data['error']}")
-        if kind == DRAINED:
-            drained.append(data)
+        if isinstance(message, Ready) and message.error:
+            raise RuntimeError(f"the load process could not start: {message.error}")
+        if isinstance(message, Drained):
+            drained.append(message)
 
-    process = LoadProcess("bench", received, environment.stats)
+    process = LoadProcess("bench", to_master, environment.stats)
     raw = {
         "name": "streams",
         "workloads": {"chat_stream": {"share": 1, "description": "chat turns only"}},
@@ -133,20 +135,30 @@ def measure(
         "thresholds": [],
     }
     scenario = scenario_from_dict(raw)
-    fixture = {**FIXTURES[protocol], "api_url": url, "stub_url": url}
+    fixture = fixture_from_dict({**FIXTURES[protocol], "api_url": url, "stub_url": url})
     connections = concurrency * 2
     process.on_prepare(
-        Prepare("bench", {"bench": 0}, [connections], scenario.to_dict(), fixture, url, "b@x")
+        Prepare(
+            version=VERSION,
+            run_id="bench",
+            slots={"bench": 0},
+            connections=[connections],
+            scenario=scenario,
+            fixture=fixture,
+            host=url,
+            email="b@x",
+        )
     )
     cpu = psutil.Process()
     server_cpu_before = _server_stats(url)["cpu_s"]
     _GC.update(longest_s=0.0, generation=0, full=0)
     start_epoch = time.time() + 0.5
-    process.on_plan(PlanUpdate("bench", start_epoch, Plan.from_scenario(scenario).to_wire()))
+    process.on_plan(PlanUpdate("bench", start_epoch, Plan.from_scenario(scenario)))
     gevent.sleep(max(0.0, start_epoch - time.time()))
     before = cpu.cpu_times()
     rss_before, rss_at_peak = cpu.memory_info().rss, 0
-    samples, peak, offset = [], 0, 0.0
+    samples: list[Sample] = []
+    peak, offset = 0, 0.0
     while not drained:
         gevent.sleep(0.5)
         run = process._run
@@ -157,9 +169,9 @@ def measure(
                 peak, rss_at_peak = run.dispatcher.in_flight, cpu.memory_info().rss
         batch = process.take_batch()
         if batch is not None:
-            samples += batch["samples"]
+            samples += batch.samples
     after = cpu.cpu_times()
-    samples += drained[0]["batch"]["samples"]
+    samples += drained[0].batch.samples
     if environment.runner is not None:
         environment.runner.quit()
     server = _server_stats(url)
@@ -176,8 +188,8 @@ def measure(
         sent = s.sent_s + offset
         to_server.append((received - sent) * 1000)
         from_server.append((sent + s.ttft_ms / 1000 - first_sent) * 1000)
-    sent = [(s.sent_s - s.due_s) * 1000 for s in samples if s.sent_s is not None]
-    late = sum(1 for ms in sent if ms > LATE_MS) + len(samples) - len(sent)
+    lateness = [(s.sent_s - s.due_s) * 1000 for s in samples if s.sent_s is not None]
+    late = sum(1 for ms in lateness if ms > LATE_MS) + len(samples) - len(lateness)
     failed = [s.detail for s in samples if s.outcome not in ("ok", "cancelled")]
     used = (after.user - before.user) + (after.system - before.system)
     return {

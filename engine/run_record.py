@@ -68,13 +68,27 @@ class PhaseRecord(Struct, frozen=True):
             raise ValueError(f"phase {self.name} ends at {self.end_s}, not after its start")
 
 
+class ProcessStart(Struct, omit_defaults=True):
+    """How one load process's start went, filled in as it goes (a process stopped early says
+    only what it got to): sign-in, opening connections and settling memory (their sum its
+    warm-up), the plan received before t = 0 (negative: after) and how late it woke for it."""
+
+    sign_in_ms: float | None = None
+    connect_ms: float | None = None
+    settle_ms: float | None = None
+    connections_opened: int | None = None
+    warm_up_ms: float | None = None
+    plan_ahead_ms: float | None = None
+    behind_ms: float | None = None
+
+
 class StartRecord(Struct, frozen=True):
     """How the start went: the lead the master picked, the worst round trip to each load
     process, and each process's own warm-up (sign-in, connections, waking for t = 0)."""
 
     lead_s: float
     round_trip_ms: dict[str, float] = field(default_factory=dict)
-    processes: dict[str, dict[str, float]] = field(default_factory=dict)
+    processes: dict[str, ProcessStart] = field(default_factory=dict)
 
 
 class LostProcess(Struct, frozen=True):

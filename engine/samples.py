@@ -1,15 +1,16 @@
 """One sample per offered arrival: what it was, when it was due, sent and done, and how it ended.
 
-Workers build samples as plain tuples (cheap to make, and msgpack sends a tuple as
-a compact list) and the master turns each batch into columns of the run's ``samples``
-dataset (engine/dataset.py), in the columns reports/README.md lists, rounded as
-``samples.csv`` always wrote them (times to the microsecond), so the dataset and its CSV
-export hold the same numbers. Nothing here computes a statistic.
+Workers build each sample as a ``Sample`` and the master turns each batch into columns of
+the run's ``samples`` dataset (engine/dataset.py), in the columns reports/README.md lists,
+rounded as ``samples.csv`` always wrote them (times to the microsecond), so the dataset and
+its CSV export hold the same numbers. Nothing here computes a statistic.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
+
+from msgspec import Struct
 
 OK = "ok"
 FAILED = "failed"
@@ -62,11 +63,19 @@ COLUMNS = (
 STREAM_COLUMNS = ("first_event_ms", "last_token_ms", "stall_ms")
 
 
-class Sample(NamedTuple):
-    """One arrival's record; times are seconds from the run start, ``sent_s`` None if never sent."""
+class Sample(Struct, array_like=True, gc=False):
+    """One arrival's record; times are seconds from the run start, ``sent_s`` None if never sent.
 
-    # Shadows tuple.index, which nothing calls on it: the column's name in every file.
-    index: int  # type: ignore[assignment]
+    An array-like msgspec Struct rather than a NamedTuple: it goes on the wire as the same
+    compact list of values (no field names), and is decoded back into a Sample with every
+    field's type checked, but it is read by name only: a tuple could be (and was) read by
+    position, which a field added in the middle silently shifts. It is also cheaper to
+    build, encode and decode than a NamedTuple (a worker builds one per arrival, the master
+    decodes every one), and holds no container, so ``gc=False`` keeps the millions of them
+    a run makes out of the cycle collector's way.
+    """
+
+    index: int
     workload: str
     segment: int
     due_s: float

@@ -11,13 +11,13 @@ agrees on which index is due when without talking.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import overload
 
 from engine.arrivals import KINDS, Spacing
 from engine.run_record import ArrivalsRecord
-from inputs.scenario import ArrivalKind, Arrivals, Phase, Scenario
+from inputs.scenario import Arrivals, Phase, Scenario
 
 
 @dataclass(frozen=True)
@@ -170,25 +170,6 @@ class Plan:
                 raise ValueError("an open plan has no last arrival; give until_s")
             for j in range(count):
                 yield number, segment.first_index + j
-
-    def to_wire(self) -> list[dict]:
-        """Plain data for a Locust message; floats survive msgpack bit for bit."""
-        return [asdict(s) for s in self.segments]
-
-    @classmethod
-    def from_wire(cls, data: list[dict]) -> Plan:
-        """The plan ``to_wire`` described (msgpack turns its tuples into lists)."""
-        segments = []
-        for s in data:
-            arrivals = s.get("arrivals") or {}
-            arrivals = Arrivals(
-                ArrivalKind(arrivals.get("kind", ArrivalKind.UNIFORM)),
-                arrivals.get("trace", ""),
-                tuple(arrivals.get("offsets", ())),
-                tuple(arrivals.get("workloads", ())),
-            )
-            segments.append(Segment(**{**s, "arrivals": arrivals}))
-        return cls(tuple(segments))
 
 
 def _rate_name(number: int, rate: float) -> str:

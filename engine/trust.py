@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -97,10 +97,6 @@ class Trust:
             return f"the CA file {self.ca_file} ({self.source})"
         return "the default certificate store"
 
-    def to_wire(self) -> dict:
-        """As a load process is sent it (the master's CA, read once, for every worker)."""
-        return asdict(self)
-
 
 def trust_from(
     ca_file: str | None, insecure: bool, environ: Mapping[str, str] = os.environ
@@ -129,16 +125,6 @@ def trust_from(
             "CA certificate the platform's is signed by"
         ) from None
     return Trust(ca_file=ca_file, source=source, ca_pem=text)
-
-
-def trust_from_wire(data: Mapping[str, object]) -> Trust:
-    """The trust a load process was sent."""
-    return Trust(
-        ca_file=str(data.get("ca_file", "")),
-        source=str(data.get("source", "")),
-        ca_pem=str(data.get("ca_pem", "")),
-        insecure=bool(data.get("insecure", False)),
-    )
 
 
 _current: Trust | None = None

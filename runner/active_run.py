@@ -21,14 +21,16 @@ from locust.runners import MasterRunner
 from engine.agent_plan import calls_key
 from engine.clock import RunClock
 from engine.dataset import PROBES
-from engine.run_record import LostProcess, PlatformRecord, StartRecord
+from engine.run_record import LostProcess, PlatformRecord, ProcessStart, StartRecord
+from engine.samples import Sample
 from engine.schedule import Plan
+from engine.seam import Accepted
 from inputs.scenario import Scenario
-from probes import ProbeRun, Reading, start_probes
+from probes import ProbeRun, start_probes
 from runner.before_load import Settled
 from runner.faults import RunFaults, start_faults
 from runner.live_metrics import RunMetrics
-from runner.messages import Drained
+from runner.messages import Batch, Drained
 from runner.progress import Progress, ProgressLine
 from runner.run_files import RunFiles
 from runner.settings import RunSettings
@@ -70,13 +72,13 @@ class ActiveRun:
     metrics: RunMetrics | None = None
     drained: dict[int, Drained] = field(default_factory=dict)
     # Each process's own start (sign-in, warm-up, waking for t = 0), as it drained.
-    process_starts: dict[str, dict[str, float]] = field(default_factory=dict)
+    process_starts: dict[str, ProcessStart] = field(default_factory=dict)
     last_drained: float = 0.0
     all_drained: gevent.event.Event = field(default_factory=gevent.event.Event)
     # Recorded samples sent late (or never sent), for the progress line.
     late: int = 0
     # Work the platform accepted for later: (arrival index, workload, its reference).
-    accepted: list = field(default_factory=list)
+    accepted: list[Accepted] = field(default_factory=list)
     # A local run's greenlet moving samples from its dispatcher to disk.
     flusher: gevent.Greenlet | None = None
     # Set when the run ends: when (seconds from its start), and how.
@@ -136,22 +138,21 @@ class ActiveRun:
         with."""
         return [s.name for s in self.plan.segments]
 
-    def take(self, batch: dict) -> None:
+    def take(self, batch: Batch) -> None:
         """Append a batch of samples to disk (and to the live metrics), the generator's readings
         to the probes table, and the work the platform accepted to what is followed up."""
         phases = self.phases
-        self.files.append_samples(batch["slot"], batch["samples"], phases)
-        self.late += _late(batch["samples"], self.scenario.lateness.late_after_ms)
+        self.files.append_samples(batch.slot, batch.samples, phases)
+        self.late += _late(batch.samples, self.scenario.lateness.late_after_ms)
         if self.metrics is not None:
-            offered = batch.get("offered", ())
-            self.metrics.take(self.run_id, batch["slot"], batch["samples"], phases, offered)
-        self.accepted += batch.get("accepted", ())
-        if batch["readings"]:
-            self.probes.record(Reading(*r) for r in batch["readings"])
+            self.metrics.take(self.run_id, batch.slot, batch.samples, phases, batch.offered)
+        self.accepted += batch.accepted
+        if batch.readings:
+            self.probes.record(batch.readings)
 
     def take_drained(self, drained: Drained) -> None:
         """A process's last batch: write it and mark the process done."""
-        self.take(vars(drained.batch))
+        self.take(drained.batch)
         self.drained[drained.batch.slot] = drained
         self.process_starts[str(drained.batch.slot)] = drained.start
         self.last_drained = time.monotonic()
@@ -218,13 +219,13 @@ class ActiveRun:
         self.end(now, f"incomplete: {lost}")
 
 
-def _late(rows: list, late_after_ms: float) -> int:
-    """Samples (engine.samples.Sample tuples) sent more than ``late_after_ms`` after due, or
-    never sent: the report's rule, counted as batches arrive."""
+def _late(samples: list[Sample], late_after_ms: float) -> int:
+    """Samples sent more than ``late_after_ms`` after due, or never sent: the report's rule,
+    counted as batches arrive."""
     late = 0
-    for row in rows:
-        due, sent = row[3], row[4]
-        late += sent is None or (sent - due) * 1000.0 > late_after_ms
+    for sample in samples:
+        sent = sample.sent_s
+        late += sent is None or (sent - sample.due_s) * 1000.0 > late_after_ms
     return late
 
 

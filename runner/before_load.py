@@ -20,7 +20,7 @@ from engine.trust import INSECURE_WARNING, refuse_untrusted, use
 from inputs.bad_input import SettingsError
 from inputs.scenario import Scenario
 from runner.faults import check_faults
-from runner.messages import Prepare
+from runner.messages import VERSION, Prepare
 from runner.settings import (
     RUNS_DIR,
     RunSettings,
@@ -109,17 +109,18 @@ def prepare_message(settled: Settled) -> Prepare:
     settings = settled.settings
     shares = split(settings.connections, len(settled.slots))
     return Prepare(
+        version=VERSION,
         run_id=settled.run_id,
         slots=settled.slots,
         connections=shares,
-        scenario=settings.scenario.to_dict(),
-        fixture=vars(with_host(settings.fixture, settings.host)),
+        scenario=settings.scenario,
+        fixture=with_host(settings.fixture, settings.host),
         host=settings.host,
         email=settings.email,
         mode=settled.mode,
         warm=warm_counts(settled.plan, shares),
         accept_encoding=settings.accept_encoding,
-        tls=settings.trust.to_wire(),
+        tls=settings.trust,
     )
 
 

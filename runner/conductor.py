@@ -28,7 +28,7 @@ from runner.before_load import prepare_message, settle
 from runner.ending import wrap_up
 from runner.live_metrics import RunMetrics
 from runner.load_process import LoadProcess
-from runner.messages import PLAN, STOP, Drained, PlanUpdate, to_wire
+from runner.messages import Batch, Drained, PlanUpdate, Pong, Ready, Stop, send
 from runner.recording import write_record
 from runner.rendezvous import Rendezvous
 from runner.run_end import NO_VERDICT, finish, summary_of
@@ -147,27 +147,29 @@ class Conductor:
         )
 
     def _send_plan(self, run: ActiveRun) -> None:
-        update = PlanUpdate(run.run_id, run.clock.start_epoch, run.plan.to_wire())
-        self.environment.runner.send_message(PLAN, to_wire(update))
+        send(
+            self.environment.runner.send_message,
+            PlanUpdate(run.run_id, run.clock.start_epoch, run.plan),
+        )
 
     # -- while it runs ----------------------------------------------------------------------
 
-    def on_ready(self, data: dict) -> None:
+    def on_ready(self, ready: Ready) -> None:
         """A process signed in (or could not)."""
-        self.rendezvous.on_ready(data)
+        self.rendezvous.on_ready(ready)
 
-    def on_pong(self, data: dict) -> None:
+    def on_pong(self, pong: Pong) -> None:
         """A process answered a ping."""
-        self.rendezvous.on_pong(data)
+        self.rendezvous.on_pong(pong)
 
-    def on_batch(self, data: dict) -> None:
+    def on_batch(self, batch: Batch) -> None:
         """A batch of samples: the run's, or discarded (said) when its run has ended."""
         run = self._run
-        if run is None or data["run_id"] != run.run_id:
-            late = len(data["samples"])
+        if run is None or batch.run_id != run.run_id:
+            late = len(batch.samples)
             log.warning("discarded %d samples that arrived after their run ended", late)
             return
-        run.take(data)
+        run.take(batch)
 
     def on_drained(self, drained: Drained) -> None:
         """A process's last batch: written, and the process marked done."""
@@ -254,7 +256,7 @@ class Conductor:
         if run is None or run.stopped is not None:
             return
         run.end(run.clock.now(), OPERATOR_STOP if self._stop_pressed else INTERRUPTED)
-        self.environment.runner.send_message(STOP, {"run_id": run.run_id})
+        send(self.environment.runner.send_message, Stop(run.run_id))
         run.all_drained.wait(STOP_WAIT_S)
 
     def close(self) -> None:

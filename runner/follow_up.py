@@ -25,9 +25,9 @@ def follow_up(run: ActiveRun) -> None:
     --follow-up-grace says otherwise) and note when, the states being as of then. A run that
     did not complete is not followed: its accepted work is written "not verifiable" (a platform
     may accept with a 200, which the report alone could not tell from a pass)."""
-    if not run.accepted:
+    accepted = run.accepted
+    if not accepted:
         return
-    accepted = [(int(k), str(w), str(ref)) for k, w, ref in run.accepted]
     if run.stopped != COMPLETED:
         why = "not followed: the run did not complete"
         write_followups(run.files.dir, run.run_id, _unverifiable(accepted, why))

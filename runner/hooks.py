@@ -11,6 +11,7 @@ import logging
 import signal
 import sys
 import time
+from functools import partial
 
 import gevent
 import greenlet
@@ -23,18 +24,22 @@ from runner.conductor import Conductor
 from runner.live_metrics import RunMetrics
 from runner.load_process import LoadProcess
 from runner.messages import (
-    DRAINED,
-    PING,
-    PLAN,
-    PONG,
-    PREPARE,
-    READY,
     REPORT_KEY,
-    STOP,
+    Batch,
+    Drained,
+    Header,
+    MessageError,
     Ping,
     PlanUpdate,
+    Pong,
     Prepare,
-    drained_from_wire,
+    Ready,
+    Stop,
+    decode,
+    encode,
+    listen,
+    prepare_from,
+    send,
 )
 from runner.options import PROMETHEUS, PROMETHEUS_LINGER_S, SHOWN_ONLY_FOR, add_options
 from runner.progress import quiet_locust_tables, quiet_user_ramp
@@ -55,23 +60,167 @@ BAD_INPUT_EXIT = 2
 # How often the headless master looks whether its expected workers have connected.
 WORKER_POLL_S = 0.5
 
-_conductor: Conductor | None = None
-_process: LoadProcess | None = None
-_metrics: RunMetrics | None = None
-_linger_s = 0.0
+
+class KitHooks:
+    """This process's part of the kit as Locust's listeners see it: the conductor (the master,
+    or a local run), the load process (a worker, or a local run), the live metrics and how
+    long they outlast the run.
+
+    One object made by ``install``, whose methods are the listeners, rather than state held
+    on Locust's Environment: Locust fires ``report_to_master``, ``worker_report`` and
+    ``quit`` without the Environment, and the signal handler has none either, so only an
+    object the listeners are bound to reaches every one of them; it lives as long as the
+    process, which is as long as Locust's Environment does (one per process).
+    """
+
+    def __init__(self) -> None:
+        self.conductor: Conductor | None = None
+        self.process: LoadProcess | None = None
+        self.metrics: RunMetrics | None = None
+        self.linger_s = 0.0
+
+    def on_init(self, environment, runner, web_ui=None, **_) -> None:
+        options = environment.parsed_options
+        generates_load = not isinstance(runner, MasterRunner)
+        try:
+            # The credential is checked where the platform is known (the settings, and each
+            # load process's sign-in at Prepare): a platform without sign-in asks for none.
+            if isinstance(runner, WorkerRunner) and PROMETHEUS.given(options):
+                # Locust's config files and the k8s operator give both roles the same options.
+                log.info("--prometheus: the master serves the metrics (it holds every sample)")
+            if not isinstance(runner, WorkerRunner):
+                refuse_users_options(options)
+                settings_from(options, environment.host)
+                self._serve_metrics(PROMETHEUS.value(options), PROMETHEUS_LINGER_S.value(options))
+        except BAD_INPUT as exc:
+            _refuse_at_start(str(exc))
+        if generates_load:
+            self.process = process = LoadProcess(
+                runner.client_id, partial(send, runner.send_message), environment.stats
+            )
+            runner.register_message(Prepare.kind, partial(_on_prepare, process))
+            listen(runner.register_message, Ping, process.on_ping)
+            listen(runner.register_message, PlanUpdate, process.on_plan)
+            listen(runner.register_message, Stop, process.on_stop)
+        if not isinstance(runner, WorkerRunner):
+            quiet_locust_tables(options)
+            quiet_user_ramp(lambda: mode_of(environment.shape_class) == OPEN_ARRIVAL)
+            self._handle_signals_before_load(runner)
+            if isinstance(runner, MasterRunner) and options.headless:
+                _bound_the_wait_for_workers(runner, options)
+            self.conductor = conductor = Conductor(environment, self.process, self.metrics)
+            listen(runner.register_message, Ready, conductor.on_ready)
+            listen(runner.register_message, Pong, conductor.on_pong)
+            listen(runner.register_message, Drained, conductor.on_drained)
+            environment.shape_class = choose_shape(environment, conductor, USER_CLASSES)
+            if web_ui is not None:
+                add_rate_page(web_ui, lambda: environment.shape_class)
+                add_start_form(web_ui, lambda: environment.shape_class, SHOWN_ONLY_FOR)
+                add_verdict_tab(web_ui, conductor.progress)
+                chart_offered_rate(web_ui, conductor.offered_rate)
+                on_stop_button(web_ui, conductor.stop_pressed)
+
+    def _serve_metrics(self, address: tuple[str, int] | None, linger_s: float) -> None:
+        """Start the metrics server the master's runs count into (--prometheus), or nothing."""
+        if address is None:
+            return
+        metrics = RunMetrics()
+        try:
+            live_metrics.serve(address, metrics)
+        except OSError as exc:
+            host, port = address
+            raise SettingsError(
+                f"--prometheus: cannot serve on {host}:{port} ({exc.strerror or exc}); "
+                "give a free port, or an address of this host"
+            ) from None
+        self.metrics, self.linger_s = metrics, linger_s
+
+    def _handle_signals_before_load(self, runner) -> None:
+        """SIGTERM, SIGINT and SIGHUP: once a run exists they end it at once, interrupted and
+        recorded in run.json, without building its report (which may take longer than a CI
+        timeout's grace; ``loadkit report`` builds it), exit 2 (Ctrl-C's path; a headless
+        shape run blocks Locust's main before it installs its own SIGTERM handler); before
+        that, while anything is still waited for, one line and exit 2."""
+        main = greenlet.getcurrent()
+
+        def on_signal(signum, frame):
+            name = signal.Signals(signum).name
+            if self.conductor is not None and self.conductor.has_run():
+                self.conductor.signalled(name)
+                raise KeyboardInterrupt
+            gevent.spawn(
+                _exit_before_load, runner, main, f"{name} before load started; no run made"
+            )
+
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, on_signal)
+
+    def on_test_start(self, environment, **_) -> None:
+        if self.conductor is not None:
+            self.conductor.begin()
+
+    def on_test_stopping(self, environment, **_) -> None:
+        if self.conductor is not None:
+            self.conductor.interrupt()
+        elif self.process is not None:
+            self.process.stop("interrupted")
+
+    def on_test_stop(self, environment, **_) -> None:
+        if self.conductor is not None:
+            self.conductor.close()
+
+    def on_report_to_master(self, client_id, data, **_) -> None:
+        batch = self.process.take_batch() if self.process is not None else None
+        if batch is not None:
+            data[REPORT_KEY] = encode(batch)
+
+    def on_worker_report(self, client_id, data, **_) -> None:
+        if REPORT_KEY not in data or self.conductor is None:
+            return
+        try:
+            batch = decode(Batch, data[REPORT_KEY])
+        except MessageError as exc:
+            log.error("a report from %s refused: %s", client_id, exc)
+            return
+        self.conductor.on_batch(batch)
+
+    def on_quitting(self, environment, **_) -> None:
+        """Locust is exiting (the end, Ctrl-C, SIGTERM): end any run first, then give its
+        verdict."""
+        conductor = self.conductor
+        if conductor is not None:
+            conductor.interrupt()
+            conductor.close()
+            if conductor.exit_code is not None and environment.parsed_options.headless:
+                environment.process_exit_code = conductor.exit_code
+        elif self.process is not None:
+            self.process.stop("interrupted")
+
+    def on_quit(self, exit_code, **_) -> None:
+        """The very end: a headless run's figures and verdict are the last thing it prints,
+        after Locust's own exit lines; then the final metrics are served one scrape more
+        (once: a signal that cuts the wait short runs Locust's shutdown, and so this, again)."""
+        if self.conductor is not None and self.conductor.closing_text:
+            print(self.conductor.closing_text, flush=True)
+            self.conductor.closing_text = ""
+        metrics, self.metrics = self.metrics, None
+        if metrics is not None and metrics.has_runs:
+            live_metrics.linger(self.linger_s)
 
 
 def install() -> None:
-    """Register the listeners (the locustfile calls this once)."""
+    """Register the listeners (the locustfile calls this once), bound to this process's one
+    KitHooks."""
+    hooks = KitHooks()
     events.init_command_line_parser.add_listener(add_options)
-    events.init.add_listener(_on_init)
-    events.test_start.add_listener(_on_test_start)
-    events.test_stopping.add_listener(_on_test_stopping)
-    events.test_stop.add_listener(_on_test_stop)
-    events.report_to_master.add_listener(_on_report_to_master)
-    events.worker_report.add_listener(_on_worker_report)
-    events.quitting.add_listener(_on_quitting)
-    events.quit.add_listener(_on_quit)
+    events.init.add_listener(hooks.on_init)
+    events.test_start.add_listener(hooks.on_test_start)
+    events.test_stopping.add_listener(hooks.on_test_stopping)
+    events.test_stop.add_listener(hooks.on_test_stop)
+    events.report_to_master.add_listener(hooks.on_report_to_master)
+    events.worker_report.add_listener(hooks.on_worker_report)
+    events.quitting.add_listener(hooks.on_quitting)
+    events.quit.add_listener(hooks.on_quit)
 
 
 def _refuse_at_start(problems: str) -> None:
@@ -80,83 +229,21 @@ def _refuse_at_start(problems: str) -> None:
     sys.exit(BAD_INPUT_EXIT)
 
 
-def _on_init(environment, runner, web_ui=None, **_) -> None:
-    global _conductor, _process
-    options = environment.parsed_options
-    generates_load = not isinstance(runner, MasterRunner)
+def _on_prepare(process: LoadProcess, msg, **_) -> None:
+    """A Prepare: its header first, so that a master of another version, or a malformed
+    field, is answered with the one line the master refuses the run with."""
     try:
-        # The credential is checked where the platform is known (the settings, and each load
-        # process's sign-in at Prepare): a platform without sign-in asks for none.
-        if isinstance(runner, WorkerRunner) and PROMETHEUS.given(options):
-            # Locust's config files and the k8s operator give both roles the same options.
-            log.info("--prometheus: the master serves the metrics (it holds every sample)")
-        if not isinstance(runner, WorkerRunner):
-            refuse_users_options(options)
-            settings_from(options, environment.host)
-            _serve_metrics(PROMETHEUS.value(options), PROMETHEUS_LINGER_S.value(options))
-    except BAD_INPUT as exc:
-        _refuse_at_start(str(exc))
-    if generates_load:
-        _process = LoadProcess(runner.client_id, runner.send_message, environment.stats)
-        runner.register_message(PREPARE, lambda msg, **_: _process.on_prepare(Prepare(**msg.data)))
-        runner.register_message(PING, lambda msg, **_: _process.on_ping(Ping(**msg.data)))
-        runner.register_message(PLAN, lambda msg, **_: _process.on_plan(PlanUpdate(**msg.data)))
-        runner.register_message(STOP, lambda msg, **_: _process.stop("interrupted"))
-    if not isinstance(runner, WorkerRunner):
-        quiet_locust_tables(options)
-        quiet_user_ramp(lambda: mode_of(environment.shape_class) == OPEN_ARRIVAL)
-        _handle_signals_before_load(runner)
-        if isinstance(runner, MasterRunner) and options.headless:
-            _bound_the_wait_for_workers(runner, options)
-        _conductor = Conductor(environment, _process, _metrics)
-        runner.register_message(READY, lambda msg, **_: _conductor.on_ready(msg.data))
-        runner.register_message(PONG, lambda msg, **_: _conductor.on_pong(msg.data))
-        runner.register_message(
-            DRAINED, lambda msg, **_: _conductor.on_drained(drained_from_wire(msg.data))
-        )
-        environment.shape_class = choose_shape(environment, _conductor, USER_CLASSES)
-        if web_ui is not None:
-            add_rate_page(web_ui, lambda: environment.shape_class)
-            add_start_form(web_ui, lambda: environment.shape_class, SHOWN_ONLY_FOR)
-            add_verdict_tab(web_ui, _conductor.progress)
-            chart_offered_rate(web_ui, _conductor.offered_rate)
-            on_stop_button(web_ui, _conductor.stop_pressed)
-
-
-def _serve_metrics(address: tuple[str, int] | None, linger_s: float) -> None:
-    """Start the metrics server the master's runs count into (--prometheus), or nothing."""
-    global _metrics, _linger_s
-    if address is None:
+        header = decode(Header, msg.data)
+    except MessageError as exc:
+        log.error("%s from %s refused: %s", Prepare.kind, msg.node_id, exc)
         return
-    metrics = RunMetrics()
     try:
-        live_metrics.serve(address, metrics)
-    except OSError as exc:
-        host, port = address
-        raise SettingsError(
-            f"--prometheus: cannot serve on {host}:{port} ({exc.strerror or exc}); "
-            "give a free port, or an address of this host"
-        ) from None
-    _metrics, _linger_s = metrics, linger_s
-
-
-def _handle_signals_before_load(runner) -> None:
-    """SIGTERM, SIGINT and SIGHUP: once a run exists they end it at once, interrupted and
-    recorded in run.json, without building its report (which may take longer than a CI
-    timeout's grace; ``loadkit report`` builds it), exit 2 (Ctrl-C's path; a headless shape
-    run blocks Locust's main before it installs its own SIGTERM handler); before that, while
-    anything is still waited for, one line and exit 2."""
-    main = greenlet.getcurrent()
-
-    def on_signal(signum, frame):
-        name = signal.Signals(signum).name
-        if _conductor is not None and _conductor.has_run():
-            _conductor.signalled(name)
-            raise KeyboardInterrupt
-        gevent.spawn(_exit_before_load, runner, main, f"{name} before load started; no run made")
-
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, on_signal)
+        prepare = prepare_from(header, msg.data)
+    except MessageError as exc:
+        log.error("%s refused: %s", Prepare.kind, exc)
+        process.refuse(header, str(exc))
+        return
+    process.on_prepare(prepare)
 
 
 def _exit_before_load(runner, main, line: str) -> None:
@@ -196,55 +283,3 @@ def _bound_the_wait_for_workers(runner, options) -> None:
             gevent.sleep(WORKER_POLL_S)
 
     gevent.spawn(watch)
-
-
-def _on_test_start(environment, **_) -> None:
-    if _conductor is not None:
-        _conductor.begin()
-
-
-def _on_test_stopping(environment, **_) -> None:
-    if _conductor is not None:
-        _conductor.interrupt()
-    elif _process is not None:
-        _process.stop("interrupted")
-
-
-def _on_test_stop(environment, **_) -> None:
-    if _conductor is not None:
-        _conductor.close()
-
-
-def _on_report_to_master(client_id, data, **_) -> None:
-    batch = _process.take_batch() if _process is not None else None
-    if batch is not None:
-        data[REPORT_KEY] = batch
-
-
-def _on_worker_report(client_id, data, **_) -> None:
-    if REPORT_KEY in data and _conductor is not None:
-        _conductor.on_batch(data[REPORT_KEY])
-
-
-def _on_quitting(environment, **_) -> None:
-    """Locust is exiting (the end, Ctrl-C, SIGTERM): end any run first, then give its verdict."""
-    if _conductor is not None:
-        _conductor.interrupt()
-        _conductor.close()
-        if _conductor.exit_code is not None and environment.parsed_options.headless:
-            environment.process_exit_code = _conductor.exit_code
-    elif _process is not None:
-        _process.stop("interrupted")
-
-
-def _on_quit(exit_code, **_) -> None:
-    """The very end: a headless run's figures and verdict are the last thing it prints, after
-    Locust's own exit lines; then the final metrics are served one scrape more (once: a
-    signal that cuts the wait short runs Locust's shutdown, and so this, again)."""
-    global _metrics
-    if _conductor is not None and _conductor.closing_text:
-        print(_conductor.closing_text, flush=True)
-        _conductor.closing_text = ""
-    metrics, _metrics = _metrics, None
-    if metrics is not None and metrics.has_runs:
-        live_metrics.linger(_linger_s)

@@ -44,9 +44,10 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from engine.run_record import PhaseRecord
-from engine.samples import OK, OUTCOMES, SUCCESSFUL
+from engine.samples import OK, OUTCOMES, SUCCESSFUL, Sample
 from engine.serve import CHAT
 from inputs.scenario import Scenario
+from runner.messages import Offered
 
 if TYPE_CHECKING:  # the load processes import this module; reports is the master's, at the end
     from reports.summary import Summary
@@ -112,7 +113,7 @@ class _RunCounts:
     offered_by_slot: dict[int, Counter] = field(default_factory=dict)
     final_offered: Counter[tuple[str, str]] | None = None
     buckets: dict[tuple[str, str], list[int]] = field(default_factory=dict)
-    latency_sum: Counter = field(default_factory=Counter)
+    latency_sum: dict[tuple[str, str], float] = field(default_factory=dict)
     # A completed stream's inter-token latency, longest gap and time per output token, over
     # the turns that have them, and the tokens of every successful sample.
     itl: dict[tuple[str, str], list[int]] = field(default_factory=dict)
@@ -163,45 +164,47 @@ class RunMetrics:
         self,
         run_id: str,
         slot: int,
-        samples: Iterable,
+        samples: Iterable[Sample],
         phases: list[str],
-        offered: Iterable,
+        offered: Iterable[Offered],
     ) -> None:
-        """Count one batch from process ``slot`` (sample tuples, the phase of each segment,
-        and the process's offered-so-far as ``[segment, workload, count]``)."""
+        """Count one batch from process ``slot`` (its samples, the phase of each segment, and
+        the process's offered-so-far)."""
         run = self._runs.get(run_id)
         if run is None:
             return
         run.phases = phases
         counted, late, buckets, sums = run.samples, run.late, run.buckets, run.latency_sum
         edges, late_after_ms = run.edges_ms, run.late_after_ms
-        for row in samples:
-            # Sample's fields by position: unpacking costs a third of building the tuple.
-            (_, workload, segment, due_s, sent_s, finished_s, ttft_ms, tokens, _, outcome, _, _) = (
-                row[:12]
-            )
-            phase = phases[segment]
+        for sample in samples:
+            workload, outcome, sent_s = sample.workload, sample.outcome, sample.sent_s
+            phase = phases[sample.segment]
             key = (workload, phase)
             counted[workload, phase, outcome] += 1
-            if sent_s is None or _late(sent_s, due_s, late_after_ms):
+            if sent_s is None or _late(sent_s, sample.due_s, late_after_ms):
                 late[key] += 1
-            if outcome == OK or (outcome in SUCCESSFUL and workload != CHAT):
+            if sent_s is not None and (
+                outcome == OK or (outcome in SUCCESSFUL and workload != CHAT)
+            ):
                 # The stored latency_ms, to the microsecond, so a sample at a limit is
                 # in the limit's bucket exactly when the report counts it within.
-                latency_ms = round((finished_s - sent_s) * 1000, 3)
+                latency_ms = round((sample.finished_s - sent_s) * 1000, 3)
                 if key not in buckets:
                     buckets[key] = [0] * (len(edges) + 1)
                 buckets[key][bisect.bisect_left(edges, latency_ms)] += 1
-                sums[key] += latency_ms
-                if tokens:
+                sums[key] = sums.get(key, 0.0) + latency_ms
+                if tokens := sample.tokens:
                     run.output_tokens[key] += tokens
-                    if len(row) > 14 and row[13] is not None:
-                        _gap(run.tpot, run.tpot_sum, key, row[13] / tokens)
-                        if tokens >= 2:
-                            _gap(run.itl, run.itl_sum, key, (row[13] - ttft_ms) / (tokens - 1))
-                            _gap(run.stall, run.stall_sum, key, row[14])
+                    if (last_token_ms := sample.last_token_ms) is not None:
+                        _gap(run.tpot, run.tpot_sum, key, last_token_ms / tokens)
+                        ttft_ms, stall_ms = sample.ttft_ms, sample.stall_ms
+                        # A stream timed past its first token has both (engine.seam.Turn).
+                        if tokens >= 2 and ttft_ms is not None and stall_ms is not None:
+                            itl_ms = (last_token_ms - ttft_ms) / (tokens - 1)
+                            _gap(run.itl, run.itl_sum, key, itl_ms)
+                            _gap(run.stall, run.stall_sum, key, stall_ms)
         run.offered_by_slot[slot] = Counter(
-            {(workload, phases[segment]): n for segment, workload, n in offered}
+            {(o.workload, phases[o.segment]): o.count for o in offered}
         )
 
     def end(self, run_id: str, phases: list[PhaseRecord]) -> None:
@@ -350,7 +353,7 @@ class RunMetrics:
         for edge_ms, n in zip((*run.edges_ms, float("inf")), counts, strict=True):
             cumulative += n
             buckets.append((floatToGoString(edge_ms / 1000), cumulative))
-        sum_s = run.latency_sum[workload, phase] / 1000
+        sum_s = run.latency_sum.get((workload, phase), 0.0) / 1000
         family.add_metric((run.run_id, workload, phase), buckets, sum_s)
 
 

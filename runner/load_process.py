@@ -24,28 +24,28 @@ from engine.agent_plan import AgentPlan
 from engine.clock import RunClock
 from engine.http import HttpTransport
 from engine.mix import Mix
+from engine.run_record import ProcessStart
 from engine.samples import Sample
 from engine.schedule import Plan
 from engine.seam import Deployment, Dialect, DialectError
 from engine.serve import CHAT
 from engine.share import Share
 from engine.sign_in import secret_for
-from engine.trust import trust_from_wire
-from inputs.fixture import FixtureError, fixture_from_dict
-from inputs.scenario import Scenario, scenario_from_dict
+from inputs.fixture import FixtureError
+from inputs.scenario import Scenario
 from runner.locust_stats import log_samples
 from runner.messages import (
-    DRAINED,
-    PONG,
-    READY,
     Batch,
     Drained,
+    Header,
+    Offered,
     Ping,
     PlanUpdate,
     Pong,
     Prepare,
     Ready,
-    to_wire,
+    Stop,
+    ToMaster,
 )
 from runner.self_probe import SelfProbe
 from runner.users import Driver, driver_class
@@ -83,13 +83,13 @@ class _Run:
         self.probe: SelfProbe | None = None
         self.lifecycle: gevent.Greenlet | None = None
         self.samples: list[Sample] = []
-        self.start: dict = {}
+        self.start = ProcessStart()
 
 
 class LoadProcess:
     """Answers the master's messages for this process; ``send`` reaches the master."""
 
-    def __init__(self, client_id: str, send: Callable[[str, dict], None], stats: RequestStats):
+    def __init__(self, client_id: str, send: Callable[[ToMaster], None], stats: RequestStats):
         self._client_id = client_id
         self._send = send
         self._stats = stats
@@ -104,14 +104,13 @@ class LoadProcess:
         if slot is None:
             return
         self.stop("superseded by a new run")
-        scenario = scenario_from_dict(prepare.scenario)
+        scenario, fixture = prepare.scenario, prepare.fixture
         http = HttpTransport(
             prepare.host,
             max_body=scenario.max_body_bytes,
             accept_encoding=prepare.accept_encoding,
-            trust=trust_from_wire(prepare.tls),
+            trust=prepare.tls,
         )
-        fixture = fixture_from_dict(prepare.fixture)
         error = ""
         began = time.monotonic()
         try:
@@ -128,34 +127,41 @@ class LoadProcess:
             http.close()
         else:
             self._run = _Run(prepare, scenario, slot, dialect, http)
-            self._run.start["sign_in_ms"] = _ms_since(began)
+            self._run.start.sign_in_ms = _ms_since(began)
             self._warm_up(self._run)
-        self._send(READY, to_wire(Ready(prepare.run_id, slot, error)))
+        self._send(Ready(prepare.run_id, slot, error))
+
+    def refuse(self, header: Header, line: str) -> None:
+        """A Prepare this process will not act on (another version's, or malformed): the master
+        is told why in ``line``, which it prints and refuses the run with."""
+        slot = header.slots.get(self._client_id)
+        if slot is not None:
+            self._send(Ready(header.run_id, slot, line))
 
     def _warm_up(self, run: _Run) -> None:
         """Open what the first second needs and settle memory, before saying ready."""
         wanted = run.prepare.warm[run.slot] if run.slot < len(run.prepare.warm) else 0
         began = time.monotonic()
         opened = run.http.prepare(wanted)
-        run.start["connect_ms"] = _ms_since(began)
+        run.start.connect_ms = _ms_since(began)
         settled = time.monotonic()
         settle_memory()
-        run.start["settle_ms"] = _ms_since(settled)
-        run.start["connections_opened"] = opened
-        run.start["warm_up_ms"] = _ms_since(began)
+        run.start.settle_ms = _ms_since(settled)
+        run.start.connections_opened = opened
+        run.start.warm_up_ms = _ms_since(began)
 
     def on_ping(self, ping: Ping) -> None:
         """Answer the master's ping at once (it times the round trip to pick the start)."""
         run = self._run
         if run is not None and ping.run_id == run.prepare.run_id:
-            self._send(PONG, to_wire(Pong(ping.run_id, ping.seq, run.slot)))
+            self._send(Pong(ping.run_id, ping.seq, run.slot))
 
     def on_plan(self, update: PlanUpdate) -> None:
         """Start offering at the common start time, or follow a changed rate."""
         run = self._run
         if run is None or update.run_id != run.prepare.run_id:
             return
-        plan = Plan.from_wire(update.plan)
+        plan = update.plan
         run.plan = plan
         # This process's part of the plan's highest rate, for what a dialect makes ahead.
         peak = max((segment.rate for segment in plan.segments), default=0.0)
@@ -164,7 +170,7 @@ class LoadProcess:
         if run.dispatcher is None:
             clock = RunClock(update.start_epoch)
             run.dialect.agent_plan = run.dialect.agent_plan.started(update.start_epoch)
-            run.start["plan_ahead_ms"] = round(-clock.now() * 1000, 1)
+            run.start.plan_ahead_ms = round(-clock.now() * 1000, 1)
             share = Share(
                 slot=run.slot,
                 workers=len(run.prepare.slots),
@@ -201,15 +207,21 @@ class LoadProcess:
         or the wake-up was late (a stalled event loop); either shows as late dispatches."""
         gevent.sleep(max(0.0, -clock.now()))
         behind_ms = round(max(0.0, clock.now()) * 1000, 1)
-        run.start["behind_ms"] = behind_ms
-        if behind_ms > BEHIND_AFTER_MS or run.start["plan_ahead_ms"] < 0:
+        run.start.behind_ms = behind_ms
+        plan_ahead_ms = run.start.plan_ahead_ms or 0.0
+        if behind_ms > BEHIND_AFTER_MS or plan_ahead_ms < 0:
             log.warning(
                 "load process %d is behind at the start: woke %.0f ms after t = 0, plan received "
                 "%.0f ms before it; its first arrivals will be late",
                 run.slot,
                 behind_ms,
-                run.start["plan_ahead_ms"],
+                plan_ahead_ms,
             )
+
+    def on_stop(self, stop: Stop) -> None:
+        """The master interrupted the run: stop it now, if it is this process's."""
+        if self._run is not None and stop.run_id == self._run.prepare.run_id:
+            self.stop("interrupted")
 
     def stop(self, reason: str) -> None:
         """Stop now: whatever was due and not finished is recorded as abandoned, then reported."""
@@ -230,15 +242,14 @@ class LoadProcess:
             run.probe.stop()
         if run.dispatcher is None:
             run.http.close()
-        drained = Drained(self._batch(run), reason, run.start)
-        self._send(DRAINED, to_wire(drained))
+        self._send(Drained(self._batch(run), reason, run.start))
 
-    def take_batch(self) -> dict | None:
+    def take_batch(self) -> Batch | None:
         """Samples and readings gathered since the last batch, or None if there are none."""
         run = self._run
         if run is None or not (run.samples or (run.probe and run.probe.has_readings())):
             return None
-        return to_wire(self._batch(run))
+        return self._batch(run)
 
     def _batch(self, run: _Run) -> Batch:
         samples, run.samples = run.samples, []
@@ -246,9 +257,10 @@ class LoadProcess:
             self._tell_locust(samples, run.dispatcher.clock.start_epoch)
         readings = run.probe.take() if run.probe is not None else []
         accepted = run.dialect.take_accepted()
-        offered: list[list] = []
+        offered: list[Offered] = []
         if run.dispatcher is not None:
-            offered = [[seg, name, n] for (seg, name), n in sorted(run.dispatcher.offered.items())]
+            counts = sorted(run.dispatcher.offered.items())
+            offered = [Offered(segment, name, n) for (segment, name), n in counts]
         return Batch(run.prepare.run_id, run.slot, samples, readings, accepted, offered)
 
     def _tell_locust(self, samples: list[Sample], start_epoch: float) -> None:

@@ -148,8 +148,8 @@ def _offered(run: ActiveRun, plan: Plan) -> Counter:
     process that never said (lost), up to when the run ended."""
     offered: Counter = Counter()
     for drained in run.drained.values():
-        for segment, name, count in drained.batch.offered:
-            offered[segment, name] += count
+        for said in drained.batch.offered:
+            offered[said.segment, said.workload] += said.count
     silent = set(run.silent())
     if silent:
         mix = Mix.from_scenario(run.scenario)

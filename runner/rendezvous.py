@@ -12,7 +12,7 @@ from locust.runners import MasterRunner
 
 from engine.run_record import StartRecord
 from inputs.bad_input import SettingsError
-from runner.messages import PING, PREPARE, Ping, Prepare, Ready, to_wire
+from runner.messages import Ping, Pong, Prepare, Ready, send
 
 # From choosing the start time to t = 0, at least: every process has the plan and has woken
 # for t = 0 before its first due time, on a busy machine. Measured round trips add to it.
@@ -58,7 +58,7 @@ class Rendezvous:
         expected = len(prepare.slots)
         self._ready, self._preparing, self._expected = {}, prepare.run_id, expected
         self._all_ready.clear()
-        self._environment.runner.send_message(PREPARE, to_wire(prepare))
+        send(self._environment.runner.send_message, prepare)
         self._all_ready.wait(READY_TIMEOUT_S)
         self._preparing = None
         errors = [r.error for r in self._ready.values() if r.error]
@@ -70,10 +70,10 @@ class Rendezvous:
                 f"{READY_TIMEOUT_S:.0f} s; check they can reach {host}"
             )
 
-    def on_ready(self, data: dict) -> None:
+    def on_ready(self, ready: Ready) -> None:
         """A process signed in (or could not); the last one releases ``prepare``."""
-        if data["run_id"] == self._preparing:
-            self._ready[data["slot"]] = Ready(**data)
+        if ready.run_id == self._preparing:
+            self._ready[ready.slot] = ready
             if len(self._ready) == self._expected:
                 self._all_ready.set()
 
@@ -85,7 +85,7 @@ class Rendezvous:
             self._pongs, self._ping = {}, (run_id, seq)
             self._all_ponged.clear()
             sent = time.monotonic()
-            self._environment.runner.send_message(PING, to_wire(Ping(run_id, seq)))
+            send(self._environment.runner.send_message, Ping(run_id, seq))
             self._all_ponged.wait(PING_TIMEOUT_S)
             for slot in worst:
                 worst[slot] = max(worst[slot], self._pongs.get(slot, sent + PING_TIMEOUT_S) - sent)
@@ -94,9 +94,9 @@ class Rendezvous:
         round_trips = {str(slot): round(rtt * 1000, 1) for slot, rtt in worst.items()}
         return StartRecord(round(lead, 3), round_trips)
 
-    def on_pong(self, data: dict) -> None:
+    def on_pong(self, pong: Pong) -> None:
         """A process answered the current ping; the last one releases ``pick_lead``."""
-        if (data["run_id"], data["seq"]) == self._ping:
-            self._pongs.setdefault(data["slot"], time.monotonic())
+        if (pong.run_id, pong.seq) == self._ping:
+            self._pongs.setdefault(pong.slot, time.monotonic())
             if len(self._pongs) == self._expected:
                 self._all_ponged.set()

@@ -19,7 +19,6 @@ import logging
 import os
 import platform
 import socket
-from collections.abc import Iterable
 from pathlib import Path
 
 import psutil
@@ -56,9 +55,8 @@ class RunFiles:
         """Samples written to the dataset."""
         return self._samples.rows
 
-    def append_samples(self, worker: int, rows: Iterable, phases: list[str]) -> int:
-        """Append a batch of sample tuples from one process; returns how many were written."""
-        samples = [Sample(*row) for row in rows]
+    def append_samples(self, worker: int, samples: list[Sample], phases: list[str]) -> int:
+        """Append a batch of samples from one process; returns how many were written."""
         if self.failed is not None or not samples:
             return 0
         try:

@@ -20,6 +20,7 @@ import psutil
 
 from engine.clock import RunClock
 from engine.http import TransportStats
+from probes import Reading
 
 # How often the loop is asked to wake; a wake-up later than this is lag.
 LAG_TICK_S = 0.05
@@ -28,7 +29,7 @@ INTERVAL_S = 2.0
 
 
 class SelfProbe:
-    """Readings ``(t_s, probe, metric, value)`` every INTERVAL_S while started."""
+    """Readings of this process every INTERVAL_S while started."""
 
     def __init__(
         self,
@@ -41,7 +42,7 @@ class SelfProbe:
         self._clock = clock
         self._in_flight = in_flight
         self._connections = connections
-        self._readings: list[tuple[float, str, str, float]] = []
+        self._readings: list[Reading] = []
         self._greenlet: gevent.Greenlet | None = None
 
     def start(self) -> None:
@@ -57,7 +58,7 @@ class SelfProbe:
         """Whether a reading is waiting to be taken."""
         return bool(self._readings)
 
-    def take(self) -> list[tuple[float, str, str, float]]:
+    def take(self) -> list[Reading]:
         """Readings since the last take."""
         readings, self._readings = self._readings, []
         return readings
@@ -77,21 +78,21 @@ class SelfProbe:
             t_s = round(self._clock.now(), 3)
             cpu_percent = round(100 * (cpu - cpu_before) / (woke - wall_before), 1)
             self._readings += [
-                (t_s, self.probe, "cpu_percent", cpu_percent),
-                (t_s, self.probe, "loop_lag_ms", round(worst_lag * 1000, 3)),
-                (t_s, self.probe, "in_flight", float(self._in_flight())),
+                Reading(t_s, self.probe, "cpu_percent", cpu_percent),
+                Reading(t_s, self.probe, "loop_lag_ms", round(worst_lag * 1000, 3)),
+                Reading(t_s, self.probe, "in_flight", float(self._in_flight())),
             ]
             if (c := self._connections) is not None:
                 self._readings += [
-                    (t_s, self.probe, "connections_open", float(c.open_now)),
-                    (t_s, self.probe, "connections_opened", float(c.opened)),
-                    (t_s, self.probe, "reconnects", float(c.reconnects)),
-                    (t_s, self.probe, "connections_retired_idle", float(c.retired_idle)),
+                    Reading(t_s, self.probe, "connections_open", float(c.open_now)),
+                    Reading(t_s, self.probe, "connections_opened", float(c.opened)),
+                    Reading(t_s, self.probe, "reconnects", float(c.reconnects)),
+                    Reading(t_s, self.probe, "connections_retired_idle", float(c.retired_idle)),
                 ]
             if c is not None and c.tls_handshakes + c.tls_resumed:
                 # Over TLS only: how many connections paid a full handshake.
                 self._readings += [
-                    (t_s, self.probe, "tls_handshakes", float(c.tls_handshakes)),
-                    (t_s, self.probe, "tls_resumed", float(c.tls_resumed)),
+                    Reading(t_s, self.probe, "tls_handshakes", float(c.tls_handshakes)),
+                    Reading(t_s, self.probe, "tls_resumed", float(c.tls_resumed)),
                 ]
             cpu_before, wall_before, worst_lag = cpu, woke, 0.0

@@ -23,12 +23,14 @@ from engine.schedule import Plan, SlotCursor
 from inputs.scenario import (
     DEFAULT_PATH,
     ArrivalKind,
+    Scenario,
     ScenarioError,
     load_scenario,
     scenario_from_dict,
 )
 from reports import build_report
 from reports.summary import SCHEMA_FILE
+from runner.messages import PlanUpdate, decode, encode
 
 
 def _scenario(tmp_path, phases, **extra):
@@ -106,9 +108,10 @@ def _mixed_plan(tmp_path):
 @pytest.mark.parametrize("workers", [2, 3, 5])
 def test_any_split_over_processes_offers_the_single_process_due_times(tmp_path, workers):
     scenario, plan = _mixed_plan(tmp_path)
-    # Each process gets the plan as the master sends it, and its own copy of the scenario.
-    received = Plan.from_wire(json.loads(json.dumps(plan.to_wire())))
-    mix = Mix.from_scenario(scenario_from_dict(scenario.to_dict()))
+    # Each process gets the plan and the scenario as the master sends them.
+    received = decode(PlanUpdate, encode(PlanUpdate("run", 0.0, plan))).plan
+    wired = msgspec.msgpack.decode(msgspec.msgpack.encode(scenario), type=Scenario)
+    mix = Mix.from_scenario(wired)
     single = _walk(plan, 0, 1)
     assert [k for _, k, _ in single] == list(range(plan.total()))
     union = []

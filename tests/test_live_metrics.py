@@ -24,6 +24,7 @@ from inputs.bad_input import SettingsError
 from inputs.scenario import load_scenario
 from reports.rundir import load_run
 from runner.live_metrics import LATENCY_GRID_MS, RunMetrics
+from runner.messages import Offered
 from runner.options import PROMETHEUS, PROMETHEUS_LINGER_S
 
 SCENARIO = load_scenario()
@@ -95,7 +96,7 @@ def test_counts_are_the_samples_taken_in_as_the_report_counts_them(tmp_path):
         (slot, _random_samples(rng, k * 500 + slot, 250)) for k in range(4) for slot in (0, 1)
     ]
     for slot, batch in batches:
-        metrics.take("r", slot, [tuple(s) for s in batch], PHASES, [])
+        metrics.take("r", slot, batch, PHASES, [])
     every = [s for _, batch in batches for s in batch]
     scraped = _scrape(metrics)
     report = _as_report_reads_them(every, tmp_path / "run")
@@ -131,7 +132,7 @@ def test_the_latency_buckets_hold_the_scenarios_limits_and_timeouts_as_edges():
     limit = 0.3  # api_read's p95 limit in scenario.yaml, 300 ms
     at_limit = Sample(0, "api_read", 1, 0.0, 0.0, limit, None, 0, 200, "ok", "", 1)
     over = Sample(1, "api_read", 1, 0.0, 0.0, limit + 1e-6, None, 0, 200, "ok", "", 1)
-    metrics.take("r", 0, [tuple(at_limit), tuple(over)], PHASES, [])
+    metrics.take("r", 0, [at_limit, over], PHASES, [])
     buckets = {
         lab["le"]: v
         for lab, v in _scrape(metrics)["loadkit_latency_seconds_bucket"]
@@ -147,14 +148,16 @@ def test_in_flight_is_offered_minus_recorded_and_the_end_takes_run_jsons_offered
     metrics = RunMetrics()
     metrics.begin("r", SCENARIO, PHASES)
     sample = Sample(0, "api_read", 0, 0.0, 0.0, 0.01, None, 0, 200, "ok", "", 1)
-    metrics.take("r", 0, [tuple(sample)], PHASES, [[0, "api_read", 5], [0, "rag_query", 2]])
-    metrics.take("r", 1, [], PHASES, [[0, "api_read", 4]])
+    metrics.take("r", 0, [sample], PHASES, [Offered(0, "api_read", 5), Offered(0, "rag_query", 2)])
+    metrics.take("r", 1, [], PHASES, [Offered(0, "api_read", 4)])
     scraped = _scrape(metrics)
     assert _total(scraped, "loadkit_offered_total") == 11
     assert _total(scraped, "loadkit_in_flight", workload="api_read") == 8
     assert _total(scraped, "loadkit_in_flight", workload="rag_query") == 2
     # A later batch replaces the process's earlier count (it is cumulative), never adds to it.
-    metrics.take("r", 1, [tuple(sample._replace(index=1))], PHASES, [[0, "api_read", 6]])
+    metrics.take(
+        "r", 1, [msgspec.structs.replace(sample, index=1)], PHASES, [Offered(0, "api_read", 6)]
+    )
     scraped = _scrape(metrics)
     assert _total(scraped, "loadkit_offered_total", workload="api_read") == 11
     assert _total(scraped, "loadkit_in_flight", workload="api_read") == 9
@@ -173,8 +176,8 @@ def test_each_run_keeps_its_own_series():
     sample = Sample(0, "api_read", 0, 0.0, 0.0, 0.01, None, 0, 200, "ok", "", 1)
     for run in ("first", "second"):
         metrics.begin(run, SCENARIO, PHASES)
-        metrics.take(run, 0, [tuple(sample)], PHASES, [[0, "api_read", 1]])
-    metrics.take("gone", 0, [tuple(sample)], PHASES, [])
+        metrics.take(run, 0, [sample], PHASES, [Offered(0, "api_read", 1)])
+    metrics.take("gone", 0, [sample], PHASES, [])
     scraped = _scrape(metrics)
     assert _total(scraped, "loadkit_samples_total", run_id="first") == 1
     assert _total(scraped, "loadkit_samples_total", run_id="second") == 1
@@ -229,7 +232,7 @@ def test_the_stream_histograms_are_the_reports_inter_token_latency_longest_gap_a
         )  # fmt: skip
     metrics = RunMetrics()
     metrics.begin("r", SCENARIO, PHASES)
-    metrics.take("r", 0, [tuple(s) for s in samples], PHASES, [])
+    metrics.take("r", 0, samples, PHASES, [])
     scraped = _scrape(metrics)
     frame = pd.DataFrame(columns(0, PHASES, samples)).assign(run_id="r")
     with load_run(write_run_dir(tmp_path / "run", SCENARIO, frame)) as run:
