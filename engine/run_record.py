@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Struct, UnsetType, field
 
-from inputs.scenario import ArrivalKind
+from inputs.phases import ArrivalKind
 
 RUN_FILE = "run.json"
 # A number as the file wrote it (an int stays an int, so a report prints ``24 GB``, not 24.0).

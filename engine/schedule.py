@@ -17,7 +17,8 @@ from typing import overload
 
 from engine.arrivals import KINDS, Spacing
 from engine.run_record import ArrivalsRecord
-from inputs.scenario import ArrivalKind, Arrivals, Phase, Scenario
+from inputs.phases import ArrivalKind, Arrivals, Phase
+from inputs.scenario import Scenario
 
 
 @dataclass(frozen=True)

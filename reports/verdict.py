@@ -34,7 +34,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from engine.followups import LOST, NOT_VERIFIABLE
 from engine.trust import INSECURE_WARNING
-from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE, Threshold
+from inputs.phases import BASELINE_PHASE, RECOVERY_PHASE
+from inputs.thresholds import Threshold
 from reports import formatting as fmt
 from reports.dataset import Samples, quoted
 from reports.followups import AFTER

@@ -34,7 +34,8 @@ from inputs.fixture import (
     load_fixture,
     url_problem,
 )
-from inputs.scenario import MAX_RATE, Scenario, ScenarioError, load_scenario
+from inputs.phases import MAX_RATE
+from inputs.scenario import Scenario, ScenarioError, load_scenario
 from probes import ProbeOptions
 from workloads.check import contract_problems
 from workloads.platforms import PlatformError, names, platform_of

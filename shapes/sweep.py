@@ -19,7 +19,7 @@ from typing import TypeVar
 from engine.schedule import Plan, Segment
 from engine.sweep_steps import REST, rate_step, users_step
 from inputs.bad_input import SettingsError, shown
-from inputs.scenario import MAX_PHASE_S, MAX_RATE
+from inputs.phases import MAX_PHASE_S, MAX_RATE
 from shapes.kit_shape import KitShape, Pacer, Settings
 from shapes.users import SteppedUsersShape, UsersShape
 

@@ -19,13 +19,8 @@ from jsonschema import Draft202012Validator
 from engine.arrivals import KINDS, poisson_offsets
 from engine.mix import Mix
 from engine.schedule import Plan, SlotCursor
-from inputs.scenario import (
-    DEFAULT_PATH,
-    ArrivalKind,
-    ScenarioError,
-    load_scenario,
-    scenario_from_dict,
-)
+from inputs.phases import ArrivalKind
+from inputs.scenario import DEFAULT_PATH, ScenarioError, load_scenario, scenario_from_dict
 from reports import build_report
 from tests.support.rundirs import write_run_dir
 

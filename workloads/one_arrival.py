@@ -25,7 +25,8 @@ from engine.samples import SHED, TIMEOUT, Result
 from engine.seam import Deployment, Dialect, Platform, Setup
 from engine.serve import serve
 from inputs.fixture import PASSWORD_ENV, Fixture
-from inputs.scenario import Scenario, Timeouts
+from inputs.scenario import Scenario
+from inputs.timeouts import Timeouts
 from workloads.reach import signed_in
 
 # The body bound of a run on the scenario's default (8 MiB).

@@ -21,7 +21,8 @@ from engine.dataset import PART_ROWS, PROBES, SAMPLES, PartWriter
 from engine.mix import GOLDEN_STEP, Mix
 from engine.samples import COLUMNS as SAMPLE_COLUMNS
 from engine.samples import STREAM_COLUMNS
-from inputs.scenario import MinCounts, Scenario, load_scenario, scenario_from_dict
+from inputs.scenario import Scenario, load_scenario, scenario_from_dict
+from inputs.thresholds import MinCounts
 from reports.rundir import PROBE_COLUMNS
 
 # A 32-arrival run built by hand; tests/test_reports_golden.py works its numbers out.
