@@ -148,16 +148,17 @@ class Plan:
 
     def scenario_as_run(self, scenario: Scenario) -> Scenario:
         """The scenario with this plan's segments as its phases (a constant-rate run's rates),
-        each threshold applied to every segment; unchanged when the segments are its phases."""
+        each threshold applied to every segment and the judging's defaults to the phases it
+        still has; unchanged when the segments are its phases."""
         if [s.name for s in self.segments] == [p.name for p in scenario.phases]:
             return scenario
         phases = tuple(
             Phase(s.name, s.span_s(), s.rate, s.reason, s.arrivals) for s in self.segments
         )
-        thresholds = tuple(
-            replace(t, phases=tuple(s.name for s in self.segments)) for t in scenario.thresholds
-        )
-        return replace(scenario, phases=phases, thresholds=thresholds)
+        names = tuple(s.name for s in self.segments)
+        thresholds = tuple(replace(t, phases=names) for t in scenario.thresholds)
+        judging = scenario.judging.within(names)
+        return replace(scenario, phases=phases, thresholds=thresholds, judging=judging)
 
     def due_before(self, at_s: float) -> int:
         """How many arrivals were due before ``at_s``: what the schedule has offered by then."""

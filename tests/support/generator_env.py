@@ -21,11 +21,13 @@ from pathlib import Path
 
 import yaml
 
+from engine import run_record
 from engine.dataset import SAMPLES, Table
 from engine.dataset import read_table as read_dataset
 from engine.mix import Mix
+from engine.run_record import RUN_FILE
 from engine.schedule import Plan
-from inputs.scenario import load_scenario
+from inputs.scenario import Scenario, load_scenario
 from reports.export import csv_rows
 from stack.processes import ROOT, Server, free_port, stop
 from stub.config import StubConfig
@@ -351,6 +353,11 @@ def written(run_dir: Path) -> int:
 
 def read_run(run_dir: Path) -> dict:
     return json.loads((run_dir / "run.json").read_text())
+
+
+def ran_scenario(run_dir: Path) -> Scenario:
+    """The scenario the run was run from, as run.json holds it."""
+    return run_record.read(run_dir / RUN_FILE).scenario
 
 
 def expected_counts(scenario: Path, scale: float = 1.0) -> tuple[Plan, dict[int, str]]:
