@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from typing import overload
 
+import msgspec
+
 from engine.arrivals import KINDS, Spacing
 from engine.run_record import ArrivalsRecord
 from inputs.phases import ArrivalKind, Arrivals, Phase
@@ -156,9 +158,11 @@ class Plan:
             Phase(s.name, s.span_s(), s.rate, s.reason, s.arrivals) for s in self.segments
         )
         names = tuple(s.name for s in self.segments)
-        thresholds = tuple(replace(t, phases=names) for t in scenario.thresholds)
+        thresholds = tuple(msgspec.structs.replace(t, phases=names) for t in scenario.thresholds)
         judging = scenario.judging.within(names)
-        return replace(scenario, phases=phases, thresholds=thresholds, judging=judging)
+        return msgspec.structs.replace(
+            scenario, phases=phases, thresholds=thresholds, judging=judging
+        )
 
     def due_before(self, at_s: float) -> int:
         """How many arrivals were due before ``at_s``: what the schedule has offered by then."""
@@ -175,7 +179,9 @@ class Plan:
 
     def to_wire(self) -> list[dict]:
         """Plain data for a Locust message; floats survive msgpack bit for bit."""
-        return [asdict(s) for s in self.segments]
+        return [
+            {**asdict(s), "arrivals": msgspec.structs.asdict(s.arrivals)} for s in self.segments
+        ]
 
     @classmethod
     def from_wire(cls, data: list[dict]) -> Plan:

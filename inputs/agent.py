@@ -9,7 +9,7 @@ always did. docs/DESIGN.md "Agents that act" argues each field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from msgspec import Struct
 
 from inputs.bad_input import Problems, label, shown
 from inputs.numbers import whole
@@ -36,8 +36,7 @@ MAX_TURNS = 256
 MAX_GAP = 100_000
 
 
-@dataclass(frozen=True)
-class Conversations:
+class Conversations(Struct, frozen=True, omit_defaults=True):
     """Open arrivals that continue an earlier conversation, so histories grow (chat_stream).
 
     The n-th chat arrival continues with probability ``continuing`` the conversation of
@@ -80,8 +79,7 @@ class Conversations:
         return cls(continuing, turns, gap)
 
 
-@dataclass(frozen=True)
-class Agent:
+class Agent(Struct, frozen=True, omit_defaults=True):
     """One turn's or run's loop: ``steps`` model calls, the last one the answer."""
 
     # The seed's single call: no tool.
@@ -96,7 +94,7 @@ class Agent:
     prompt_bytes: int = 0
     # The final answer's tokens; None: the stub's --tokens (32 by default).
     answer_tokens: int | None = None
-    conversations: Conversations = field(default_factory=Conversations)
+    conversations: Conversations = Conversations()
 
     @property
     def acts(self) -> bool:
@@ -132,8 +130,8 @@ class Agent:
         return cls(**agent)  # type: ignore[arg-type]  # each value read as its field's type
 
 
-_AGENT_KEYS = tuple(f.name for f in fields(Agent) if f.name != "conversations")
-_CONVERSATION_KEYS = tuple(f.name for f in fields(Conversations))
+_AGENT_KEYS = tuple(f for f in Agent.__struct_fields__ if f != "conversations")
+_CONVERSATION_KEYS = Conversations.__struct_fields__
 
 
 def known_keys(workload: str) -> tuple[str, ...]:

@@ -26,8 +26,10 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from enum import StrEnum
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from inputs.bad_input import Problems, label, shown
 from inputs.numbers import whole
@@ -84,8 +86,7 @@ _OWN: dict[FaultKind, tuple[str, ...]] = {
 _LIMIT_KEYS = ("time_to_recover_s", "amplification")
 
 
-@dataclass(frozen=True)
-class FaultLimits:
+class FaultLimits(Struct, frozen=True, omit_defaults=True):
     """A window's own thresholds: the seconds each workload may take to get back into
     sustain's band after it, and how many times its model calls per turn may grow during
     it; None: reported, not judged."""
@@ -120,8 +121,7 @@ class FaultLimits:
         return cls(recover, amplification)
 
 
-@dataclass(frozen=True)
-class Fault:
+class Fault(Struct, frozen=True, omit_defaults=True):
     """One window: its phase, its place in it (seconds from the phase's start), its kind and
     that kind's settings; the fields of other kinds keep their defaults."""
 
@@ -149,7 +149,7 @@ class Fault:
     at_start: tuple[str, ...] = ()
     at_end: tuple[str, ...] = ()
     timeout_s: float = DEFAULT_COMMAND_S
-    limits: FaultLimits = field(default_factory=FaultLimits)
+    limits: FaultLimits = FaultLimits()
     # The window as the scenario wrote it, before --scale (equal to the above at scale 1).
     written_start_s: float = 0.0
     written_duration_s: float = 0.0

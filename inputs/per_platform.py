@@ -9,14 +9,14 @@ reason is a workload quietly left out, or a limit moved to pass.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from inputs.bad_input import Problems, label
 from inputs.numbers import number
 
 
-@dataclass(frozen=True)
-class PlatformShare:
+class PlatformShare(Struct, frozen=True, omit_defaults=True):
     """One platform's own share of a workload, with the reason it differs (0: the platform
     does not offer it, as opencode has no uploads)."""
 
@@ -33,8 +33,7 @@ class PlatformShare:
         return tuple(cls(*value) for value in own)
 
 
-@dataclass(frozen=True)
-class PlatformLimit:
+class PlatformLimit(Struct, frozen=True, omit_defaults=True):
     """One platform's own limit for a threshold, with the reason it differs from the rest."""
 
     platform: str

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from inputs.bad_input import Problems, label, shown
 from inputs.numbers import positive
@@ -49,8 +51,7 @@ class ArrivalKind(StrEnum):
     TRACE = "trace"
 
 
-@dataclass(frozen=True)
-class Arrivals:
+class Arrivals(Struct, frozen=True, omit_defaults=True):
     """How a phase's arrivals are spaced (engine/arrivals.py draws them): ``kind`` is one of
     ArrivalKind. A trace also keeps the file it was read from and its arrivals, already
     spread over the phase (inputs/trace_file.py), so a run's record replays without the file."""
@@ -146,13 +147,12 @@ class Arrivals:
         )
 
 
-@dataclass(frozen=True)
-class Phase:
+class Phase(Struct, frozen=True, omit_defaults=True):
     name: str
     duration_s: float
     rate: float
     reason: str
-    arrivals: Arrivals = field(default_factory=Arrivals)
+    arrivals: Arrivals = Arrivals()
 
     def thinned(self, kept: float, not_offered: Collection[str]) -> Phase:
         """The phase with the arrivals of ``not_offered`` workloads left out and every other

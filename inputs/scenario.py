@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import yaml
+from msgspec import Struct
+from msgspec.structs import asdict, replace
 
 from inputs.agent import Agent, agent_dict
 from inputs.bad_input import BadInput, Problems, label, shown
@@ -30,6 +31,8 @@ from inputs.workload import Workload, read_workloads
 
 # The largest answer body a sample may read, in MiB: a gigabyte is past any API's answer.
 MAX_BODY_MIB = 1024.0
+# The bound a scenario that says none reads at; scenario.yaml says why 8.
+DEFAULT_BODY_MIB = 8.0
 # Seeds are whole numbers from 0 to this: any 32-bit seed; the generator spreads it (with
 # the phase's name) over its whole state, so a larger one would add nothing.
 MAX_SEED = 2**32 - 1
@@ -41,21 +44,20 @@ class ScenarioError(BadInput):
     """Scenario fields are wrong; one line each, naming the field and the fix."""
 
 
-@dataclass(frozen=True)
-class Scenario:
+class Scenario(Struct, frozen=True, omit_defaults=True):
     name: str
     workloads: tuple[Workload, ...]
     phases: tuple[Phase, ...]
     thresholds: tuple[Threshold, ...]
     chat_cancel_share: float = 0.2
-    timeouts: Timeouts = field(default_factory=Timeouts)
-    lateness: Lateness = field(default_factory=Lateness)
+    timeouts: Timeouts = Timeouts()
+    lateness: Lateness = Lateness()
     shed_counts_as_error: bool = True
-    judging: Judging = field(default_factory=Judging)
+    judging: Judging = Judging()
     # Seeds the Poisson phases' gaps (engine/arrivals.py): the same seed, the same instants.
     seed: int = 0
     # The largest answer body (or WebSocket message) read, in MiB; scenario.yaml says why 8.
-    max_body_mib: float = 8.0
+    max_body_mib: float = DEFAULT_BODY_MIB
     # Fault windows, each in one phase (inputs/faults.py); none: the run as before.
     faults: tuple[Fault, ...] = ()
 
@@ -164,9 +166,14 @@ class Scenario:
         )
 
     def to_dict(self) -> dict:
-        """The scenario as run, with shares already normalised (and each threshold at the
-        limit it is judged on: a run's scenario went through for_platform)."""
-        data = asdict(self)
+        """The scenario as a scenario file says it, which the loader reads back: shares
+        normalised, each threshold at the limit it is judged on (a run's scenario went
+        through for_platform)."""
+        data = {
+            **asdict(self),
+            "timeouts": asdict(self.timeouts),
+            "lateness": asdict(self.lateness),
+        }
         data["phases"] = [{**asdict(p), "arrivals": p.arrivals.to_dict()} for p in self.phases]
         # A run is judged on one platform's limits (for_platform): it records those only.
         data["thresholds"] = [{**asdict(t), "phases": list(t.phases)} for t in self.thresholds]
@@ -196,8 +203,9 @@ class Scenario:
         return data
 
 
-# The fields a scenario file may hold: the record's own.
-_FIELDS = tuple(f.name for f in fields(Scenario))
+# The fields a scenario file may hold: the record's own, and the defaults of those it may omit.
+_FIELDS = Scenario.__struct_fields__
+_DEFAULTS = Scenario("", (), (), ())
 
 
 def load_scenario(path: str | Path = DEFAULT_PATH) -> Scenario:
@@ -245,14 +253,14 @@ def scenario_from_dict(raw: object, *, as_run: bool = False, base: Path | None =
         problems,
     )
     chat_cancel_share = fraction(
-        raw.get("chat_cancel_share", Scenario.chat_cancel_share), "chat_cancel_share", problems
+        raw.get("chat_cancel_share", _DEFAULTS.chat_cancel_share), "chat_cancel_share", problems
     )
     timeouts = Timeouts.read(raw.get("timeouts", {}), problems)
     lateness = Lateness.read(raw.get("lateness", {}), problems)
     max_body_mib = positive(
-        raw.get("max_body_mib", Scenario.max_body_mib), "max_body_mib", problems, most=MAX_BODY_MIB
+        raw.get("max_body_mib", _DEFAULTS.max_body_mib), "max_body_mib", problems, most=MAX_BODY_MIB
     )
-    seed = _seed(raw.get("seed", Scenario.seed), problems)
+    seed = _seed(raw.get("seed", _DEFAULTS.seed), problems)
     lengths = {
         name: next((p.duration_s for p in phases if p.name == name), None) for name in phase_names
     }
@@ -269,7 +277,7 @@ def scenario_from_dict(raw: object, *, as_run: bool = False, base: Path | None =
         chat_cancel_share=chat_cancel_share,
         timeouts=timeouts,
         lateness=lateness,
-        shed_counts_as_error=bool(raw.get("shed_counts_as_error", Scenario.shed_counts_as_error)),
+        shed_counts_as_error=bool(raw.get("shed_counts_as_error", _DEFAULTS.shed_counts_as_error)),
         judging=judging,
         max_body_mib=max_body_mib,
         seed=seed,

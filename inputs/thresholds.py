@@ -11,7 +11,9 @@ scenario lacks is refused before any load.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields, replace
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from inputs.bad_input import Problems, shown
 from inputs.numbers import known_entries, number
@@ -80,8 +82,7 @@ def metric_name(metric: str) -> str:
     return f"{percentile} {words}" if words else percentile
 
 
-@dataclass(frozen=True)
-class MinCounts:
+class MinCounts(Struct, frozen=True, omit_defaults=True):
     """The fewest observations each kind of check is judged on; scenario.yaml argues each.
 
     A latency percentile counts the arrivals that would be timed if they succeeded,
@@ -103,7 +104,7 @@ class MinCounts:
     @classmethod
     def read(cls, raw: object, problems: Problems) -> MinCounts:
         """``judging.min_counts``: each given count a whole number (the default where not)."""
-        names = tuple(f.name for f in fields(cls))
+        names = cls.__struct_fields__
         if not isinstance(raw, dict):
             problems.add(f"judging.min_counts: expected a mapping of {names} to whole numbers")
             return cls()
@@ -117,8 +118,7 @@ class MinCounts:
         return cls(**counts)
 
 
-@dataclass(frozen=True)
-class Judging:
+class Judging(Struct, frozen=True, omit_defaults=True):
     """Which phases a threshold is judged in when it names none, and whether recovery counts.
 
     The defaults are the scenario's to argue with (scenario.yaml gives the reasons):
@@ -129,7 +129,7 @@ class Judging:
     error_rate_phases: tuple[str, ...] = ("sustain", "burst", "recover")
     latency_phases: tuple[str, ...] = ("sustain",)
     recovery: str = "required"
-    min_counts: MinCounts = field(default_factory=MinCounts)
+    min_counts: MinCounts = MinCounts()
 
     def default_phases(self, metric: str) -> tuple[str, ...]:
         """The phases a threshold on ``metric`` is judged in when it does not say."""
@@ -158,7 +158,7 @@ class Judging:
                 "judging: expected a mapping {error_rate_phases, latency_phases, recovery}"
             )
             return defaults
-        problems.unknown_keys(raw, "judging", (f.name for f in fields(cls)))
+        problems.unknown_keys(raw, "judging", cls.__struct_fields__)
         recovery = raw.get("recovery", defaults.recovery)
         if recovery not in RECOVERY_MODES:
             problems.add(
@@ -177,8 +177,7 @@ class Judging:
         return cls(recovery=recovery, min_counts=min_counts, **lists)
 
 
-@dataclass(frozen=True)
-class Threshold:
+class Threshold(Struct, frozen=True, omit_defaults=True):
     """A limit on one workload's metric, judged separately in each phase it names."""
 
     workload: str

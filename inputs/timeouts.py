@@ -7,7 +7,7 @@ than ``max_late_fraction`` measured the generator, not the platform.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from msgspec import Struct
 
 from inputs.bad_input import Problems
 from inputs.numbers import fraction, known_entries, positive
@@ -18,8 +18,7 @@ MAX_TIMEOUT_S = 3_600.0
 MAX_LATE_MS = 60_000.0
 
 
-@dataclass(frozen=True)
-class Timeouts:
+class Timeouts(Struct, frozen=True, omit_defaults=True):
     default_s: float = 60.0
     chat_stream_s: float = 90.0
     agent_run_s: float = 90.0
@@ -43,15 +42,14 @@ class Timeouts:
         given = known_entries(
             raw,
             "timeouts",
-            dict.fromkeys(f.name for f in fields(cls)),
+            dict.fromkeys(cls.__struct_fields__),
             problems,
             lambda value, where: positive(value, where, problems, most=MAX_TIMEOUT_S),
         )
         return cls(**given)
 
 
-@dataclass(frozen=True)
-class Lateness:
+class Lateness(Struct, frozen=True, omit_defaults=True):
     late_after_ms: float = 100.0
     max_late_fraction: float = 0.01
 
@@ -61,15 +59,16 @@ class Lateness:
         if not isinstance(raw, dict):
             problems.add("lateness: expected a mapping {late_after_ms, max_late_fraction}")
             return cls()
+        defaults = cls()
         late_after = positive(
-            raw.get("late_after_ms", cls.late_after_ms),
+            raw.get("late_after_ms", defaults.late_after_ms),
             "lateness.late_after_ms",
             problems,
             most=MAX_LATE_MS,
         )
         late_fraction = fraction(
-            raw.get("max_late_fraction", cls.max_late_fraction),
+            raw.get("max_late_fraction", defaults.max_late_fraction),
             "lateness.max_late_fraction",
             problems,
         )
-        return cls(late_after or cls.late_after_ms, late_fraction)
+        return cls(late_after or defaults.late_after_ms, late_fraction)

@@ -7,7 +7,8 @@ reason, and the two workloads whose prompt the kit writes carry the loop their t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from msgspec import Struct
+from msgspec.structs import replace
 
 from inputs.agent import Agent
 from inputs.bad_input import Problems, label
@@ -20,13 +21,12 @@ WORKLOADS = ("api_read", "chat_stream", "agent_run", "rag_query", "ingest", "tri
 MAX_SHARE = 1e9
 
 
-@dataclass(frozen=True)
-class Workload:
+class Workload(Struct, frozen=True, omit_defaults=True):
     name: str
     share: float
     description: str
     # The loop a chat turn or an agent run makes (inputs/agent.py); the seed's one call.
-    agent: Agent = field(default_factory=Agent)
+    agent: Agent = Agent()
     # Shares that differ by platform (Scenario.for_platform applies one; a run records none).
     per_platform: tuple[PlatformShare, ...] = ()
     # Why the share is what it is on the platform the run is on (the report shows it).

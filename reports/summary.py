@@ -117,7 +117,7 @@ def _window(report: WindowReport, start_epoch: float) -> dict:
         "phase": fault.phase,
         "start_s": report.window.start_s,
         "end_s": report.window.end_s,
-        "limits": asdict(fault.limits),
+        "limits": msgspec.structs.asdict(fault.limits),
         "not_applied": report.not_applied or None,
         "undo_failed": list(report.undo_failed),
         "events": [

@@ -41,7 +41,7 @@ BASE_LATENCY_MS = {
 
 # Every minimum count at 1, so a short synthetic run is judged on what it has and a test of
 # something else is not inconclusive; tests of the minimums use the shipped ones.
-ANY_COUNT = dict.fromkeys(MinCounts.__dataclass_fields__, 1)
+ANY_COUNT = dict.fromkeys(MinCounts.__struct_fields__, 1)
 
 
 def judged_at_any_count(scenario: Scenario) -> Scenario:
