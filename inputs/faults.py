@@ -19,6 +19,10 @@ undoing would tangle (two model windows at once, which the stub would have to ho
 together; two freezes of one process, whose first thaw would end the second). ``--scale``
 shortens a window with its phase (start and length times the phase's own factor), so it
 keeps its place in the phase; the run says so before load.
+
+The module is one idea, the window, a little over 500 lines: each kind's settings and
+their checks are what makes it long, and splitting them from the record would put a
+kind's fields and their bounds in two places.
 """
 
 from __future__ import annotations

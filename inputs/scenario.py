@@ -228,8 +228,9 @@ def load_scenario(path: str | Path = DEFAULT_PATH) -> Scenario:
 
 
 def scenario_from_dict(raw: object, *, as_run: bool = False, base: Path | None = None) -> Scenario:
-    """Validate a scenario given as plain data (YAML, or run.json's ``scenario``); every
-    problem found is raised together, one line each, as ScenarioError.
+    """The scenario given as plain data (YAML's, or a version-1 or -2 run.json's
+    ``scenario``), each record checking its own fields; every problem found is raised
+    together, one line each, as ScenarioError.
 
     ``as_run`` reads a run's record, where a phase may have rate 0: a users-mode step
     (closed loop, no arrivals on a schedule) or a sweep's rest. A scenario file may not.
