@@ -23,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from inputs.scenario import MAX_PHASE_S, Scenario, load_scenario, scenario_from_dict
+from inputs.phases import MAX_PHASE_S
+from inputs.scenario import Scenario, load_scenario, scenario_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 # Arrivals the shipped scenario offers at scale 1 (4x60 + 12x180 + 36x45 + 12x60).

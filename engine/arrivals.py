@@ -44,7 +44,7 @@ from typing import Protocol
 import numpy as np
 
 from engine.run_record import ArrivalsRecord
-from inputs.scenario import ArrivalKind, Arrivals
+from inputs.phases import ArrivalKind, Arrivals
 
 # Digits kept when turning duration x rate into an arrival count, so that float
 # noise from scaling (6.000000000000001 s x 4/s) does not invent an arrival.

@@ -5,17 +5,25 @@ with one line naming the field (reports/README.md says what each field means).
 Version 1 is every run.json written before the record had a version (the committed runs
 under results/ among them); version 2 adds nothing but the number. A field a version-1 run
 may lack has a default that reads as it always did.
+
+Version 3 holds the scenario as the typed record it was run from (inputs/scenario.py's
+Scenario, its fields as they are), so a reader gets back the very object the run used.
+Versions 1 and 2 held it as a scenario file says it (workloads keyed by name, an arrival
+process by its name); they are read once through the scenario's own loader, which
+checks every field of a file as it checks a scenario.yaml, and from there on are the
+same record. The loader stays for scenario files, so this costs no second parser, and
+the committed runs stay as they were written.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import msgspec
 from msgspec import UNSET, Struct, UnsetType, field
 
-from inputs.scenario import ArrivalKind
+from inputs.phases import ArrivalKind
+from inputs.scenario import Scenario, ScenarioError, scenario_from_dict
 
 RUN_FILE = "run.json"
 # A number as the file wrote it (an int stays an int, so a report prints ``24 GB``, not 24.0).
@@ -24,13 +32,15 @@ Number = int | float
 USERS = "users"
 OPEN_ARRIVAL = "open arrival"
 # The version this kit writes; a file without one is version 1.
-VERSION = 2
+VERSION = 3
+# The first version whose scenario is the typed record; earlier ones go through its loader.
+TYPED_SCENARIO = 3
 # run.json's ``stopped`` of a run the generator never recorded an end for.
 NOT_ENDED = "killed: the generator recorded no end"
 
 
 class RunRecordError(ValueError):
-    """run.json is missing, not JSON or not the record; the message is one line."""
+    """run.json is missing, not JSON or not the record; the message is one line a problem."""
 
 
 class ArrivalsRecord(Struct, frozen=True, omit_defaults=True):
@@ -183,8 +193,9 @@ class RunRecord(Struct, frozen=True, kw_only=True):
     # None while the run goes on, and in a run killed before it ended; absent in old runs.
     ended_at: str | UnsetType | None = UNSET
     duration_s: Number
-    # The scenario as run (inputs.scenario.Scenario.to_dict), read back by scenario_from_dict.
-    scenario: dict[str, Any]
+    # The scenario as run: its phases are the run's (a constant-rate run's segments), each
+    # threshold at the limit it was judged on (Scenario.for_platform).
+    scenario: Scenario
     scale: Number = 1.0
     phases: list[PhaseRecord]
     offered: int
@@ -229,11 +240,32 @@ def decode(text: bytes | str, file: Path | str = RUN_FILE) -> RunRecord:
     """The record in ``text`` (run.json's contents), or RunRecordError naming ``file`` and the
     field at fault."""
     try:
-        return msgspec.json.decode(text, type=RunRecord)
+        if msgspec.json.decode(text, type=_Version).version >= TYPED_SCENARIO:
+            return msgspec.json.decode(text, type=RunRecord)
+        return _with_scenario_read(msgspec.json.decode(text), file)
     except msgspec.ValidationError as exc:
         raise RunRecordError(f"{file}: {exc} (see reports/README.md)") from None
     except msgspec.DecodeError as exc:
         raise RunRecordError(f"{file}: not valid JSON ({exc})") from None
+
+
+class _Version(Struct):
+    """Only the version of a run.json, which says how its scenario is held."""
+
+    version: int = 1
+
+
+def _with_scenario_read(data: object, file: Path | str) -> RunRecord:
+    """A version-1 or -2 record, its scenario (as a scenario file says it) read by the
+    scenario's loader; every problem of it named as run.json's ``scenario.<field>``."""
+    if isinstance(data, dict) and "scenario" in data:
+        try:
+            scenario = scenario_from_dict(data["scenario"], as_run=True)
+        except ScenarioError as exc:
+            lines = (f"{file}: scenario.{line}" for line in exc.problems)
+            raise RunRecordError("\n".join(lines)) from None
+        data = {**data, "scenario": msgspec.to_builtins(scenario)}
+    return msgspec.convert(data, RunRecord)
 
 
 def read(file: Path) -> RunRecord:

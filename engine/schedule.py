@@ -15,9 +15,12 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import overload
 
+import msgspec
+
 from engine.arrivals import KINDS, Spacing
 from engine.run_record import ArrivalsRecord
-from inputs.scenario import Arrivals, Phase, Scenario
+from inputs.phases import Arrivals, Phase
+from inputs.scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -147,16 +150,19 @@ class Plan:
 
     def scenario_as_run(self, scenario: Scenario) -> Scenario:
         """The scenario with this plan's segments as its phases (a constant-rate run's rates),
-        each threshold applied to every segment; unchanged when the segments are its phases."""
+        each threshold applied to every segment and the judging's defaults to the phases it
+        still has; unchanged when the segments are its phases."""
         if [s.name for s in self.segments] == [p.name for p in scenario.phases]:
             return scenario
         phases = tuple(
             Phase(s.name, s.span_s(), s.rate, s.reason, s.arrivals) for s in self.segments
         )
-        thresholds = tuple(
-            replace(t, phases=tuple(s.name for s in self.segments)) for t in scenario.thresholds
+        names = tuple(s.name for s in self.segments)
+        thresholds = tuple(msgspec.structs.replace(t, phases=names) for t in scenario.thresholds)
+        judging = scenario.judging.within(names)
+        return msgspec.structs.replace(
+            scenario, phases=phases, thresholds=thresholds, judging=judging
         )
-        return replace(scenario, phases=phases, thresholds=thresholds)
 
     def due_before(self, at_s: float) -> int:
         """How many arrivals were due before ``at_s``: what the schedule has offered by then."""

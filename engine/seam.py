@@ -26,7 +26,7 @@ from engine.http import HttpCall, HttpTransport
 from engine.samples import FAILED, Result, classify
 from engine.sign_in import NO_SIGN_IN, Credential, SignIn
 from inputs.fixture import Fixture, read_seeded
-from inputs.scenario import WORKLOADS
+from inputs.workload import WORKLOADS
 
 if TYPE_CHECKING:
     # typeshed's "any dataclass": what fixture.read_seeded reads a platform's part into.

@@ -17,7 +17,7 @@ from engine.samples import Sample
 from engine.schedule import Plan
 from engine.seam import Dialect
 from inputs.agent import Conversations
-from inputs.scenario import Timeouts
+from inputs.timeouts import Timeouts
 
 
 @dataclass(frozen=True)

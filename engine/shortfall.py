@@ -19,7 +19,9 @@ from dataclasses import dataclass, replace
 
 from engine.mix import Mix
 from engine.schedule import Plan
-from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE, Scenario, metric_name
+from inputs.phases import BASELINE_PHASE, RECOVERY_PHASE
+from inputs.scenario import Scenario
+from inputs.thresholds import metric_name
 
 # The one workload whose arrivals the plan may cancel (after the first token); a cancelled
 # turn is not timed as a whole turn, so it does not count towards a whole-turn percentile.

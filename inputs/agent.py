@@ -9,9 +9,10 @@ always did. docs/DESIGN.md "Agents that act" argues each field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from msgspec import Struct
 
 from inputs.bad_input import Problems, label, shown
+from inputs.numbers import whole
 
 # The workloads whose prompt the kit writes, and so whose loop it can plan.
 AGENT_WORKLOADS = ("chat_stream", "agent_run")
@@ -22,8 +23,20 @@ CONVERSATION_WORKLOADS = ("chat_stream",)
 WORKLOAD_KEYS = ("share", "description", "per_platform", "why")
 
 
-@dataclass(frozen=True)
-class Conversations:
+# Bounds: each a slip of units or a typo beyond, refused before any load.
+# 64 model calls is past any agent a load test would plan (AgenticOS's default bound is 100
+# per run, and a step costs the stub's whole first-token delay).
+MAX_STEPS = 64
+MAX_PARALLEL = 16
+MAX_TOOL_MS = 60_000.0
+# A mebibyte of prompt is ~250k tokens, past any model's context; opencode's is 22-32 kB.
+MAX_PROMPT_BYTES = 1 << 20
+MAX_ANSWER_TOKENS = 4096
+MAX_TURNS = 256
+MAX_GAP = 100_000
+
+
+class Conversations(Struct, frozen=True, omit_defaults=True):
     """Open arrivals that continue an earlier conversation, so histories grow (chat_stream).
 
     The n-th chat arrival continues with probability ``continuing`` the conversation of
@@ -39,9 +52,34 @@ class Conversations:
     # turns a second), longer than a one-step turn (1.1 s), so the earlier turn has ended.
     gap: int = 8
 
+    @classmethod
+    def read(cls, raw: object, workload: str, problems: Problems) -> Conversations:
+        """The conversations under ``workloads.<workload>``; every value out of range is one
+        problem (the defaults stand in for what was refused)."""
+        where = f"workloads.{workload}.conversations"
+        if not isinstance(raw, dict):
+            problems.add(f"{where}: expected a mapping {{continuing, turns, gap}}")
+            return cls()
+        problems.unknown_keys(raw, where, _CONVERSATION_KEYS)
+        defaults = cls()
+        continuing = defaults.continuing
+        if "continuing" in raw:
+            value = raw["continuing"]
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                problems.add(
+                    f"{where}.continuing: {shown(value)} is not a share from 0 to 1; e.g. 0.5"
+                )
+            else:
+                continuing = float(value)
+        turns, gap = defaults.turns, defaults.gap
+        if "turns" in raw:
+            turns = whole(raw["turns"], f"{where}.turns", 1, MAX_TURNS, problems) or turns
+        if "gap" in raw:
+            gap = whole(raw["gap"], f"{where}.gap", 1, MAX_GAP, problems) or gap
+        return cls(continuing, turns, gap)
 
-@dataclass(frozen=True)
-class Agent:
+
+class Agent(Struct, frozen=True, omit_defaults=True):
     """One turn's or run's loop: ``steps`` model calls, the last one the answer."""
 
     # The seed's single call: no tool.
@@ -56,28 +94,44 @@ class Agent:
     prompt_bytes: int = 0
     # The final answer's tokens; None: the stub's --tokens (32 by default).
     answer_tokens: int | None = None
-    conversations: Conversations = field(default_factory=Conversations)
+    conversations: Conversations = Conversations()
 
     @property
     def acts(self) -> bool:
         """Whether a turn calls tools at all (more than the seed's one call)."""
         return self.steps > 1
 
+    @classmethod
+    def read(cls, spec: dict, workload: str, problems: Problems) -> Agent:
+        """The agent's shape under ``workloads.<workload>``; every unknown key and every value
+        out of range is one problem (the defaults stand in for what was refused)."""
+        where = f"workloads.{workload}"
+        known = known_keys(workload)
+        for key in spec:
+            if key not in known:
+                problems.add(
+                    f"{where}.{label(key)}: unknown; use one of {known}{_why(key, workload)}"
+                )
+        defaults = cls()
+        agent: dict[str, object] = {}
+        for key, most, least in (
+            ("steps", MAX_STEPS, 1),
+            ("parallel_tools", MAX_PARALLEL, 1),
+            ("prompt_bytes", MAX_PROMPT_BYTES, 0),
+            ("answer_tokens", MAX_ANSWER_TOKENS, 1),
+        ):
+            if key in spec and key in known:
+                value = whole(spec[key], f"{where}.{key}", least, most, problems)
+                agent[key] = getattr(defaults, key) if value is None else value
+        if "tool_ms" in spec and "tool_ms" in known:
+            agent["tool_ms"] = _milliseconds(spec["tool_ms"], f"{where}.tool_ms", problems)
+        if "conversations" in spec and "conversations" in known:
+            agent["conversations"] = Conversations.read(spec["conversations"], workload, problems)
+        return cls(**agent)  # type: ignore[arg-type]  # each value read as its field's type
 
-# Bounds: each a slip of units or a typo beyond, refused before any load.
-# 64 model calls is past any agent a load test would plan (AgenticOS's default bound is 100
-# per run, and a step costs the stub's whole first-token delay).
-MAX_STEPS = 64
-MAX_PARALLEL = 16
-MAX_TOOL_MS = 60_000.0
-# A mebibyte of prompt is ~250k tokens, past any model's context; opencode's is 22-32 kB.
-MAX_PROMPT_BYTES = 1 << 20
-MAX_ANSWER_TOKENS = 4096
-MAX_TURNS = 256
-MAX_GAP = 100_000
 
-_AGENT_KEYS = tuple(f.name for f in fields(Agent) if f.name != "conversations")
-_CONVERSATION_KEYS = tuple(f.name for f in fields(Conversations))
+_AGENT_KEYS = tuple(f for f in Agent.__struct_fields__ if f != "conversations")
+_CONVERSATION_KEYS = Conversations.__struct_fields__
 
 
 def known_keys(workload: str) -> tuple[str, ...]:
@@ -88,32 +142,6 @@ def known_keys(workload: str) -> tuple[str, ...]:
     if workload in CONVERSATION_WORKLOADS:
         keys += ("conversations",)
     return keys
-
-
-def read_agent(spec: dict, workload: str, problems: Problems) -> Agent:
-    """The agent's shape under ``workloads.<workload>``; every unknown key and every value out
-    of range is one problem (the defaults stand in for what was refused)."""
-    where = f"workloads.{workload}"
-    known = known_keys(workload)
-    for key in spec:
-        if key not in known:
-            problems.add(f"{where}.{label(key)}: unknown; use one of {known}{_why(key, workload)}")
-    defaults = Agent()
-    agent: dict[str, object] = {}
-    for key, most, least in (
-        ("steps", MAX_STEPS, 1),
-        ("parallel_tools", MAX_PARALLEL, 1),
-        ("prompt_bytes", MAX_PROMPT_BYTES, 0),
-        ("answer_tokens", MAX_ANSWER_TOKENS, 1),
-    ):
-        if key in spec and key in known:
-            value = _whole(spec[key], f"{where}.{key}", least, most, problems)
-            agent[key] = getattr(defaults, key) if value is None else value
-    if "tool_ms" in spec and "tool_ms" in known:
-        agent["tool_ms"] = _milliseconds(spec["tool_ms"], f"{where}.tool_ms", problems)
-    if "conversations" in spec and "conversations" in known:
-        agent["conversations"] = _conversations(spec["conversations"], where, problems)
-    return Agent(**agent)  # type: ignore[arg-type]  # each value read as its field's type
 
 
 def agent_dict(agent: Agent) -> dict:
@@ -132,36 +160,6 @@ def _why(key: str, workload: str) -> str:
     if key == "conversations" and workload not in CONVERSATION_WORKLOADS:
         return " (conversations are for chat_stream: only a chat turn continues one)"
     return ""
-
-
-def _conversations(raw: object, where: str, problems: Problems) -> Conversations:
-    where = f"{where}.conversations"
-    if not isinstance(raw, dict):
-        problems.add(f"{where}: expected a mapping {{continuing, turns, gap}}")
-        return Conversations()
-    problems.unknown_keys(raw, where, _CONVERSATION_KEYS)
-    defaults = Conversations()
-    continuing = defaults.continuing
-    if "continuing" in raw:
-        value = raw["continuing"]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-            problems.add(f"{where}.continuing: {shown(value)} is not a share from 0 to 1; e.g. 0.5")
-        else:
-            continuing = float(value)
-    turns, gap = defaults.turns, defaults.gap
-    if "turns" in raw:
-        turns = _whole(raw["turns"], f"{where}.turns", 1, MAX_TURNS, problems) or turns
-    if "gap" in raw:
-        gap = _whole(raw["gap"], f"{where}.gap", 1, MAX_GAP, problems) or gap
-    return Conversations(continuing, turns, gap)
-
-
-def _whole(value: object, where: str, least: int, most: int, problems: Problems) -> int | None:
-    """A whole number from least to most (None, and one problem, when it is not)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
-        problems.add(f"{where}: {shown(value)} is not a whole number from {least} to {most}")
-        return None
-    return value
 
 
 def _milliseconds(value: object, where: str, problems: Problems) -> float:

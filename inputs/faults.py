@@ -19,6 +19,10 @@ undoing would tangle (two model windows at once, which the stub would have to ho
 together; two freezes of one process, whose first thaw would end the second). ``--scale``
 shortens a window with its phase (start and length times the phase's own factor), so it
 keeps its place in the phase; the run says so before load.
+
+The module is one idea, the window, a little over 500 lines: each kind's settings and
+their checks are what makes it long, and splitting them from the record would put a
+kind's fields and their bounds in two places.
 """
 
 from __future__ import annotations
@@ -26,10 +30,13 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from msgspec import Struct
+from msgspec.structs import replace
+
 from inputs.bad_input import Problems, label, shown
+from inputs.numbers import whole
 
 
 class FaultKind(StrEnum):
@@ -83,8 +90,7 @@ _OWN: dict[FaultKind, tuple[str, ...]] = {
 _LIMIT_KEYS = ("time_to_recover_s", "amplification")
 
 
-@dataclass(frozen=True)
-class FaultLimits:
+class FaultLimits(Struct, frozen=True, omit_defaults=True):
     """A window's own thresholds: the seconds each workload may take to get back into
     sustain's band after it, and how many times its model calls per turn may grow during
     it; None: reported, not judged."""
@@ -92,9 +98,34 @@ class FaultLimits:
     time_to_recover_s: float | None = None
     amplification: float | None = None
 
+    @classmethod
+    def read(cls, raw: object, where: str, problems: Problems) -> FaultLimits:
+        """A window's ``limits``: each given one a number above 0 (None where not given)."""
+        if not isinstance(raw, dict):
+            problems.add(f"{where}: expected a mapping of {_LIMIT_KEYS} to limits")
+            return cls()
+        problems.unknown_keys(raw, where, _LIMIT_KEYS)
+        recover = amplification = None
+        if "time_to_recover_s" in raw:
+            recover = _number(
+                raw["time_to_recover_s"],
+                f"{where}.time_to_recover_s",
+                problems,
+                "give the seconds each workload may take to get back, e.g. 30",
+                MAX_RECOVER_S,
+            )
+        if "amplification" in raw:
+            amplification = _number(
+                raw["amplification"],
+                f"{where}.amplification",
+                problems,
+                "give how many times the model calls per turn may grow, e.g. 2",
+                MAX_AMPLIFICATION,
+            )
+        return cls(recover, amplification)
 
-@dataclass(frozen=True)
-class Fault:
+
+class Fault(Struct, frozen=True, omit_defaults=True):
     """One window: its phase, its place in it (seconds from the phase's start), its kind and
     that kind's settings; the fields of other kinds keep their defaults."""
 
@@ -122,7 +153,7 @@ class Fault:
     at_start: tuple[str, ...] = ()
     at_end: tuple[str, ...] = ()
     timeout_s: float = DEFAULT_COMMAND_S
-    limits: FaultLimits = field(default_factory=FaultLimits)
+    limits: FaultLimits = FaultLimits()
     # The window as the scenario wrote it, before --scale (equal to the above at scale 1).
     written_start_s: float = 0.0
     written_duration_s: float = 0.0
@@ -166,6 +197,76 @@ class Fault:
         """The window shortened with its phase: start and length times ``factor``."""
         return replace(self, start_s=self.start_s * factor, duration_s=self.duration_s * factor)
 
+    @classmethod
+    def read(
+        cls, spec: object, where: str, phases: Mapping[str, float | None], problems: Problems
+    ) -> Fault | None:
+        """The window at ``where``, in one of ``phases`` (each phase's length, None where it
+        was refused): its kind, its place in its phase and that kind's settings; None, and
+        every problem, when any is refused."""
+        if not isinstance(spec, dict):
+            problems.add(f"{where}: expected a mapping {{phase, kind, start_s, duration_s}}")
+            return None
+        kinds = tuple(k.value for k in FaultKind)
+        given = spec.get("kind")
+        if given not in kinds:
+            problems.add(f"{where}.kind: {shown(given)} is unknown; use one of {kinds}")
+            return None
+        kind = FaultKind(given)
+        before = len(problems.lines)
+        known = _COMMON + _OWN[kind]
+        for key in spec:
+            if key not in known:
+                problems.add(
+                    f"{where}.{label(key)}: unknown for a {kind} window; use one of {known}"
+                )
+        phase = spec.get("phase")
+        if not isinstance(phase, str) or phase not in phases:
+            problems.add(
+                f"{where}.phase: {shown(phase)} is not a phase; use one of {tuple(phases)}"
+            )
+            return None
+        length = phases[phase]
+        start = _seconds(spec.get("start_s", 0.0), f"{where}.start_s", problems, least=0.0)
+        if length is None or start is None:
+            return None
+        if start >= length:
+            problems.add(
+                f"{where}.start_s: {start:g} s is past the end of {phase} ({length:g} s); "
+                f"start it before {length:g}"
+            )
+            return None
+        duration = length - start
+        if "duration_s" in spec:
+            given_duration = _seconds(
+                spec["duration_s"], f"{where}.duration_s", problems, least=None
+            )
+            if given_duration is None:
+                return None
+            if start + given_duration > length + 1e-9:
+                problems.add(
+                    f"{where}.duration_s: {given_duration:g} s from {start:g} s ends past "
+                    f"{phase}'s {length:g} s; give at most {length - start:g}, or start earlier"
+                )
+                return None
+            duration = given_duration
+        name = str(spec.get("name") or f"{kind}@{phase}")
+        settings = _settings(kind, spec, where, problems)
+        limits = FaultLimits.read(spec.get("limits", {}), f"{where}.limits", problems)
+        if settings is None or len(problems.lines) > before:
+            return None
+        return cls(
+            name=name,
+            phase=str(phase),
+            kind=kind,
+            start_s=start,
+            duration_s=duration,
+            limits=limits,
+            written_start_s=start,
+            written_duration_s=duration,
+            **settings,
+        )
+
 
 def _share(fault: Fault) -> str:
     return "" if fault.share == 1.0 else f" to {fault.share:.0%} of requests"
@@ -184,7 +285,7 @@ def read_faults(
     faults: list[tuple[int, Fault]] = []
     names: dict[str, int] = {}
     for i, spec in enumerate(raw):
-        fault = _fault(spec, f"faults[{i}]", phases, problems)
+        fault = Fault.read(spec, f"faults[{i}]", phases, problems)
         if fault is None:
             continue
         if fault.name in names:
@@ -197,67 +298,6 @@ def read_faults(
         faults.append((i, fault))
     _overlaps(faults, phases, problems)
     return tuple(f for _, f in faults)
-
-
-def _fault(
-    spec: object, where: str, phases: Mapping[str, float | None], problems: Problems
-) -> Fault | None:
-    if not isinstance(spec, dict):
-        problems.add(f"{where}: expected a mapping {{phase, kind, start_s, duration_s}}")
-        return None
-    kinds = tuple(k.value for k in FaultKind)
-    given = spec.get("kind")
-    if given not in kinds:
-        problems.add(f"{where}.kind: {shown(given)} is unknown; use one of {kinds}")
-        return None
-    kind = FaultKind(given)
-    before = len(problems.lines)
-    known = _COMMON + _OWN[kind]
-    for key in spec:
-        if key not in known:
-            problems.add(f"{where}.{label(key)}: unknown for a {kind} window; use one of {known}")
-    phase = spec.get("phase")
-    if not isinstance(phase, str) or phase not in phases:
-        problems.add(f"{where}.phase: {shown(phase)} is not a phase; use one of {tuple(phases)}")
-        return None
-    length = phases[phase]
-    start = _seconds(spec.get("start_s", 0.0), f"{where}.start_s", problems, least=0.0)
-    if length is None or start is None:
-        return None
-    if start >= length:
-        problems.add(
-            f"{where}.start_s: {start:g} s is past the end of {phase} ({length:g} s); "
-            f"start it before {length:g}"
-        )
-        return None
-    duration = length - start
-    if "duration_s" in spec:
-        given_duration = _seconds(spec["duration_s"], f"{where}.duration_s", problems, least=None)
-        if given_duration is None:
-            return None
-        if start + given_duration > length + 1e-9:
-            problems.add(
-                f"{where}.duration_s: {given_duration:g} s from {start:g} s ends past {phase}'s "
-                f"{length:g} s; give at most {length - start:g}, or start earlier"
-            )
-            return None
-        duration = given_duration
-    name = str(spec.get("name") or f"{kind}@{phase}")
-    settings = _settings(kind, spec, where, problems)
-    limits = _limits(spec.get("limits", {}), f"{where}.limits", problems)
-    if settings is None or len(problems.lines) > before:
-        return None
-    return Fault(
-        name=name,
-        phase=str(phase),
-        kind=kind,
-        start_s=start,
-        duration_s=duration,
-        limits=limits,
-        written_start_s=start,
-        written_duration_s=duration,
-        **settings,
-    )
 
 
 def _settings(kind: FaultKind, spec: dict, where: str, problems: Problems) -> dict | None:
@@ -294,7 +334,7 @@ def _settings(kind: FaultKind, spec: dict, where: str, problems: Problems) -> di
             problems.add(f"{where}.factor: {factor:g} is no slowdown; give more than 1, e.g. 5")
         out["factor"] = factor
     if kind == FaultKind.STALL:
-        out["after_tokens"] = _whole(
+        out["after_tokens"] = whole(
             spec.get("after_tokens"), f"{where}.after_tokens", 1, MAX_AFTER_TOKENS, problems
         )
         out["stall_s"] = _number(
@@ -368,31 +408,6 @@ def _argv(raw: object, where: str, problems: Problems) -> tuple[str, ...] | None
         f"{where}: {shown(raw)} is not a command; give a line for /bin/sh or a list of arguments"
     )
     return None
-
-
-def _limits(raw: object, where: str, problems: Problems) -> FaultLimits:
-    if not isinstance(raw, dict):
-        problems.add(f"{where}: expected a mapping of {_LIMIT_KEYS} to limits")
-        return FaultLimits()
-    problems.unknown_keys(raw, where, _LIMIT_KEYS)
-    recover = amplification = None
-    if "time_to_recover_s" in raw:
-        recover = _number(
-            raw["time_to_recover_s"],
-            f"{where}.time_to_recover_s",
-            problems,
-            "give the seconds each workload may take to get back, e.g. 30",
-            MAX_RECOVER_S,
-        )
-    if "amplification" in raw:
-        amplification = _number(
-            raw["amplification"],
-            f"{where}.amplification",
-            problems,
-            "give how many times the model calls per turn may grow, e.g. 2",
-            MAX_AMPLIFICATION,
-        )
-    return FaultLimits(recover, amplification)
 
 
 def _overlaps(
@@ -512,10 +527,3 @@ def _seconds(value: object, where: str, problems: Problems, least: float | None)
         problems.add(f"{where}: {number:g} must be {bound}; {fix}")
         return None
     return number
-
-
-def _whole(value: object, where: str, least: int, most: int, problems: Problems) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
-        problems.add(f"{where}: {shown(value)} is not a whole number from {least} to {most}")
-        return None
-    return value

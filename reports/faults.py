@@ -39,7 +39,7 @@ import numpy as np
 from engine.fault_record import APPLIED, CANCELLED, NOT_APPLIED, UNDO_FAILED, FaultEvent, Window
 from engine.followups import FAILED_AFTER, LOST, NOT_FINISHED, NOT_VERIFIABLE, PROCESSED
 from inputs.agent import AGENT_WORKLOADS
-from inputs.scenario import BASELINE_PHASE
+from inputs.phases import BASELINE_PHASE
 from reports import formatting as fmt
 from reports.dataset import quoted
 from reports.followups import AFTER, FollowUpCounts

@@ -7,8 +7,8 @@ samples did not happen.
 from __future__ import annotations
 
 from engine.run_record import ArrivalsRecord, Machine
-from inputs.scenario import ArrivalKind
-from inputs.scenario import metric_name as scenario_metric_name
+from inputs.phases import ArrivalKind
+from inputs.thresholds import metric_name as scenario_metric_name
 
 ABSENT = "–"
 

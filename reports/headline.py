@@ -13,7 +13,7 @@ from typing import Annotated
 
 from msgspec import Meta, Struct
 
-from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE
+from inputs.phases import BASELINE_PHASE, RECOVERY_PHASE
 from reports import formatting as fmt
 from reports.faults import MEASURE_WORDS, fault_id
 from reports.recovery import NEVER, NOT_RECOVERED, RECOVERED, RECOVERY_WINDOW

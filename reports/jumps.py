@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inputs.scenario import BASELINE_PHASE
+from inputs.phases import BASELINE_PHASE
 from reports.stats import Counts, RunStats
 
 # A failure or shed rate this far above sustain's (in absolute terms) is a jump.

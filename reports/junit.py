@@ -18,7 +18,7 @@ import io
 
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
-from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE
+from inputs.phases import BASELINE_PHASE, RECOVERY_PHASE
 from reports import formatting as fmt
 from reports.faults import MEASURE_WORDS, TIME_TO_RECOVER, FaultCheck
 from reports.recovery import NEVER, NOT_JUDGED, NOT_RECOVERED, RECOVERED, RecoveryCheck

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inputs.scenario import Threshold
+from inputs.thresholds import Threshold
 from reports import formatting as fmt
 from reports.dataset import quoted
 from reports.followups import FollowUpCounts

@@ -14,7 +14,7 @@ import matplotlib
 import pandas as pd
 
 from inputs.agent import AGENT_WORKLOADS
-from inputs.scenario import BASELINE_PHASE
+from inputs.phases import BASELINE_PHASE
 from reports import formatting as fmt
 from reports.charts import SVG_STYLE, Chart, _figure, svg
 from reports.document import Banner, Block, Figure, Paragraph, Section, Table

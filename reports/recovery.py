@@ -17,7 +17,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from engine.followups import LOST, NOT_VERIFIABLE
-from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE
+from inputs.phases import BASELINE_PHASE, RECOVERY_PHASE
 from reports import formatting as fmt
 from reports.dataset import Samples, quoted
 from reports.followups import AFTER

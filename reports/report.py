@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from msgspec import UNSET
 
-from inputs.scenario import BASELINE_PHASE, RECOVERY_PHASE
+from inputs.phases import BASELINE_PHASE, RECOVERY_PHASE
 from reports import formatting as fmt
 from reports.charts import Chart
 from reports.document import (

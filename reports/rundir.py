@@ -24,7 +24,7 @@ from engine.dataset import PROBES, read_parts, read_table
 from engine.fault_record import FaultEvent, FaultRecordError, Window, placed, read_events
 from engine.run_record import RUN_FILE, PhaseRecord, RunRecord, RunRecordError, UsersStep
 from engine.samples import OPERATOR_STOP
-from inputs.scenario import Scenario, ScenarioError, scenario_from_dict
+from inputs.scenario import Scenario
 from reports.dataset import (
     Samples,
     SamplesError,
@@ -123,7 +123,8 @@ def load_run(path: str | Path) -> Run:
     path = Path(path)
     if not path.is_dir():
         raise RunDirError(f"{path}: not a directory; pass the run directory (runs/<timestamp>)")
-    record, scenario = _read_run_json(path / RUN_FILE)
+    record = _read_run_json(path / RUN_FILE)
+    scenario = record.scenario
     if not record.phases:
         raise RunDirError(
             f"{path}: the run was {record.stopped} in its start's lead, before its first "
@@ -173,21 +174,16 @@ def touched_column(windows: tuple[Window, ...]) -> str:
     return f"{spans or 'FALSE'} AS {TOUCHED}"
 
 
-def _read_run_json(file: Path) -> tuple[RunRecord, Scenario]:
+def _read_run_json(file: Path) -> RunRecord:
+    """run.json, its phases those of the scenario it holds (or none: stopped in the lead)."""
     try:
         record = run_record.read(file)
     except RunRecordError as exc:
         raise RunDirError(str(exc)) from None
-    try:
-        scenario = scenario_from_dict(record.scenario, as_run=True)
-    except ScenarioError as exc:
-        raise RunDirError("\n".join(f"{file}: scenario.{line}" for line in exc.problems)) from None
-    if not record.phases:
-        return record, scenario
-    names, expected = [p.name for p in record.phases], [p.name for p in scenario.phases]
-    if names != expected:
+    names, expected = [p.name for p in record.phases], [p.name for p in record.scenario.phases]
+    if record.phases and names != expected:
         raise RunDirError(f"{file}: phases {names} differ from the scenario's {expected}")
-    return record, scenario
+    return record
 
 
 def _read_probes(run_dir: Path) -> tuple[pd.DataFrame | None, str]:

@@ -150,7 +150,7 @@ def _window(report: WindowReport, start_epoch: float) -> FaultWindowRecord:
         phase=fault.phase,
         start_s=report.window.start_s,
         end_s=report.window.end_s,
-        limits=FaultLimitsRecord(**asdict(fault.limits)),
+        limits=FaultLimitsRecord(**msgspec.structs.asdict(fault.limits)),
         not_applied=report.not_applied or None,
         undo_failed=list(report.undo_failed),
         events=[

@@ -9,8 +9,10 @@ import logging
 import math
 import secrets
 from collections.abc import Set
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from engine.run_record import USERS, PlatformRecord
 from engine.schedule import Plan
@@ -184,8 +186,11 @@ def log_size(log: Path | None) -> int:
 
 def without(scenario: Scenario, workloads: dict[str, str]) -> Scenario:
     """The scenario with each of ``workloads`` at share 0 (the others renormalise)."""
-    kept = tuple(replace(w, share=0.0) if w.name in workloads else w for w in scenario.workloads)
-    return replace(scenario, workloads=kept)
+    kept = tuple(
+        msgspec.structs.replace(w, share=0.0) if w.name in workloads else w
+        for w in scenario.workloads
+    )
+    return msgspec.structs.replace(scenario, workloads=kept)
 
 
 def too_few(

@@ -20,7 +20,8 @@ from engine.content_coding import ACCEPTABLE, DEFAULT_ACCEPT, accept_problem
 from engine.trust import CA_FILE_ABOUT, CA_FILE_DEFAULT, INSECURE_ABOUT
 from inputs.bad_input import SettingsError, shown
 from inputs.fixture import DEFAULT_EMAIL
-from inputs.scenario import MAX_PHASE_S, MAX_RATE
+from inputs.phases import MAX_RATE
+from inputs.scenario import MAX_PHASE_S
 
 T = TypeVar("T")
 N = TypeVar("N", int, float)

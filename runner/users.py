@@ -39,7 +39,7 @@ from engine.schedule import Plan
 from engine.seam import Conversation
 from engine.serve import CHAT, serve
 from engine.share import Share
-from inputs.scenario import WORKLOADS
+from inputs.workload import WORKLOADS
 
 # How long an idle user (no run yet, run over, or its workload left out) waits before asking again.
 IDLE_S = 0.05

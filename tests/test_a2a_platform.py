@@ -28,6 +28,7 @@ from stack.demo import locust_command
 from stack.generator_runs import read_samples, read_table
 from stack.local import LOCUST, PlatformUnavailable, StackOptions, child_env, password
 from stack.processes import ROOT, free_port, running, stop
+from tests.support.generator_env import ran_scenario
 
 OFFERED = {"api_read", "chat_stream", "agent_run"}
 NOT_OFFERED = {"rag_query", "ingest", "trigger_fire"}
@@ -101,15 +102,16 @@ def test_every_offered_arrival_is_one_sample_and_each_workload_ends_as_a2a_says(
 
 
 def test_what_a2a_does_not_offer_is_left_out_and_the_rest_keep_their_rates(run):
-    ran = json.loads((run / "run.json").read_text())["scenario"]
+    ran = ran_scenario(run)
     written = load_scenario()
     total = sum(w.share for w in written.workloads)
     kept = sum(w.share for w in written.workloads if w.name in OFFERED) / total
-    for phase, stated in zip(ran["phases"], written.phases, strict=True):
-        assert phase["rate"] == pytest.approx(stated.rate * kept)
+    for phase, stated in zip(ran.phases, written.phases, strict=True):
+        assert phase.rate == pytest.approx(stated.rate * kept)
+    offered = {w.name: w for w in ran.workloads}
     for name in NOT_OFFERED:
-        assert ran["workloads"][name]["share"] == 0
-        assert ran["workloads"][name]["why"].startswith("Not offered by a2a: A2A has no")
+        assert offered[name].share == 0
+        assert offered[name].why.startswith("Not offered by a2a: A2A has no")
     report = (run / "report.md").read_text()
     assert "Not offered by a2a: A2A has no document upload" in report
 

@@ -47,6 +47,7 @@ from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.processes import ROOT, Server, free_port, running
 from tests.support import hostile_ag_ui_server as hostile
 from tests.support.counting_server import CountingServer, started
+from tests.support.generator_env import ran_scenario
 from tests.support.transport import signed_dialect, signed_setup_of
 from workloads.ag_ui.stream import NO_TEXT
 
@@ -179,15 +180,16 @@ def test_every_offered_arrival_is_one_sample_and_each_run_ends_as_ag_ui_says(run
 
 
 def test_what_ag_ui_does_not_offer_is_left_out_and_the_rest_keep_their_rates(run):
-    ran = json.loads((run / "run.json").read_text())["scenario"]
+    ran = ran_scenario(run)
     written = load_scenario()
     total = sum(w.share for w in written.workloads)
     kept = sum(w.share for w in written.workloads if w.name in OFFERED) / total
-    for phase, stated in zip(ran["phases"], written.phases, strict=True):
-        assert phase["rate"] == pytest.approx(stated.rate * kept)
+    for phase, stated in zip(ran.phases, written.phases, strict=True):
+        assert phase.rate == pytest.approx(stated.rate * kept)
+    offered = {w.name: w for w in ran.workloads}
     for name in NOT_OFFERED:
-        assert ran["workloads"][name]["share"] == 0
-        assert ran["workloads"][name]["why"].startswith("Not offered by ag-ui: AG-UI has no")
+        assert offered[name].share == 0
+        assert offered[name].why.startswith("Not offered by ag-ui: AG-UI has no")
     assert "Not offered by ag-ui: AG-UI has no document upload" in (run / "report.md").read_text()
 
 

@@ -20,14 +20,8 @@ from bench.synthetic_runs import write_run_dir
 from engine.arrivals import KINDS, poisson_offsets
 from engine.mix import Mix
 from engine.schedule import Plan, SlotCursor
-from inputs.scenario import (
-    DEFAULT_PATH,
-    ArrivalKind,
-    Scenario,
-    ScenarioError,
-    load_scenario,
-    scenario_from_dict,
-)
+from inputs.phases import ArrivalKind
+from inputs.scenario import DEFAULT_PATH, Scenario, ScenarioError, load_scenario, scenario_from_dict
 from reports import build_report
 from reports.summary import SCHEMA_FILE
 from runner.messages import PlanUpdate, decode, encode

@@ -32,7 +32,7 @@ import pytest
 from engine.dataset import SAMPLES
 from inputs.agent import MAX_TURNS
 from inputs.fixture import DEFAULT_EMAIL, load_fixture
-from inputs.scenario import WORKLOADS
+from inputs.workload import WORKLOADS
 from reports.rundir import load_run
 from reports.sweep.analysis import Fitted, Memory
 from reports.sweep.analysis import build as build_sweep

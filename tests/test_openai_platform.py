@@ -41,6 +41,7 @@ from stack.generator_runs import read_samples, read_table
 from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.openai import LITELLM, start_stack
 from stack.processes import ROOT, Server, free_port, running
+from tests.support.generator_env import ran_scenario
 from workloads.one_arrival import signed_setup
 from workloads.openai.dialect import OpenAI
 from workloads.openai.discover import described
@@ -389,15 +390,16 @@ def test_a_short_run_through_the_proxy_accounts_for_every_arrival(run):
 
 
 def test_the_run_leaves_out_what_a_model_endpoint_does_not_offer(run):
-    ran = json.loads((run / "run.json").read_text())["scenario"]
+    ran = ran_scenario(run)
     written = load_scenario()
     total = sum(w.share for w in written.workloads)
     kept = sum(w.share for w in written.workloads if w.name in OFFERED) / total
-    for phase, stated in zip(ran["phases"], written.phases, strict=True):
-        assert phase["rate"] == pytest.approx(stated.rate * kept)
+    for phase, stated in zip(ran.phases, written.phases, strict=True):
+        assert phase.rate == pytest.approx(stated.rate * kept)
+    offered = {w.name: w for w in ran.workloads}
     for name in ("ingest", "trigger_fire"):
-        assert ran["workloads"][name]["share"] == 0
-        assert ran["workloads"][name]["why"].startswith("Not offered by openai: a model endpoint")
+        assert offered[name].share == 0
+        assert offered[name].why.startswith("Not offered by openai: a model endpoint")
 
 
 def test_a_scenario_of_agent_runs_in_steps_is_refused_before_load(stack, tmp_path):

@@ -45,6 +45,7 @@ from stack.generator_runs import read_run, read_samples
 from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.opencode import basic_auth, ensure_opencode, start_stack
 from stack.processes import ROOT
+from tests.support.generator_env import ran_scenario
 from tests.support.transport import signed_dialect
 from workloads.opencode.dialect import OpenCode
 from workloads.opencode.platform import PLATFORM
@@ -172,11 +173,10 @@ def test_chat_turns_stream_their_tokens_and_cancel_through_abort(run):
 
 def test_uploads_and_webhooks_are_not_offered_by_this_platform_and_never_judged(run):
     run_dir, _, _, _ = run
-    record = json.loads((run_dir / "run.json").read_text())
-    shares = record["scenario"]["workloads"]
+    shares = {w.name: w for w in ran_scenario(run_dir).workloads}
     for name in NOT_OFFERED:
-        assert shares[name]["share"] == 0
-        assert shares[name]["why"].startswith("Not offered by opencode: it takes no")
+        assert shares[name].share == 0
+        assert shares[name].why.startswith("Not offered by opencode: it takes no")
     report = (run_dir / "report.md").read_text()
     rows = [line for line in report.splitlines() if line.startswith(("| ingest |", "| trigger"))]
     assert len(rows) == 2 and all("| not offered |" in r for r in rows), rows
@@ -342,14 +342,14 @@ def test_what_opencode_does_not_offer_leaves_every_other_workload_at_its_rate(ru
     run_dir, _, _, _ = run
     written = load_scenario()
     assert all(not w.per_platform for w in written.workloads)
-    ran = read_run(run_dir)["scenario"]
+    ran = ran_scenario(run_dir)
     total = sum(w.share for w in written.workloads)
     kept = sum(w.share for w in written.workloads if w.name in OFFERED) / total
-    for phase, stated in zip(ran["phases"], written.phases, strict=True):
-        assert phase["rate"] == pytest.approx(stated.rate * kept)
+    for phase, stated in zip(ran.phases, written.phases, strict=True):
+        assert phase.rate == pytest.approx(stated.rate * kept)
     for name in OFFERED:
         stated = next(w.share for w in written.workloads if w.name == name)
-        rate = ran["phases"][1]["rate"] * ran["workloads"][name]["share"]
+        rate = ran.phases[1].rate * ran.mix[name]
         assert rate == pytest.approx(written.phases[1].rate * stated / total)
 
 

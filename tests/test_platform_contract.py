@@ -19,7 +19,7 @@ from engine.http import HttpCall
 from engine.samples import Result
 from engine.seam import Attempt, Dialect, Platform
 from inputs.fixture import FixtureError
-from inputs.scenario import WORKLOADS
+from inputs.workload import WORKLOADS
 from stack.processes import ROOT
 from workloads.check import contract_problems, shaped_fixture
 from workloads.platforms import BUILT_IN, PlatformError, names, platform, stated_problem

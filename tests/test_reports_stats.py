@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from bench.synthetic_runs import write_run_dir
 from engine.samples import OUTCOMES
 from engine.samples import SUCCESSFUL as OK_OUTCOMES
-from inputs.scenario import WORKLOADS, scenario_from_dict
+from inputs.scenario import scenario_from_dict
+from inputs.workload import WORKLOADS
 from reports.rundir import load_run
 from reports.stats import run_stats
 from reports.system import system_stats

@@ -47,7 +47,7 @@ from inputs.fixture import (
     FixtureError,
     url_problem,
 )
-from inputs.scenario import WORKLOADS
+from inputs.workload import WORKLOADS
 from workloads.one_arrival import MAX_BODY, fix_for, signed_setup
 from workloads.platforms import PlatformError, platform
 from workloads.seed import DEFAULT_STUB_URL, add_own_options, own_options, seeded

@@ -25,11 +25,12 @@ from engine.samples import SHED, TIMEOUT, Result
 from engine.seam import Deployment, Dialect, Platform, Setup
 from engine.serve import serve
 from inputs.fixture import PASSWORD_ENV, Fixture
-from inputs.scenario import Scenario, Timeouts
+from inputs.scenario import DEFAULT_BODY_MIB
+from inputs.timeouts import Timeouts
 from workloads.reach import signed_in
 
 # The body bound of a run on the scenario's default (8 MiB).
-MAX_BODY = int(Scenario.max_body_mib * (1 << 20))
+MAX_BODY = int(DEFAULT_BODY_MIB * (1 << 20))
 
 
 @contextmanager

@@ -23,7 +23,7 @@ from types import ModuleType
 
 from engine.seam import Platform
 from inputs.fixture import MODULE_CHARS, Fixture
-from inputs.scenario import WORKLOADS
+from inputs.workload import WORKLOADS
 
 # Name -> the module exporting that built-in platform's PLATFORM record.
 BUILT_IN = {

@@ -31,7 +31,7 @@ from engine.seam import (
 )
 from engine.sign_in import secret_for
 from inputs.fixture import DEFAULT_EMAIL, DEFAULT_PATH, Fixture, FixtureError, load_fixture
-from inputs.scenario import WORKLOADS
+from inputs.workload import WORKLOADS
 from workloads.one_arrival import fix_for, signed_setup
 from workloads.platforms import PlatformError, platform_of
 from workloads.setup_client import APIError, APIUnreachable, add_trust_options, trust_given

@@ -18,7 +18,7 @@ from enum import Enum
 import msgspec
 
 from engine.run_record import ArrivalsRecord, Machine
-from inputs.scenario import ArrivalKind
+from inputs.phases import ArrivalKind
 from reports import formatting as fmt
 from reports.rundir import Run
 

@@ -8,14 +8,15 @@ import json
 import shutil
 from pathlib import Path
 
-from inputs.scenario import MinCounts, Scenario, scenario_from_dict
+from inputs.scenario import Scenario, scenario_from_dict
+from inputs.thresholds import MinCounts
 
 # A 32-arrival run built by hand; tests/test_reports_golden.py works its numbers out.
 GOLDEN = Path(__file__).parents[1] / "data" / "reports_golden"
 
 # Every minimum count at 1, so a short synthetic run is judged on what it has and a test of
 # something else is not inconclusive; tests of the minimums use the shipped ones.
-ANY_COUNT = dict.fromkeys(MinCounts.__dataclass_fields__, 1)
+ANY_COUNT = dict.fromkeys(MinCounts.__struct_fields__, 1)
 
 
 def judged_at_any_count(scenario: Scenario) -> Scenario:
