@@ -19,7 +19,10 @@ from pathlib import Path
 
 import yaml
 
+from engine import run_record
 from engine.dataset import SAMPLES, Table
+from engine.run_record import RUN_FILE
+from inputs.scenario import Scenario
 from reports.export import csv_rows
 from stack.processes import ROOT, Server, free_port, stop
 from stack.reference_servers import FAST_STUB, RELAXED_LIMITS, stub_server, target_server
@@ -240,6 +243,11 @@ def read_samples(run_dir: Path) -> list[dict]:
 
 def read_run(run_dir: Path) -> dict:
     return json.loads((run_dir / "run.json").read_text())
+
+
+def ran_scenario(run_dir: Path) -> Scenario:
+    """The scenario the run was run from, as run.json holds it."""
+    return run_record.read(run_dir / RUN_FILE).scenario
 
 
 def lateness_ms(sample: dict) -> float:

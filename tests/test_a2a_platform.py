@@ -25,10 +25,9 @@ from engine.dataset import STUB_CALLS
 from inputs.scenario import load_scenario
 from stack.a2a import A2A, start_stack
 from stack.demo import locust_command
-from stack.generator_runs import read_samples, read_table
+from stack.generator_runs import ran_scenario, read_samples, read_table
 from stack.local import LOCUST, PlatformUnavailable, StackOptions, child_env, password
 from stack.processes import ROOT, free_port, running, stop
-from tests.support.generator_env import ran_scenario
 
 OFFERED = {"api_read", "chat_stream", "agent_run"}
 NOT_OFFERED = {"rag_query", "ingest", "trigger_fire"}

@@ -41,13 +41,12 @@ from inputs.fixture import Fixture, load_fixture
 from inputs.scenario import load_scenario
 from stack.ag_ui import AG_UI, start_stack
 from stack.demo import locust_command
-from stack.generator_runs import read_samples, read_table
+from stack.generator_runs import ran_scenario, read_samples, read_table
 from stack.langgraph import LANGGRAPH
 from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.processes import ROOT, Server, free_port, running
 from tests.support import hostile_ag_ui_server as hostile
 from tests.support.counting_server import CountingServer, started
-from tests.support.generator_env import ran_scenario
 from tests.support.transport import signed_dialect, signed_setup_of
 from workloads.ag_ui.stream import NO_TEXT
 

@@ -37,11 +37,10 @@ from engine.seam import Attempt, Conversation, SeedSetup, Setup
 from inputs.fixture import DEFAULT_EMAIL, Fixture
 from inputs.scenario import load_scenario
 from stack.demo import locust_command
-from stack.generator_runs import read_samples, read_table
+from stack.generator_runs import ran_scenario, read_samples, read_table
 from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.openai import LITELLM, start_stack
 from stack.processes import ROOT, Server, free_port, running
-from tests.support.generator_env import ran_scenario
 from workloads.one_arrival import signed_setup
 from workloads.openai.dialect import OpenAI
 from workloads.openai.discover import described

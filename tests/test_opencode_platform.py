@@ -41,11 +41,10 @@ from engine.serve import serve
 from inputs.fixture import load_fixture
 from inputs.scenario import load_scenario, scenario_from_dict
 from stack.demo import locust_command
-from stack.generator_runs import read_run, read_samples
+from stack.generator_runs import ran_scenario, read_run, read_samples
 from stack.local import PlatformUnavailable, StackOptions, child_env, password
 from stack.opencode import basic_auth, ensure_opencode, start_stack
 from stack.processes import ROOT
-from tests.support.generator_env import ran_scenario
 from tests.support.transport import signed_dialect
 from workloads.opencode.dialect import OpenCode
 from workloads.opencode.platform import PLATFORM

@@ -14,13 +14,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from engine import run_record
 from engine.dataset import SAMPLES
 from engine.dataset import read_table as read_dataset
 from engine.mix import Mix
-from engine.run_record import RUN_FILE
 from engine.schedule import Plan
-from inputs.scenario import Scenario, load_scenario
+from inputs.scenario import load_scenario
 from stack.generator_runs import RUN_TIMEOUT_S, Platform, load_env, locust_args
 from stack.processes import ROOT
 from stub.config import StubConfig
@@ -128,11 +126,6 @@ def written(run_dir: Path) -> int:
     if not (run_dir / SAMPLES.name).is_dir():
         return 0
     return read_dataset(run_dir, SAMPLES, ("index",)).num_rows
-
-
-def ran_scenario(run_dir: Path) -> Scenario:
-    """The scenario the run was run from, as run.json holds it."""
-    return run_record.read(run_dir / RUN_FILE).scenario
 
 
 def expected_counts(scenario: Path, scale: float = 1.0) -> tuple[Plan, dict[int, str]]:
