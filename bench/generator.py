@@ -48,7 +48,16 @@ from inputs.scenario import scenario_from_dict
 from probes import Reading
 from runner.conductor import LOCAL_FLUSH_S
 from runner.load_process import LoadProcess
-from runner.messages import REPORT_KEY, VERSION, Drained, PlanUpdate, Prepare, ToMaster, encode
+from runner.messages import (
+    REPORT_KEY,
+    VERSION,
+    Drained,
+    PlanUpdate,
+    Prepare,
+    Ready,
+    ToMaster,
+    encode,
+)
 from runner.run_files import RunFiles
 from stack.processes import free_port, wait_ready
 
@@ -101,10 +110,13 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
     environment = Environment()
     environment.create_local_runner()
     drained: list[Drained] = []
+    refused: list[str] = []
 
     def send(message: ToMaster) -> None:
         if isinstance(message, Drained):
             drained.append(message)
+        elif isinstance(message, Ready) and message.error:
+            refused.append(message.error)
 
     process = LoadProcess("bench", send, environment.stats)
     scenario = scenario_from_dict(_scenario(rate, seconds))
@@ -133,6 +145,9 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
             email="bench@x",
         )
     )
+    if refused:
+        # A process that refused its Prepare never drains: say why rather than wait for ever.
+        raise SystemExit(f"the load process refused the run: {refused[0]}")
     samples: list[Sample] = []
     readings: list[Reading] = []
     cpu = psutil.Process()

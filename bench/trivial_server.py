@@ -38,14 +38,18 @@ async def health(request: web.Request) -> web.Response:
 
 
 def app(capacity: float | None = None) -> web.Application:
-    """The routes the benchmark touches: sign-in, the three lists, health."""
+    """The routes the benchmark touches: sign-in, the token's check, the lists, health."""
     application = web.Application()
     if capacity is not None:
         application[LAG] = (asyncio.Semaphore(LAG_SLOTS), LAG_SLOTS / capacity)
     application.router.add_post("/api/v1/auth/login", sign_in)
-    for kind in ("agents", "runs", "conversations"):
+    # The three lists, and the organisations the kit reads once to check the token it got.
+    for kind in ("agents", "runs", "conversations", "orgs"):
         application.router.add_get(f"/api/v1/{kind}", empty_list)
-    application.router.add_get("/health", health)
+    # The kit reaches a platform by its health before it loads it (workloads/reach.py), at
+    # AgenticOS's path; /health is where the benchmarks wait for this server to start.
+    for path in ("/health", "/api/v1/health"):
+        application.router.add_get(path, health)
     return application
 
 
