@@ -4,13 +4,9 @@ Each is a module of its own (reports/validity.py, thresholds.py, jumps.py, recov
 this one assembles them into a ``Verdict`` and the exit code it implies, and argues the
 whole here.
 
-A check fails when what is known already breaks its limit: failures counted
-against all calls (accepted work that cannot be verified counted as done, missing
-observations as successes), so "at least 51.4% failed; 12 more not verifiable" is
-a failure, not a shrug; "not measured" is left for a check the known part passes
-and the unknown part could still tip. A check whose plan offered fewer arrivals
-than its minimum (scenario.yaml ``judging.min_counts``) is "inconclusive": not a
-failure the platform committed and not a pass. A run whose driver fell behind or
+A check fails on what is known, is "not measured" where the unknown could still tip it
+and "inconclusive" where its plan was too small (thresholds.py argues each). A run whose
+driver fell behind or
 lost samples is invalid rather than failed; a workload skipped at preflight is not
 measured, not forgotten; a workload the scenario gives no share is not judged at
 all; a workload whose failures jump in burst or recover is flagged even where no
