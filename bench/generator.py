@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.sleeps import slept, voluntary_switches
 from engine.samples import Sample
 from engine.schedule import Plan
-from inputs.fixture import fixture_from_dict
-from inputs.scenario import scenario_from_dict
+from inputs.fixture import Fixture, fixture_from_dict
+from inputs.scenario import Scenario, scenario_from_dict
 from probes import Reading
 from runner.conductor import LOCAL_FLUSH_S
 from runner.load_process import LoadProcess
@@ -105,6 +105,21 @@ def _scenario(rate: float, seconds: float) -> dict:
     }
 
 
+def bench_prepare(scenario: Scenario, fixture: Fixture, url: str, connections: int) -> Prepare:
+    """The Prepare a master of one load process sends it: the benchmarks drive a LoadProcess
+    by hand, as the master would."""
+    return Prepare(
+        version=VERSION,
+        run_id="bench",
+        slots={"bench": 0},
+        connections=[connections],
+        scenario=scenario,
+        fixture=fixture,
+        host=url,
+        email="bench@x",
+    )
+
+
 def measure(url: str, rate: float, seconds: float) -> Figures:
     """One constant-rate run through a fresh LoadProcess; figures for it."""
     environment = Environment()
@@ -133,18 +148,7 @@ def measure(url: str, rate: float, seconds: float) -> Figures:
             "trigger_id": None,
         }
     )
-    process.on_prepare(
-        Prepare(
-            version=VERSION,
-            run_id="bench",
-            slots={"bench": 0},
-            connections=[connections],
-            scenario=scenario,
-            fixture=fixture,
-            host=url,
-            email="bench@x",
-        )
-    )
+    process.on_prepare(bench_prepare(scenario, fixture, url, connections))
     if refused:
         # A process that refused its Prepare never drains: say why rather than wait for ever.
         raise SystemExit(f"the load process refused the run: {refused[0]}")

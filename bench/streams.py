@@ -47,6 +47,7 @@ from locust.env import Environment
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.generator import bench_prepare
 from bench.ws_server import TOKEN_MS, TOKENS
 from engine.collector import THRESHOLDS as LOAD_THRESHOLDS
 from engine.samples import Sample
@@ -54,7 +55,7 @@ from engine.schedule import Plan
 from inputs.fixture import fixture_from_dict
 from inputs.scenario import scenario_from_dict
 from runner.load_process import LoadProcess
-from runner.messages import VERSION, Drained, PlanUpdate, Prepare, Ready, ToMaster
+from runner.messages import Drained, PlanUpdate, Ready, ToMaster
 from stack.processes import free_port, wait_ready
 
 LATE_MS = 10.0
@@ -137,18 +138,7 @@ def measure(
     scenario = scenario_from_dict(raw)
     fixture = fixture_from_dict({**FIXTURES[protocol], "api_url": url, "stub_url": url})
     connections = concurrency * 2
-    process.on_prepare(
-        Prepare(
-            version=VERSION,
-            run_id="bench",
-            slots={"bench": 0},
-            connections=[connections],
-            scenario=scenario,
-            fixture=fixture,
-            host=url,
-            email="b@x",
-        )
-    )
+    process.on_prepare(bench_prepare(scenario, fixture, url, connections))
     cpu = psutil.Process()
     server_cpu_before = _server_stats(url)["cpu_s"]
     _GC.update(longest_s=0.0, generation=0, full=0)
