@@ -23,9 +23,9 @@ import sys
 from pathlib import Path
 
 from reports.rundir import load_run
-from reports.sweep.analysis import build
+from reports.sweep.analysis import Sweep, build
 from reports.sweep.command import write
-from stack.local import LOCUST, StackOptions, child_env
+from stack.local import LocalStack, StackOptions, child_env, headless_command
 from stack.platforms import STACKS, local_stack
 from stack.processes import ROOT
 from workloads.platforms import DEFAULT_PLATFORM
@@ -86,6 +86,20 @@ def stub_args(args: argparse.Namespace) -> tuple[str, ...]:
     return ZERO_DELAY_STUB if args.zero_delay else DEFAULT_STUB
 
 
+def sweep_stack(
+    stack: LocalStack, scenario: Path, out: Path, sweep: list[str], step_s: str, rest_s: str
+) -> tuple[int, Sweep]:
+    """Sweep a started stack (``sweep``: the --sweep-users or --sweep-rates option and its
+    value) into ``out`` and write the sweep report beside the run's own; Locust's exit code
+    (its verdict) and the sweep, whose report is built whatever that code."""
+    command = headless_command(stack, scenario, out)
+    command += ["--topology", stack.topology, *sweep, "--step-s", step_s, "--rest-s", rest_s]
+    done = subprocess.run(command, cwd=ROOT, env=child_env(), check=False)
+    result = build(load_run(out))
+    write(result, out)
+    return done.returncode, result
+
+
 def main(argv: list[str]) -> int:
     """Run the sweep; the exit code is Locust's (its verdict), the sweep report is always built."""
     args = parse_args(argv)
@@ -108,30 +122,14 @@ def main(argv: list[str]) -> int:
         else ["--sweep-rates", args.sweep_rates]
     )
     with local_stack(options) as stack:
-        command = [
-            *LOCUST,
-            "--headless",
-            "--only-summary",
-            "--scenario",
-            args.scenario or (OVERHEAD_SCENARIO if args.zero_delay else "scenario.yaml"),
-            "--run-dir",
-            str(out),
-            "--topology",
-            stack.topology,
-            *stack.locust_options(),
-            *sweep,
-            "--step-s",
-            args.step_s,
-            "--rest-s",
-            args.rest_s,
-        ]
-        done = subprocess.run(command, cwd=ROOT, env=child_env(), check=False)
-    result = build(load_run(out))
-    write(result, out)
+        scenario = Path(
+            args.scenario or (OVERHEAD_SCENARIO if args.zero_delay else "scenario.yaml")
+        )
+        code, result = sweep_stack(stack, scenario, out, sweep, args.step_s, args.rest_s)
     print(f"{result.mode}: knee {result.knee_text}; {result.plateau_text}")
     print(f"memory: {result.memory.text}")
     print(f"sweep report: {out / 'sweep.md'}")
-    return done.returncode
+    return code
 
 
 if __name__ == "__main__":
