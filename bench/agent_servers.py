@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -33,7 +32,15 @@ import pandas as pd
 
 from bench import sweep as bench_sweep
 from engine import nofollow
-from engine.dataset import PROBES, read_table
+from reports.rundir import load_run
+from reports.sweep.record import (
+    SWEEP_FILE,
+    Memory,
+    MemoryNotMeasured,
+    NotFitted,
+    Sweep,
+    read_sweep,
+)
 
 # The seed's model profile: 2000 ms to the first token, 8 tokens 5 ms apart (200/s).
 SEED_STUB = "--first-token-ms 2000 --token-ms 5 --tokens 8"
@@ -134,32 +141,52 @@ def sweep_one(target: Target, args: argparse.Namespace) -> int:
         return bench_sweep.main(argv)
 
 
-def rows(name: str, run_dir: Path) -> list[dict]:
-    """One row per step of a target's sweep.json, and its memory after the idle rest."""
-    sweep = json.loads((run_dir / "sweep.json").read_text())
+@dataclass(frozen=True)
+class TurnStep:
+    """One step of a target's sweep as the comparison shows it: its whole turns (agent_run),
+    their rate, errors and 429s, and the API's memory."""
+
+    c: int
+    n: int
+    p50_ms: float | None
+    p95_ms: float | None
+    turns_per_s: float
+    error_rate: float | None
+    shed_rate: float | None
+    rss_mb: float | None
+    private_dirty_mb: float | None
+
+
+def rows(sweep: Sweep) -> list[TurnStep]:
+    """One row per step of a target's sweep."""
     out = []
-    for step in sweep["steps"]:
-        turn = step["latency"].get("agent_run", {})
+    for step in sweep.steps:
+        turn = step.latency.get("agent_run")
         out.append(
-            {
-                "target": name,
-                "c": int(step["load"]),
-                "n": turn.get("n", 0),
-                "p50_ms": turn.get("p50_ms"),
-                "p95_ms": turn.get("p95_ms"),
-                "turns_per_s": step["successes_per_s"],
-                "error_rate": step["error_rate"],
-                "shed_rate": step["shed_rate"],
-                "rss_mb": step["rss_mb"],
-                "private_dirty_mb": step["private_dirty_mb"],
-            }
+            TurnStep(
+                c=int(step.load),
+                n=turn.n if turn else 0,
+                p50_ms=turn.p50_ms if turn else None,
+                p95_ms=turn.p95_ms if turn else None,
+                turns_per_s=step.successes_per_s,
+                error_rate=step.error_rate,
+                shed_rate=step.shed_rate,
+                rss_mb=step.rss_mb,
+                private_dirty_mb=step.private_dirty_mb,
+            )
         )
     return out
 
 
 def after_rest(run_dir: Path) -> tuple[float | None, float | None]:
-    """The API process's RSS and Private_Dirty (MB) at the last reading of the idle rest."""
-    probes = read_table(run_dir, PROBES).to_pandas()
+    """The API process's RSS and Private_Dirty (MB) at the last reading of the idle rest.
+
+    Read as the reports read a run (reports/rundir.py), so a run committed when probes were a
+    CSV reads as one written as a dataset does."""
+    with load_run(run_dir) as run:
+        probes = run.probes
+    if probes is None:
+        return None, None
     api = probes[probes["probe"] == "api"]
     last = {m: api[api["metric"] == m]["value"] for m in ("rss_bytes", "private_dirty_bytes")}
     return tuple(  # type: ignore[return-value]
@@ -167,23 +194,24 @@ def after_rest(run_dir: Path) -> tuple[float | None, float | None]:
     )
 
 
-def claims(name: str, run_dir: Path, steps: list[dict]) -> dict[str, str]:
+def claims(run_dir: Path, sweep: Sweep, steps: list[TurnStep]) -> dict[str, str]:
     """The seed's claims, measured for one target."""
-    sweep = json.loads((run_dir / "sweep.json").read_text())
-    by_c = {s["c"]: s for s in steps}
-    first = by_c.get(1, {}).get("p50_ms")
+    by_c = {s.c: s for s in steps}
+    first = by_c[1].p50_ms if 1 in by_c else None
     overhead = f"{first - STUB_TURN_MS:+,.0f} ms (p50 {first:,.0f} ms)" if first else "-"
     top = max(by_c) if by_c else None
     flat = "-"
-    if first and top is not None and by_c[top]["p50_ms"]:
-        flat = f"p50 x{by_c[top]['p50_ms'] / first:.1f} from c=1 to c={top}"
+    if first and top is not None and (last := by_c[top].p50_ms):
+        flat = f"p50 x{last / first:.1f} from c=1 to c={top}"
     errors = next(
-        (f"c={s['c']} ({s['error_rate']:.1%})" for s in steps if s["error_rate"] > ERRORS_START),
+        (f"c={s.c} ({_share(s.error_rate)})" for s in steps if (s.error_rate or 0) > ERRORS_START),
         f"none up to c={top}",
     )
-    shed = next((f"c={s['c']} ({s['shed_rate']:.1%})" for s in steps if s["shed_rate"] > 0), "none")
+    shed = next(
+        (f"c={s.c} ({_share(s.shed_rate)})" for s in steps if (s.shed_rate or 0) > 0), "none"
+    )
     rss_rest, pd_rest = after_rest(run_dir)
-    peak = max((s["rss_mb"] or 0 for s in steps), default=0)
+    peak = max((s.rss_mb or 0 for s in steps), default=0)
     rest = (
         f"RSS {rss_rest:,.0f} MB (peak {peak:,.0f} MB), Private_Dirty {pd_rest:,.0f} MB"
         if rss_rest is not None and pd_rest is not None
@@ -194,22 +222,26 @@ def claims(name: str, run_dir: Path, steps: list[dict]) -> dict[str, str]:
         "latency flat?": flat,
         "errors start (>1%)": errors,
         "429s": shed,
-        "memory per session": _per_session(sweep["memory"]),
+        "memory per session": _per_session(sweep.memory),
         "after the idle rest": rest,
     }
 
 
-def _per_session(memory: dict) -> str:
+def _per_session(memory: Memory | MemoryNotMeasured) -> str:
     """The fit of MB per concurrent session, RSS and Private_Dirty, with r^2 and base."""
+    if isinstance(memory, MemoryNotMeasured):
+        return "not fitted (fewer than 3 steps)"
     parts = []
-    for key, label in (("rss", "RSS"), ("private_dirty", "Private_Dirty")):
-        fit = memory.get(key) or {}
-        if "slope_mb" not in fit:
+    for fit, label in ((memory.rss, "RSS"), (memory.private_dirty, "Private_Dirty")):
+        if isinstance(fit, NotFitted):
             return "not fitted (fewer than 3 steps)"
-        parts.append(
-            f"{label} {fit['slope_mb']:.2f} MB over {fit['base_mb']:,.0f} MB (r² {fit['r2']:.2f})"
-        )
+        parts.append(f"{label} {fit.slope_mb:.2f} MB over {fit.base_mb:,.0f} MB (r² {fit.r2:.2f})")
     return "; ".join(parts)
+
+
+def _share(rate: float | None) -> str:
+    """A rate as a percentage, "-" for a step with no calls to rate."""
+    return "-" if rate is None else f"{rate:.1%}"
 
 
 def _cell(value: object, unit: str = "") -> str:
@@ -222,8 +254,9 @@ def _cell(value: object, unit: str = "") -> str:
 
 def comparison(out: Path, names: list[str]) -> str:
     """comparison.md: the seed's rows beside each target's claims, then every step's figures."""
-    measured = {n: rows(n, out / n) for n in names if (out / n / "sweep.json").exists()}
-    claimed = {n: claims(n, out / n, steps) for n, steps in measured.items()}
+    sweeps = {n: read_sweep(out / n) for n in names if (out / n / SWEEP_FILE).exists()}
+    measured = {n: rows(sweep) for n, sweep in sweeps.items()}
+    claimed = {n: claims(out / n, sweeps[n], measured[n]) for n in sweeps}
     lines = [
         "# The agent-server seed's bench, run by the kit",
         "",
@@ -250,10 +283,10 @@ def comparison(out: Path, names: list[str]) -> str:
     for name, steps in measured.items():
         for s in steps:
             lines.append(
-                f"| {name} | {s['c']} | {s['n']} | {_cell(s['p50_ms'], ' ms')} | "
-                f"{_cell(s['p95_ms'], ' ms')} | {_cell(s['turns_per_s'])} | "
-                f"{s['error_rate']:.1%} | {s['shed_rate']:.1%} | {_cell(s['rss_mb'])} | "
-                f"{_cell(s['private_dirty_mb'])} |"
+                f"| {name} | {s.c} | {s.n} | {_cell(s.p50_ms, ' ms')} | "
+                f"{_cell(s.p95_ms, ' ms')} | {_cell(s.turns_per_s)} | "
+                f"{_share(s.error_rate)} | {_share(s.shed_rate)} | {_cell(s.rss_mb)} | "
+                f"{_cell(s.private_dirty_mb)} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -269,7 +302,7 @@ def main(argv: list[str]) -> int:
     text = comparison(args.out, names)
     nofollow.replace(args.out / "comparison.md", text)
     print(text)
-    missing = [n for n in names if not (args.out / n / "sweep.json").exists()]
+    missing = [n for n in names if not (args.out / n / SWEEP_FILE).exists()]
     if missing:
         print(f"bench.agent_servers: no sweep report for {', '.join(missing)}", file=sys.stderr)
         return 1

@@ -1,5 +1,6 @@
 """`python -m reports build RUN_DIR`, `python -m reports compare BASE RUN` and
-`python -m reports schema` (summary.json's JSON Schema, written from its type).
+`python -m reports schema` (summary.json's and sweep.json's JSON Schemas, written from
+their types).
 
 The exit code is the answer: build gives 2 when the run is invalid or a file is
 malformed, else 1 when a check failed or was not measured, else 2 when a check was
@@ -14,7 +15,7 @@ import sys
 
 from reports import build_report
 from reports.compare import command as compare
-from reports.summary import SCHEMA_FILE, schema_text
+from reports.schemas import SCHEMAS, schema_text
 
 BUILD_DESCRIPTION = (
     "Write report.md, report.html, summary.json and junit.xml into RUN_DIR. Exit 2 when "
@@ -52,7 +53,8 @@ def parser() -> argparse.ArgumentParser:
     )
     commands.add_parser(
         "schema",
-        help=f"write {SCHEMA_FILE.name} from summary.json's type (never edit it by hand)",
+        help=f"write {' and '.join(f.name for f in SCHEMAS)} from the types of summary.json and "
+        "sweep.json (never edit them by hand)",
     )
     return top
 
@@ -63,8 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "build":
         return build_report(args.run_dir)
     if args.command == "schema":
-        SCHEMA_FILE.write_text(schema_text())
-        print(f"wrote {SCHEMA_FILE}")
+        for file in SCHEMAS:
+            file.write_text(schema_text(file))
+            print(f"wrote {file}")
         return 0
     return compare.compare_runs(args.base, args.run, compare.rules_of(args), args.force)
 

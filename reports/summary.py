@@ -5,8 +5,8 @@ percentile carries its count, and an absent value is null, never zero. The file 
 one typed record, ``Summary``: the report writes it and every reader decodes it
 through the same type, so a shape that drifts fails where it is read, naming the
 field. Its JSON Schema is generated from the type, never written by hand:
-``python -m reports schema`` writes reports/summary.schema.json, and a test holds
-the committed file to the type. The module is long only because each field carries
+``python -m reports schema`` writes reports/summary.schema.json (reports/schemas.py),
+and a test holds the committed file to the type. The module is long only because each field carries
 its description, which is the schema's documentation.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
@@ -25,7 +25,6 @@ from reports.headline import Finding
 
 SUMMARY_FILE = "summary.json"
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
-SCHEMA_ID = "https://github.com/agent-loadkit/agent-loadkit/reports/summary.schema.json"
 
 # How many, never below 0; a rate (a fraction of 1) or a reading that may be absent (null).
 Count = Annotated[int, Meta(ge=0)]
@@ -36,7 +35,8 @@ _BY_NAME = "by workload name"
 
 
 class Record(Struct, frozen=True, forbid_unknown_fields=True):
-    """A part of summary.json: a field it does not describe is refused where it is read."""
+    """A part of summary.json (or sweep.json): a field it does not describe is refused where
+    it is read."""
 
 
 class PercentilesRecord(Record, frozen=True):
@@ -623,17 +623,3 @@ def read_summary(run_dir: Path) -> Summary:
     """The run's summary.json, decoded and checked through the type that wrote it. OSError
     when there is none; msgspec.DecodeError, naming the field, when it is not the record."""
     return _DECODER.decode((run_dir / SUMMARY_FILE).read_bytes())
-
-
-def schema() -> dict[str, Any]:
-    """summary.json's JSON Schema (Draft 2020-12), generated from ``Summary``."""
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": SCHEMA_ID,
-        **msgspec.json.schema(Summary),
-    }
-
-
-def schema_text() -> str:
-    """The schema as reports/summary.schema.json holds it."""
-    return json.dumps(schema(), indent=2) + "\n"

@@ -34,8 +34,8 @@ from inputs.agent import MAX_TURNS
 from inputs.fixture import DEFAULT_EMAIL, load_fixture
 from inputs.workload import WORKLOADS
 from reports.rundir import load_run
-from reports.sweep.analysis import Fitted, Memory
 from reports.sweep.analysis import build as build_sweep
+from reports.sweep.record import Fitted, Memory
 from stack.generator_runs import (
     GENEROUS_LIMITS,
     MIX,

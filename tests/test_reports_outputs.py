@@ -31,7 +31,8 @@ from inputs.scenario import load_scenario
 from reports import build_report
 from reports.formatting import metric_name
 from reports.junit import INVALID_RUN, JUNIT_FILE
-from reports.summary import SCHEMA_FILE, Summary, read_summary, schema_text
+from reports.schemas import SCHEMAS, schema_text
+from reports.summary import SCHEMA_FILE, Summary, read_summary
 from stack.generator_runs import platform, write_scenario
 from stack.processes import ROOT
 from tests.support.generator_env import invalid_reasons, run_local
@@ -190,8 +191,9 @@ def test_the_schema_is_a_valid_draft_2020_12_schema_that_refuses_undocumented_fi
     assert not VALIDATOR.is_valid(summary)
 
 
-def test_the_committed_schema_is_the_one_the_type_generates():
-    assert SCHEMA_FILE.read_text() == schema_text(), "run `python -m reports schema`"
+@pytest.mark.parametrize("file", list(SCHEMAS), ids=lambda file: file.name)
+def test_each_committed_schema_is_the_one_its_type_generates(file):
+    assert file.read_text() == schema_text(file), "run `python -m reports schema`"
 
 
 def test_summary_json_reads_back_through_its_type_to_the_same_text(tmp_path):

@@ -1,5 +1,6 @@
 """The sweep report from committed sweeps: the run report's Document, templates and number
-formatting, the same figures as sweep.json, and tables a laptop and a phone can read.
+formatting, the same figures as sweep.json, and tables a laptop and a phone can read; and
+sweep.json, written and read through its type (reports/sweep/record.py).
 
 The numbers themselves are measured by tests/test_capacity.py against real sweeps; here
 two committed sweeps (users mode with memory, open arrival with the stub's overhead) are
@@ -12,18 +13,23 @@ import json
 import shutil
 from pathlib import Path
 
+import msgspec
 import pandas as pd
 import pytest
+from jsonschema import Draft202012Validator
 
 from engine.sweep_steps import is_sweep
 from reports import formatting as fmt
 from reports.rundir import load_run
 from reports.sweep.analysis import build
 from reports.sweep.command import main, write
+from reports.sweep.record import SCHEMA_FILE, SWEEP_FILE, read_sweep, sweep_text
 from tests.support import browser
 
 RESULTS = Path(__file__).parent.parent / "results"
 SWEEPS = ("2026-12-01-sqlite-concurrency-sweep", "2026-12-01-sqlite-rate-sweep")
+# Every sweep.json committed under results/, each as it was published.
+COMMITTED = sorted(path.parent for path in RESULTS.rglob(SWEEP_FILE))
 SCREENS = {"desktop": (1280, 800, 1, False), "phone": (390, 844, 3, True)}
 
 LAYOUT = """
@@ -68,22 +74,21 @@ def test_the_markdown_is_the_document_with_the_run_report_s_formatting(written):
         assert f"\n## {title}" in markdown
     # Markdown backslash-escapes what would open HTML (the knee's ">"), as the run report does.
     assert f"Knee: {_escaped(sweep.knee_text)}." in markdown
-    recorded = json.loads((run_dir / "sweep.json").read_text())
-    for step in recorded["steps"]:
-        row = _row(markdown, step["name"])
+    for step in read_sweep(run_dir).steps:
+        row = _row(markdown, step.name)
         for figure in (
-            fmt.count(step["offered"]),
-            fmt.per_s(step["completed_per_s"]),
-            fmt.per_s(step["successes_per_s"]),
-            fmt.rate(step["error_rate"]),
-            step["thresholds"],
+            fmt.count(step.offered),
+            fmt.per_s(step.completed_per_s),
+            fmt.per_s(step.successes_per_s),
+            fmt.rate(step.error_rate),
+            step.thresholds,
         ):
             assert f"| {figure} |" in row, (figure, row)
-        for name, latency in step["latency"].items():
-            row = _row(markdown, step["name"], name)
-            assert f"| {fmt.count(latency['n'])} | {fmt.ms(latency['p50_ms'])} |" in row
-            assert f"| {fmt.ms(latency['p95_ms'])} |" in row
-        for failed in step["failed"]:
+        for name, latency in step.latency.items():
+            row = _row(markdown, step.name, name)
+            assert f"| {fmt.count(latency.n)} | {fmt.ms(latency.p50_ms)} |" in row
+            assert f"| {fmt.ms(latency.p95_ms)} |" in row
+        for failed in step.failed:
             assert _escaped(failed) in markdown
 
 
@@ -180,3 +185,32 @@ def test_a_step_in_which_nothing_succeeded_does_not_hold(tmp_path):
     assert latency and all(" not measured: 0 of " in w for w in latency), step.failed
     assert sweep.knee == 8
     assert sweep.knee_text.startswith("8/s: every threshold holds up to it; at rate=16/s ")
+
+
+def test_sweep_json_reads_back_through_its_type_to_the_sweep_written(written):
+    run_dir, sweep = written
+    assert read_sweep(run_dir) == sweep
+    assert (run_dir / SWEEP_FILE).read_text() == sweep_text(sweep)
+
+
+@pytest.mark.parametrize("run_dir", COMMITTED, ids=[str(r.relative_to(RESULTS)) for r in COMMITTED])
+def test_every_committed_sweep_json_is_of_today_s_type(run_dir):
+    """Read through the type, written back to the same text, and valid by the schema: the
+    committed files carry the kind tags a reader tells a union's two records apart by."""
+    assert len(COMMITTED) >= 11
+    sweep = read_sweep(run_dir)
+    assert sweep_text(sweep) == (run_dir / SWEEP_FILE).read_text()
+    schema = json.loads(SCHEMA_FILE.read_text())
+    Draft202012Validator(schema).validate(json.loads((run_dir / SWEEP_FILE).read_text()))
+
+
+def test_a_memory_fit_without_its_kind_is_refused_naming_the_field(tmp_path):
+    """Without the tag a decoder cannot tell a fit drawn from one not drawn: the file is
+    refused where it is read, the field named, rather than read by key as either."""
+    run_dir = tmp_path / "sweep"
+    shutil.copytree(RESULTS / SWEEPS[0], run_dir)
+    recorded = json.loads((run_dir / SWEEP_FILE).read_text())
+    del recorded["memory"]["rss"]["kind"]
+    (run_dir / SWEEP_FILE).write_text(json.dumps(recorded))
+    with pytest.raises(msgspec.ValidationError, match=r"`\$\.memory\.rss`"):
+        read_sweep(run_dir)

@@ -10,7 +10,8 @@ RSS and Private_Dirty against sessions, with r^2, and whether a rest step gave
 it back). It never mixes modes: the run's mode is stated and decides what
 "load" means (users, or arrivals per second).
 
-Built as the run's own report is: ``analysis`` measures the steps into typed records,
+Built as the run's own report is: ``analysis`` measures the steps into ``record``'s typed
+records (sweep.json's type, and ``read_sweep`` for whoever reads it back),
 ``document`` says them as a Document rendered through reports/render.py (the same
 templates and number formatting, so the two cannot disagree on how a figure reads),
 ``charts`` draws them, and ``command`` writes sweep.md, sweep.html, sweep.json and

@@ -1,26 +1,36 @@
 """A sweep measured: each step's throughput, latency and overhead, the knee, the memory fit.
 
-Every figure lands in a typed record (``Step``, ``Latency``, ``Overhead``, ``Fitted``,
-``Memory``...), field for field what sweep.json holds, so the document, the charts and
-the JSON read one shape and a key that drifts fails where it is made.
+Every figure lands in a typed record of sweep.json's (reports/sweep/record.py: ``Step``,
+``Latency``, ``Overhead``, ``Fitted``, ``Memory``...), so the document, the charts, the JSON
+and a reader of it read one shape and a key that drifts fails where it is made.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast
 
 import numpy as np
 import pandas as pd
 from msgspec import UNSET
+from msgspec.structs import replace
 
 from engine.run_record import PhaseRecord
 from engine.sweep_steps import REST
 from reports.rundir import Run, load_run
 from reports.stats import SliceStats, run_stats
+from reports.sweep.record import (
+    Fitted,
+    Latency,
+    Memory,
+    MemoryNotMeasured,
+    NotFitted,
+    Overhead,
+    Step,
+    Sweep,
+)
 from reports.thresholds import FAIL, PASS, ThresholdResult, judge_thresholds
 from reports.verdict import FAILING
 
@@ -37,110 +47,6 @@ GIVEN_BACK_SHARE = 0.25
 # The workloads whose time includes one model call the stub answers.
 MODEL_WORKLOADS = ("chat_stream", "agent_run")
 MB = 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Latency:
-    """One workload's latency in a step: nearest-rank p50/p95 over its timed successes and
-    its first tokens, each with the count it rests on (None where there were none)."""
-
-    n: int
-    p50_ms: float | None
-    p95_ms: float | None
-    ttft_n: int
-    ttft_p50_ms: float | None
-    ttft_p95_ms: float | None
-
-
-@dataclass(frozen=True)
-class Overhead:
-    """What the platform added over the stub's stated delays in a step, for one model workload."""
-
-    ttft_p50_ms: float | None
-    ttft_p95_ms: float | None
-    turn_p50_ms: float | None
-    turn_p95_ms: float | None
-
-
-@dataclass(frozen=True)
-class Step:
-    """One sweep step as measured: its load and throughput, latency and overhead per workload
-    (keyed by workload), its thresholds, and the API's memory once read."""
-
-    name: str
-    load: float
-    seconds: float
-    offered: int
-    completed_per_s: float
-    successes_per_s: float
-    error_rate: float | None
-    shed_rate: float | None
-    latency: dict[str, Latency] = field(default_factory=dict)
-    overhead: dict[str, Overhead] = field(default_factory=dict)
-    thresholds: str = "none judged"
-    holds: bool = True
-    failed: tuple[str, ...] = ()
-    rss_mb: float | None = None
-    private_dirty_mb: float | None = None
-    sessions: float | None = None
-
-
-@dataclass(frozen=True)
-class Fitted:
-    """Least squares MB = base + slope x sessions, with r^2 and the steps it rests on."""
-
-    points: int
-    slope_mb: float
-    base_mb: float
-    r2: float
-
-
-@dataclass(frozen=True)
-class NotFitted:
-    """A memory fit with too few readings to draw, and why."""
-
-    points: int
-    text: str
-
-
-@dataclass(frozen=True)
-class Memory:
-    """The API's memory against sessions: what a session is here, the RSS and Private_Dirty
-    fits, whether a rest step gave the growth back, and all of it in one sentence."""
-
-    sessions: str
-    rss: Fitted | NotFitted
-    private_dirty: Fitted | NotFitted
-    given_back: str
-    text: str
-
-
-@dataclass(frozen=True)
-class MemoryNotMeasured:
-    """No API process was probed, so no memory to fit: the sentence says what to give."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """The whole sweep: its steps and what they say. ``stub`` holds the stub's knobs as it
-    stated them (name to value), whichever it states."""
-
-    run_id: str
-    mode: str
-    load_unit: str
-    steps: tuple[Step, ...]
-    knee: float | None
-    knee_text: str
-    plateau_text: str
-    stub: dict[str, float]
-    memory: Memory | MemoryNotMeasured
-
-    @property
-    def has_memory(self) -> bool:
-        """Whether any step read the API's memory (the table and the chart's third panel)."""
-        return any(s.rss_mb is not None for s in self.steps)
 
 
 def stub_knobs(run: Run) -> dict[str, float]:

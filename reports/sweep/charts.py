@@ -12,7 +12,7 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import ScalarFormatter
 
 from reports.charts import PANEL_HEIGHT_IN, WIDTH_IN
-from reports.sweep.analysis import Fitted, Latency, Memory, Sweep
+from reports.sweep.record import Fitted, Latency, Memory, Sweep
 
 
 def chart(sweep: Sweep) -> MplFigure:

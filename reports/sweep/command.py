@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 import matplotlib
@@ -17,9 +15,10 @@ from engine.sweep_steps import is_sweep
 from reports import render
 from reports.charts import SVG_STYLE, Chart, svg
 from reports.rundir import RunDirError, load_run
-from reports.sweep.analysis import Sweep, build
+from reports.sweep.analysis import build
 from reports.sweep.charts import chart
 from reports.sweep.document import document
+from reports.sweep.record import SWEEP_FILE, Sweep, sweep_text
 
 
 def write(sweep: Sweep, out: Path) -> list[Path]:
@@ -34,7 +33,7 @@ def write(sweep: Sweep, out: Path) -> list[Path]:
     nofollow.replace(out / "sweep.png", png.getvalue())
     nofollow.replace(out / "sweep.md", render.markdown(doc))
     nofollow.replace(out / "sweep.html", render.html(doc))
-    nofollow.replace(out / "sweep.json", json.dumps(asdict(sweep), indent=1, default=str) + "\n")
+    nofollow.replace(out / SWEEP_FILE, sweep_text(sweep))
     return [out / n for n in ("sweep.md", "sweep.html", "sweep.json", "sweep.png")]
 
 

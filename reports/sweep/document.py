@@ -7,7 +7,7 @@ from __future__ import annotations
 from reports import formatting as fmt
 from reports.charts import Chart
 from reports.document import Block, Bullets, Document, Figure, Paragraph, Section, Table
-from reports.sweep.analysis import Sweep
+from reports.sweep.record import Sweep
 
 
 def document(sweep: Sweep, drawn: Chart) -> Document:
