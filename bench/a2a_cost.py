@@ -39,7 +39,8 @@ from bench.sweep import sweep_stack
 from engine import nofollow
 from reports.rundir import load_run
 from reports.summary import WorkloadSlice, read_summary
-from reports.sweep.analysis import Step, build
+from reports.sweep.analysis import build
+from reports.sweep.record import Step
 from stack.local import (
     LocalStack,
     StackOptions,
