@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 
-from reports import build_report
+from reports.build import build_report
 from reports.charts import (
     curve_points,
     curve_ranks,
