@@ -37,6 +37,13 @@ VERSION = 3
 TYPED_SCENARIO = 3
 # run.json's ``stopped`` of a run the generator never recorded an end for.
 NOT_ENDED = "killed: the generator recorded no end"
+# What a run without verification (tls_verified False) says, once, and what its report
+# carries; here, beside the field, so the report reads it without the TLS clients
+# (engine/trust.py pulls in requests and gevent).
+INSECURE_WARNING = (
+    "TLS certificates were not verified (--insecure): any server on the way could have "
+    "answered for the platform"
+)
 
 
 class RunRecordError(ValueError):

@@ -29,11 +29,6 @@ if TYPE_CHECKING:
 # Where a CA file is named when --ca-file is not given, in the order they are read: OpenSSL's,
 # then the two requests reads.
 CA_FILE_ENV = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
-# What a run without verification says, once, and what its report carries.
-INSECURE_WARNING = (
-    "TLS certificates were not verified (--insecure): any server on the way could have "
-    "answered for the platform"
-)
 # The two options, as every command that connects offers them (loadkit run, seed, preflight):
 # what each does, and its default (runner/options.py says the default after the rest).
 CA_FILE_ABOUT = (

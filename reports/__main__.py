@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from reports import build_report
+from reports.build import build_report
 from reports.compare import command as compare
 from reports.schemas import SCHEMAS, schema_text
 

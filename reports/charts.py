@@ -3,11 +3,11 @@
 Every time chart shades the phases so a change can be read against the schedule,
 and a latency chart draws the scenario's limit for the percentile it plots over
 the phases that limit is judged in: "is it under the line" is the question a
-reader brings. Time series are binned so a chart of a ten-hour run stays a few
-thousand points, and a chart with nothing to draw says what was missing instead
-of drawing axes. The distribution is the nearest-rank percentile curve of the raw
-samples (every point a latency some request had), on a scale that gives the tail
-as much room as the median.
+reader brings. Time series are binned (a probe's readings cut to each bin's lowest
+and highest) so a chart of a ten-hour run stays a few thousand points, and a chart
+with nothing to draw says what was missing instead of drawing axes. The distribution
+is the nearest-rank percentile curve of the raw samples (every point a latency some
+request had), on a scale that gives the tail as much room as the median.
 """
 
 from __future__ import annotations
@@ -350,17 +350,36 @@ def probe_chart(
     if readings.empty:
         return Chart(chart_id, title, None, _no_probe_reason(run, metrics, probes))
     fig, (ax,) = _figure(1)
+    width = bin_width(run, 1.0)
     for key, series in readings.groupby(["probe", "metric"], sort=True):
         probe, metric = cast(tuple[str, str], key)
+        t, value = envelope(series["t_s"].to_numpy(), series["value"].to_numpy(), width)
         ax.plot(
-            series["t_s"],
-            series["value"] * metrics[metric],
+            t,
+            value * metrics[metric],
             label=f"{probe} {metric}",
             marker="o" if len(series) < FEW_POINTS else None,
             markersize=3,
         )
     _finish(ax, run, unit, "by reading time")
     return Chart(chart_id, title, svg(fig, chart_id))
+
+
+def envelope(t: np.ndarray, values: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
+    """A series of more than MAX_POINTS readings cut to its lowest and highest reading in each
+    ``width``-second bin, in the order they were read: the line a reader sees is the same (its
+    every peak and trough is still drawn, each a reading the probe took), but a day read every
+    second is a few thousand points, not 86,400 (drawing those, and placing a legend around
+    them, took seconds). A shorter series is drawn whole."""
+    if len(t) <= MAX_POINTS:
+        return t, values
+    bins = np.floor(t / width).astype(np.int64)
+    # By bin, then by value: each bin's first row is its lowest reading, its last its highest.
+    order = np.lexsort((values, bins))
+    edges = np.flatnonzero(np.diff(bins[order])) + 1
+    firsts, lasts = np.r_[0, edges], np.r_[edges - 1, len(order) - 1]
+    kept = np.unique(np.concatenate([order[firsts], order[lasts]]))
+    return t[kept], values[kept]
 
 
 def _no_probe_reason(run: Run, metrics: dict[str, float], probes: tuple[str, ...] | None) -> str:

@@ -9,13 +9,10 @@ console prints it from summary.json (reports/console.py).
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from msgspec import Meta, Struct
-
 from inputs.phases import BASELINE_PHASE, RECOVERY_PHASE
 from reports import formatting as fmt
 from reports.faults import MEASURE_WORDS, fault_id
+from reports.finding import Finding
 from reports.recovery import NEVER, NOT_RECOVERED, RECOVERED, RECOVERY_WINDOW
 from reports.thresholds import FAIL, INCONCLUSIVE, NOT_MEASURED, ThresholdResult
 from reports.verdict import Verdict
@@ -25,33 +22,6 @@ VERDICT_ANCHOR = "verdict"
 RUN_ANCHOR = "what-was-run"
 # A threshold's status as the short list names its kind.
 THRESHOLD_KINDS = {FAIL: "failed", NOT_MEASURED: NOT_MEASURED, INCONCLUSIVE: INCONCLUSIVE}
-
-
-class Finding(Struct, frozen=True, forbid_unknown_fields=True):
-    """One line of the short list: a check that did not pass, a workload that did not recover,
-    a flag (summary.json's findings carry it as it is)."""
-
-    kind: Annotated[
-        str,
-        Meta(description="failed, not measured, inconclusive or not recovered (each maybe "
-             "'(informational)'), or flag"),
-    ]  # fmt: skip
-    phase: str
-    workload: str
-    metric: Annotated[str, Meta(description="the metric in words")]
-    limit: Annotated[str, Meta(description="the limit with units ('' where none)")]
-    measured: Annotated[str, Meta(description="the measurement with units, or why there is none")]
-    samples: Annotated[int, Meta(ge=0, description="n")]
-    anchor: Annotated[str, Meta(description="id of the report.html section with the evidence")]
-
-    @property
-    def text(self) -> str:
-        """The finding in one line, sample count included."""
-        limit = f" ({self.limit})" if self.limit else ""
-        return (
-            f"{self.kind}: {self.workload} {self.metric} in {self.phase}: "
-            f"{self.measured}{limit}, n={self.samples:,}"
-        )
 
 
 def _phase_anchor(phase: str) -> str:

@@ -39,8 +39,9 @@ from reports.document import (
 )
 from reports.faults import undo_failures
 from reports.faults_report import fault_sections
+from reports.finding import Finding
 from reports.followups import unverified_reasons
-from reports.headline import Finding, findings, recovery_summary, verdict_line
+from reports.headline import findings, recovery_summary, verdict_line
 from reports.limits import Headline, headlines, measured_text, phase_grid
 from reports.loop_report import loop_section
 from reports.phase_sections import phase_section, whole_run

@@ -21,7 +21,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from engine.run_record import ArrivalsRecord
 from inputs.faults import FaultKind
-from reports.headline import Finding
+from reports.finding import Finding
 
 SUMMARY_FILE = "summary.json"
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")

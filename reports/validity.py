@@ -7,7 +7,7 @@ peer, files a killed writer cut off) does not by itself invalidate the run.
 
 from __future__ import annotations
 
-from engine.trust import INSECURE_WARNING
+from engine.run_record import INSECURE_WARNING
 from reports import formatting as fmt
 from reports.rundir import Run
 from reports.stats import RunStats

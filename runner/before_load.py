@@ -14,11 +14,11 @@ from pathlib import Path
 
 import msgspec
 
-from engine.run_record import USERS, PlatformRecord
+from engine.run_record import INSECURE_WARNING, USERS, PlatformRecord
 from engine.schedule import Plan
 from engine.shortfall import longer_phase_fixes, run_time_fixes, scale_fixes, shortfalls
 from engine.sign_in import secret_for
-from engine.trust import INSECURE_WARNING, refuse_untrusted, use
+from engine.trust import refuse_untrusted, use
 from inputs.bad_input import SettingsError
 from inputs.scenario import Scenario
 from runner.faults import check_faults

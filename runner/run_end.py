@@ -3,8 +3,9 @@
 One function, so a headless run ends the same way wherever it is started from,
 and one reader of that verdict for the wrappers that started the run (``loadkit
 run``, ``make demo``), which must exit with it rather than with Locust's own status.
-``reports`` is imported only here and only when a run ends: it pulls in pandas
-and matplotlib, which the load processes never need.
+``reports`` is imported only here and only when a run ends: its build pulls in pandas,
+DuckDB and matplotlib, which the load processes never need; reading the verdict back
+(reports/summary.py) pulls in none of them.
 """
 
 from __future__ import annotations

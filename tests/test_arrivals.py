@@ -22,7 +22,7 @@ from engine.mix import Mix
 from engine.schedule import Plan, SlotCursor
 from inputs.phases import ArrivalKind
 from inputs.scenario import DEFAULT_PATH, Scenario, ScenarioError, load_scenario, scenario_from_dict
-from reports import build_report
+from reports.build import build_report
 from reports.summary import SCHEMA_FILE
 from runner.messages import PlanUpdate, decode, encode
 

@@ -25,7 +25,7 @@ import pytest
 
 from bench.synthetic_runs import column_of
 from engine.dataset import SAMPLES, PartWriter, read_parts, read_table
-from reports import build_report
+from reports.build import build_report
 from reports.rundir import load_run
 from stack.generator_runs import RUN_TIMEOUT_S, platform, write_scenario
 from stack.processes import ROOT, stop

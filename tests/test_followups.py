@@ -22,7 +22,7 @@ from engine.dataset import FOLLOWUPS
 from engine.dialect_kit import words
 from inputs.fixture import load_fixture, webhook_secret
 from platforms.reference.settings import DEFAULT_ADMIN_EMAIL
-from reports import build_report
+from reports.build import build_report
 from reports.followups import AFTER
 from reports.rundir import load_run
 from stack.generator_runs import (

@@ -19,7 +19,7 @@ from collections import Counter
 import pytest
 
 from engine.samples import OPERATOR_STOP
-from reports import build_report
+from reports.build import build_report
 from stack.generator_runs import (
     RUN_TIMEOUT_S,
     load_env,

@@ -12,8 +12,7 @@ import pytest
 
 from bench.synthetic_runs import synthetic_probes, synthetic_samples, write_run_dir
 from inputs.scenario import load_scenario
-from reports import compare_runs
-from reports.compare import Rules, compare
+from reports.compare import Rules, compare, compare_runs
 from reports.rundir import load_run
 
 SCENARIO = load_scenario().scaled(0.4)

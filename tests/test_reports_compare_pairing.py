@@ -13,8 +13,7 @@ import pytest
 
 from bench.synthetic_runs import synthetic_probes, synthetic_samples, write_run_dir
 from inputs.scenario import load_scenario, scenario_from_dict
-from reports import compare_runs
-from reports.compare import Rules, compare
+from reports.compare import Rules, compare, compare_runs
 from reports.compare.changes import Measure, Outcome, Reading, check
 from reports.compare.differences import Pairing, without_ephemeral_ports
 from reports.rundir import load_run

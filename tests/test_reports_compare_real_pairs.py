@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reports import compare_runs
-from reports.compare import CompareRefused, compare
+from reports.compare import CompareRefused, compare, compare_runs
 from reports.compare.differences import Pairing
 from reports.rundir import load_run
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from reports import compare_runs
-from reports.compare import compare
+from reports.compare import compare, compare_runs
 from reports.rundir import load_run
 from stack.generator_runs import QUICK_STUB, platform, write_scenario
 from tests.support.generator_env import run_local

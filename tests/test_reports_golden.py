@@ -13,7 +13,7 @@ import re
 import pandas as pd
 import pytest
 
-from reports import build_report
+from reports.build import build_report
 from reports.recovery import RECOVERED
 from reports.rundir import load_run
 from reports.stats import run_stats

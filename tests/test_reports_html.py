@@ -12,7 +12,7 @@ import pytest
 
 from bench.synthetic_runs import synthetic_samples, write_run_dir
 from inputs.scenario import load_scenario
-from reports import build_report
+from reports.build import build_report
 from tests.support.rundirs import golden_copy
 
 SECTIONS = [

@@ -17,7 +17,7 @@ from bench.synthetic_runs import synthetic_samples, write_run_dir
 from engine.followups import COLUMNS as FOLLOWUP_COLUMNS
 from engine.followups import FAILED_AFTER, NOT_VERIFIABLE, PROCESSED
 from inputs.scenario import load_scenario, scenario_from_dict
-from reports import build_report
+from reports.build import build_report
 from reports.rundir import load_run
 from reports.stats import run_stats
 from reports.system import system_stats

@@ -12,11 +12,13 @@ import re
 import numpy as np
 import pytest
 
-from reports import build_report
+from reports.build import build_report
 from reports.charts import (
+    MAX_POINTS,
     curve_points,
     curve_ranks,
     distribution_chart,
+    envelope,
     latency_chart,
     ttft_chart,
 )
@@ -108,3 +110,16 @@ def test_percentile_curve_is_nearest_rank(n):
         for p in (50.0, 95.0, 99.0):
             at = np.searchsorted(starts, -math.log10(1 - p / 100) - 1e-12, side="right") - 1
             assert drawn[at] == ordered[math.ceil(p * n / 100) - 1]
+
+
+def test_a_long_probe_series_keeps_each_bins_lowest_and_highest_reading_in_time_order():
+    t = np.arange(86_400.0)  # a day read every second
+    values = np.random.default_rng(7).normal(size=t.size)
+    kept_t, kept = envelope(t, values, 60.0)
+    assert len(kept_t) == 2 * 1440 and np.all(np.diff(kept_t) > 0)
+    for b in (0, 700, 1439):
+        mine = values[b * 60 : (b + 1) * 60]
+        assert sorted(kept[kept_t // 60 == b]) == [mine.min(), mine.max()]
+    # A series a chart can draw whole is drawn whole.
+    short = t[:MAX_POINTS]
+    assert envelope(short, values[:MAX_POINTS], 60.0)[0] is short

@@ -14,7 +14,7 @@ import numpy as np
 
 from bench.synthetic_runs import synthetic_samples, write_run_dir
 from inputs.scenario import load_scenario
-from reports import build_report
+from reports.build import build_report
 from tests.data import pool_runs
 from tests.support.rundirs import golden_copy
 from webui.verdict_tab import verdict_rows

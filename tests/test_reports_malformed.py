@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from bench.synthetic_runs import write_samples
-from reports import build_report, compare_runs
+from reports.build import build_report
+from reports.compare import compare_runs
 from tests.support.rundirs import edit_run_json, golden_copy
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -28,7 +28,7 @@ from junitparser import Error, Failure, JUnitXml, Skipped
 
 from bench.synthetic_runs import write_run_dir
 from inputs.scenario import load_scenario
-from reports import build_report
+from reports.build import build_report
 from reports.formatting import metric_name
 from reports.junit import INVALID_RUN, JUNIT_FILE
 from reports.schemas import SCHEMAS, schema_text
@@ -202,6 +202,32 @@ def test_summary_json_reads_back_through_its_type_to_the_same_text(tmp_path):
     assert msgspec.to_builtins(read_summary(path)) == json.loads(
         (path / "summary.json").read_text()
     )
+
+
+# Reads a run's verdict as `loadkit run` and `make demo` exit with it, then names what it imported
+# of what builds a report.
+READ_VERDICT = """
+import sys
+from pathlib import Path
+import runner.run_end
+code = runner.run_end.verdict_exit_code(Path(sys.argv[1]), 0)
+print(code, sorted(m for m in ('pandas', 'duckdb', 'matplotlib') if m in sys.modules))
+"""
+
+
+@pytest.mark.system
+def test_reading_the_verdict_imports_none_of_what_builds_the_report(tmp_path):
+    path = golden_copy(tmp_path / "golden")
+    code = build_report(path)
+    read = subprocess.run(
+        [sys.executable, "-c", READ_VERDICT, str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert read.stdout.split(maxsplit=1) == [str(code), "[]\n"], read.stdout + read.stderr
 
 
 def test_every_top_level_field_is_described_in_the_docs():

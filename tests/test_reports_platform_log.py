@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from reports import build_report
+from reports.build import build_report
 from tests.support.rundirs import edit_run_json, golden_copy
 
 BEFORE = "2026-12-01 16:15:18,429 target ERROR startup failure that is not the run's\n"

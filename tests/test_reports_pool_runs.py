@@ -17,8 +17,8 @@ import shutil
 
 import pytest
 
-from reports import build_report, compare_runs
-from reports.compare import compare
+from reports.build import build_report
+from reports.compare import compare, compare_runs
 from reports.recovery import NOT_JUDGED, RECOVERED
 from reports.rundir import load_run
 from reports.thresholds import FAIL

@@ -16,7 +16,7 @@ import pytest
 from bench.synthetic_runs import schedule, synthetic_samples, write_run_dir
 from engine.samples import OPERATOR_STOP
 from inputs.scenario import ScenarioError, load_scenario, scenario_from_dict
-from reports import build_report
+from reports.build import build_report
 from reports.live import STOPPED, final_verdict
 from reports.recovery import NOT_JUDGED, NOT_RECOVERED, RECOVERED, RECOVERY_WINDOW
 from reports.rundir import load_run

@@ -13,7 +13,7 @@ from engine.dataset import SAMPLES, PartWriter
 from engine.followups import write_followups
 from inputs.bad_input import SettingsError
 from probes.readings import ProbeParts
-from reports import build_report
+from reports.build import build_report
 from runner.settings import check_new_run_dir
 
 PRECIOUS = "the operator's own file\n"

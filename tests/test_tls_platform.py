@@ -26,7 +26,8 @@ import pytest
 
 from engine.dataset import FOLLOWUPS, PROBES, SAMPLES
 from engine.followups import PROCESSED
-from engine.trust import CA_FILE_ENV, INSECURE_WARNING
+from engine.run_record import INSECURE_WARNING
+from engine.trust import CA_FILE_ENV
 from stack.generator_runs import (
     GENEROUS_LIMITS,
     PASSWORD,

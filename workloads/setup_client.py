@@ -25,6 +25,7 @@ import requests
 from engine import trust
 from engine.http import HttpCall
 from engine.http1 import Answer
+from engine.run_record import INSECURE_WARNING
 from workloads.answers import Decodes, held
 
 T = TypeVar("T")
@@ -76,7 +77,7 @@ def trust_given(args: argparse.Namespace, prog: str, *urls: str | None) -> int |
         return 2
     trust.use(chosen)
     if chosen.insecure:
-        print(f"{prog}: {trust.INSECURE_WARNING}", file=sys.stderr)
+        print(f"{prog}: {INSECURE_WARNING}", file=sys.stderr)
     try:
         trust.refuse_untrusted(chosen, *urls)
     except trust.TrustError as exc:
