@@ -198,11 +198,26 @@ def sweep_row(name: str, path: str, run_dir: Path) -> str:
     p50_first, over_first = _turns(first)
     p50_last, over_last = _turns(last)
     errors = max((s.error_rate or 0.0) for s in steps)
+    # The most turns a second is a ceiling only where a later step did not go on to more.
+    ceiling = "not reached: the last step's is the most" if top is last else "reached"
     return (
         f"| {name} | {path} | {_ms(p50_first)} ({_ms(over_first, sign=True)}) | "
         f"{_ms(p50_last)} ({_ms(over_last, sign=True)}) at {last.name} | "
-        f"**{top.successes_per_s:.1f}** at {top.name} | {errors:.1%} |"
+        f"**{top.successes_per_s:.1f}** at {top.name} ({ceiling}) | {errors:.1%} |"
     )
+
+
+def step_rows(name: str, path: str, run_dir: Path) -> list[str]:
+    """Every step of one path's sweep: the turns it rests on, p50 and p95, turns a second."""
+    lines = []
+    for step in build(load_run(run_dir)).steps:
+        latency = step.latency.get("agent_run")
+        lines.append(
+            f"| {name} | {path} | {step.name} | {latency.n if latency else 0} | "
+            f"{_ms(latency.p50_ms if latency else None)} | "
+            f"{_ms(latency.p95_ms if latency else None)} | {step.successes_per_s:.1f} |"
+        )
+    return lines
 
 
 def cost_table(out: Path, names: list[str]) -> str:
@@ -227,10 +242,16 @@ def cost_table(out: Path, names: list[str]) -> str:
             "",
             "## Users sweep: whole turns, one session a user, p50",
             "",
-            "| server | path | turn at the first step | turn at the last step | ceiling, turns/s "
+            "| server | path | turn at the first step | turn at the last step | most turns/s "
             "| errors, worst step |",
             "|---|---|---|---|---|---|",
             *(sweep_row(n, p, out / n / p / "sweep") for n, p in swept),
+            "",
+            "## Every step of the sweeps",
+            "",
+            "| server | path | step | turns | p50 | p95 | turns/s |",
+            "|---|---|---|---|---|---|---|",
+            *(line for n, p in swept for line in step_rows(n, p, out / n / p / "sweep")),
             "",
         ]
     )
