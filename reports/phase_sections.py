@@ -19,7 +19,7 @@ from reports.document import (
 from reports.jumps import JUMP_RULE
 from reports.recovery import NEVER, NOT_JUDGED, NOT_RECOVERED, RECOVERED, RECOVERY_RULE, Recovery
 from reports.rundir import Run
-from reports.stats import Counts, PhaseStats, RunStats, SliceStats
+from reports.stats import Counts, Percentiles, PhaseStats, RunStats, SliceStats
 from reports.thresholds import INCONCLUSIVE, NOT_MEASURED
 from reports.verdict import Verdict
 
@@ -46,6 +46,11 @@ def outcome_cells(counts: Counts) -> tuple[str, ...]:
     return tuple(fmt.count(getattr(counts, name)) for name in OUTCOME_HEADERS)
 
 
+def _percentile_cells(p: Percentiles) -> tuple[str, ...]:
+    """A measure's count and its p50, p95, p99 and max, as every percentile table prints them."""
+    return (fmt.count(p.count), fmt.ms(p.p50), fmt.ms(p.p95), fmt.ms(p.p99), fmt.ms(p.max))
+
+
 def _workload_table(part: SliceStats) -> Table:
     rows = [
         (
@@ -53,11 +58,7 @@ def _workload_table(part: SliceStats) -> Table:
             fmt.count(w.counts.calls),
             *outcome_cells(w.counts),
             fmt.rate(w.counts.error_rate),
-            fmt.count(w.latency.count),
-            fmt.ms(w.latency.p50),
-            fmt.ms(w.latency.p95),
-            fmt.ms(w.latency.p99),
-            fmt.ms(w.latency.max),
+            *_percentile_cells(w.latency),
             fmt.ms(w.latency_due.p95),
         )
         for w in part.workloads
@@ -78,18 +79,7 @@ def _workload_table(part: SliceStats) -> Table:
 def _ttft_table(part: SliceStats) -> Table:
     return Table(
         PERCENTILE_HEADERS,
-        tuple(
-            (
-                w.workload,
-                fmt.count(w.ttft.count),
-                fmt.ms(w.ttft.p50),
-                fmt.ms(w.ttft.p95),
-                fmt.ms(w.ttft.p99),
-                fmt.ms(w.ttft.max),
-            )
-            for w in part.workloads
-            if w.ttft.count
-        ),
+        tuple((w.workload, *_percentile_cells(w.ttft)) for w in part.workloads if w.ttft.count),
         empty="No successful stream recorded a first token here.",
     )
 
@@ -99,15 +89,7 @@ def _stream_table(part: SliceStats) -> Table | None:
     time per output token), or None where no stream measured them (a platform that sends no
     tokens, or a run from before)."""
     rows = tuple(
-        (
-            w.workload,
-            label,
-            fmt.count(p.count),
-            fmt.ms(p.p50),
-            fmt.ms(p.p95),
-            fmt.ms(p.p99),
-            fmt.ms(p.max),
-        )
+        (w.workload, label, *_percentile_cells(p))
         for w in part.workloads
         for label, p in (
             ("first event", w.first_event),
