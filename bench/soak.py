@@ -5,8 +5,11 @@ shipped scenario's four phases stretched to ``--minutes`` with Locust as a maste
 ``--workers`` worker processes (0: one local process, as the demo runs it), and reads
 every process's RSS every ``--interval`` seconds. Then it prints, per process (each
 generator, the master, the platform, the stub): RSS first, last and max, and the slope
-in MiB per 10 minutes over the constant-rate phases; and the ERROR and CRITICAL lines
-the platform logged during the run, as the run's report counts them (``--platform-log``).
+in MiB per 10 minutes over the constant-rate phases; the ERROR and CRITICAL lines
+the platform logged during the run, as the run's report counts them (``--platform-log``);
+the live metrics the master serves (``--prometheus``), read at the same moments, by
+their series and bytes, which must not grow with the run; and the run directory's size
+per million samples.
 
 The slope is a least-squares line through the readings of the phases at the longest
 phase's rate, the first phase left out (sustain and recover in the shipped scenario:
@@ -26,12 +29,14 @@ stayed valid (a run on a busy machine can go invalid and still show where memory
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import os
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,13 +88,25 @@ class ProcessMemory:
     slope_readings: int
 
 
-class Sampler:
-    """Reads each named process's RSS every ``interval`` seconds on a thread until stopped."""
+@dataclass(frozen=True)
+class MetricsReading:
+    """The master's live metrics page at one moment: its series (sample lines) and bytes."""
 
-    def __init__(self, pids: dict[str, int], interval: float) -> None:
+    epoch: float
+    series: int
+    size: int
+
+
+class Sampler:
+    """Reads each named process's RSS, and the master's metrics page, every ``interval``
+    seconds on a thread until stopped."""
+
+    def __init__(self, pids: dict[str, int], interval: float, metrics_url: str) -> None:
         self.processes = {name: psutil.Process(pid) for name, pid in pids.items()}
         self.interval = interval
+        self.metrics_url = metrics_url
         self.readings: list[Reading] = []
+        self.metrics: list[MetricsReading] = []
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -113,6 +130,13 @@ class Sampler:
                 self.readings.append(Reading(now, name, process.memory_info().rss))
             except psutil.NoSuchProcess:
                 continue
+        try:
+            with urllib.request.urlopen(self.metrics_url, timeout=self.interval) as answer:
+                page = answer.read()
+        except OSError:
+            return  # not serving yet (the master starting) or no more (its linger ended)
+        series = sum(1 for line in page.splitlines() if line and not line.startswith(b"#"))
+        self.metrics.append(MetricsReading(now, series, len(page)))
 
 
 def steady_phases(phases: list[PhaseRecord]) -> list[PhaseRecord]:
@@ -165,7 +189,11 @@ def _per_10min(slope_per_s: float | None) -> float | None:
 
 
 def locust_commands(
-    stack: LocalStack, run_dir: Path, args: argparse.Namespace, scale: float, topology: str
+    stack: LocalStack,
+    run_dir: Path,
+    args: argparse.Namespace,
+    scale: float,
+    metrics_port: int,
 ) -> list[list[str]]:
     """The master's command (or the one local process's), then each worker's."""
     workers = args.workers
@@ -181,7 +209,9 @@ def locust_commands(
         "--run-dir",
         str(run_dir),
         "--topology",
-        topology,
+        stack.topology,
+        "--prometheus",
+        str(metrics_port),
     ]
     if workers == 0:
         return [run]
@@ -201,47 +231,27 @@ class Soak:
     scale: float
     processes: tuple[str, ...]
     readings: list[Reading]
+    metrics: list[MetricsReading]
     load_before: tuple[float, float, float]
     load_after: tuple[float, float, float]
 
 
 def run_soak(args: argparse.Namespace, run_dir: Path) -> Soak:
-    """Start the stack, run Locust to its end while sampling every process, stop everything."""
+    """Start the stack (on a throwaway PostgreSQL with ``--postgres``), run Locust to its end
+    while sampling every process, stop everything."""
     scale = args.minutes * 60 / load_scenario(args.scenario).duration_s
-    out = run_dir / "soak"
-    out.mkdir(parents=True, exist_ok=True)
+    (run_dir / "soak").mkdir(parents=True, exist_ok=True)
     generator = (
         "Locust in one local process"
         if args.workers == 0
         else f"Locust as a master and {args.workers} worker process(es)"
     )
     load_before = os.getloadavg()
-    with local_stack(StackOptions(workdir=run_dir / "stack", generator=generator)) as stack:
-        commands = locust_commands(stack, run_dir, args, scale, stack.topology)
-        names = ["generator.0"] if args.workers == 0 else ["master"]
-        names += [f"generator.{i}" for i in range(args.workers)]
-        procs = []
-        try:
-            for name, command in zip(names, commands, strict=True):
-                with (out / f"{name}.log").open("wb") as output:
-                    procs.append(
-                        subprocess.Popen(
-                            command,
-                            cwd=ROOT,
-                            env=stack.locust_env(),
-                            stdout=output,
-                            stderr=subprocess.STDOUT,
-                        )
-                    )
-            pids = {"platform": stack.target.pid, "stub": stack.stub.pid}
-            pids.update({name: p.pid for name, p in zip(names, procs, strict=True)})
-            sampler = Sampler(pids, args.interval)
-            sampler.start()
-            code = procs[0].wait(timeout=args.minutes * 60 + END_GRACE_S)
-            sampler.stop()
-        finally:
-            for proc in procs:
-                stop(proc)
+    with contextlib.ExitStack() as held:
+        url = held.enter_context(postgres(run_dir / "postgres")) if args.postgres else None
+        options = StackOptions(workdir=run_dir / "stack", generator=generator, database_url=url)
+        stack = held.enter_context(local_stack(options))
+        code, names, sampler = soak_stack(stack, args, run_dir, scale)
     printed = [*sorted(names, key=lambda n: n == "master"), "platform", "stub"]
     return Soak(
         code,
@@ -249,9 +259,52 @@ def run_soak(args: argparse.Namespace, run_dir: Path) -> Soak:
         scale,
         tuple(printed),
         sampler.readings,
+        sampler.metrics,
         load_before,
         os.getloadavg(),
     )
+
+
+def postgres(directory: Path) -> contextlib.AbstractContextManager[str]:
+    """A throwaway PostgreSQL 15 cluster's URL, its log kept in ``directory``."""
+    from stack.postgres import throwaway_postgres
+
+    directory.mkdir(parents=True, exist_ok=True)
+    return throwaway_postgres(directory)
+
+
+def soak_stack(
+    stack: LocalStack, args: argparse.Namespace, run_dir: Path, scale: float
+) -> tuple[int, list[str], Sampler]:
+    """Run Locust against a started stack to its end while sampling every process: its exit
+    code, the generator processes' names and the sampler with what it read."""
+    metrics_port = free_port()
+    commands = locust_commands(stack, run_dir, args, scale, metrics_port)
+    names = ["generator.0"] if args.workers == 0 else ["master"]
+    names += [f"generator.{i}" for i in range(args.workers)]
+    procs = []
+    try:
+        for name, command in zip(names, commands, strict=True):
+            with (run_dir / "soak" / f"{name}.log").open("wb") as output:
+                procs.append(
+                    subprocess.Popen(
+                        command,
+                        cwd=ROOT,
+                        env=stack.locust_env(),
+                        stdout=output,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+        pids = {"platform": stack.target.pid, "stub": stack.stub.pid}
+        pids.update({name: p.pid for name, p in zip(names, procs, strict=True)})
+        sampler = Sampler(pids, args.interval, f"http://127.0.0.1:{metrics_port}/metrics")
+        sampler.start()
+        code = procs[0].wait(timeout=args.minutes * 60 + END_GRACE_S)
+        sampler.stop()
+    finally:
+        for proc in procs:
+            stop(proc)
+    return code, names, sampler
 
 
 def describe(soak: Soak, args: argparse.Namespace, run_dir: Path) -> list[str]:
@@ -289,7 +342,42 @@ def describe(soak: Soak, args: argparse.Namespace, run_dir: Path) -> list[str]:
             + f"  {m.slope_readings:>8}"
         )
     logged = summary.platform_log.line if summary.platform_log else "none named"
-    return [*lines, "", f"platform log (the report's count): {logged}"]
+    return [
+        *lines,
+        "",
+        metrics_line(soak.metrics, start, phases[-1].end_s),
+        run_size_line(run_dir, validity.recorded),
+        f"platform log (the report's count): {logged}",
+    ]
+
+
+def metrics_line(metrics: list[MetricsReading], start: float, end_s: float) -> str:
+    """The live metrics page while load ran: series and KiB first, last and max."""
+    during = [m for m in metrics if 0 <= m.epoch - start < end_s]
+    if not during:
+        return "live metrics: no page read while load ran"
+    first, last = during[0], during[-1]
+    return (
+        f"live metrics ({len(during)} reads while load ran): series first {first.series:,}, "
+        f"last {last.series:,}, max {max(m.series for m in during):,}; KiB first "
+        f"{first.size / 1024:.1f}, last {last.size / 1024:.1f}, "
+        f"max {max(m.size for m in during) / 1024:.1f}"
+    )
+
+
+def run_size_line(run_dir: Path, samples: int) -> str:
+    """What the run wrote (its directory less the soak's readings and the stack's files), in
+    MiB and per million samples."""
+    size = sum(
+        f.stat().st_size
+        for f in run_dir.rglob("*")
+        if f.is_file() and f.relative_to(run_dir).parts[0] not in ("soak", "stack")
+    )
+    per_million = size / MIB / (samples / 1e6) if samples else float("nan")
+    return (
+        f"run directory: {size / MIB:.1f} MiB for {samples:,} samples "
+        f"({per_million:.1f} MiB per million), the soak's readings and the stack's files aside"
+    )
 
 
 def _signed(value: float | None) -> str:
@@ -320,6 +408,11 @@ def main(argv: list[str]) -> int:
         type=Path,
         default=ROOT / "scenario.yaml",
         help="the scenario to run (default: the shipped one, as make demo runs it)",
+    )
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="the reference platform on a throwaway PostgreSQL 15 cluster (default: SQLite)",
     )
     parser.add_argument("--out", type=Path, help="run directory (default runs/soak-<UTC stamp>)")
     args = parser.parse_args(argv)

@@ -234,13 +234,17 @@ def test_agno_over_a2a_answers_every_offered_arrival_and_its_cancel_does_not_sto
     samples = read_samples(run_dir)
     assert len(samples) == len({s["index"] for s in samples}) == record["offered"] > 0
     assert record["platform"]["name"] == "a2a"
-    outcomes = Counter((s["workload"], s["outcome"]) for s in samples)
+    # agno answers a cancel of a task that has already finished "canceled" too (WIRE.md), so
+    # a turn whose eight quick tokens all came before its cancel arrived is named as what it
+    # was: a cancel accepted and not carried out. How many race so depends on the machine.
+    outcomes = Counter((s["workload"], s["outcome"], s["detail"]) for s in samples)
     assert set(outcomes) <= {
-        ("api_read", "ok"),
-        ("agent_run", "ok"),
-        ("chat_stream", "ok"),
-        ("chat_stream", "cancelled"),
-    }, Counter((s["workload"], s["detail"]) for s in samples if s["outcome"] != "ok")
+        ("api_read", "ok", ""),
+        ("agent_run", "ok", ""),
+        ("chat_stream", "ok", ""),
+        ("chat_stream", "cancelled", ""),
+        ("chat_stream", "failed", "cancel accepted, not carried out: the task completed"),
+    }, outcomes
     cancelled = {int(s["index"]) for s in samples if s["outcome"] == "cancelled"}
     ends = {int(c["arrival"]): c["outcome"] for c in read_table(run_dir, STUB_CALLS)}
     assert cancelled and {ends[k] for k in cancelled} == {"ok"}
