@@ -14,11 +14,13 @@ next as soon as the last answered, as the seed's bench does:
   200 with an assistant message that finished and no ``info.error``.
 
 A step runs ``users`` users for ``--step-s`` seconds; users of a larger step are added to
-those already running, as the kit's users mode adds them, and no user starts a turn after
-its step's end (its turn in flight then finishes and counts to the step it started in).
-Per step it writes turns per second (successful turns that ended inside the step, over its
-length) and the nearest-rank p50 and p95 of the successful turns started in it, with their
-count and the failures by kind.
+those already running (each new user's session made just before the step's clock starts),
+as the kit's users mode adds them, and users go on from one step into the next; after the
+last step none starts a turn, and the turns in flight finish. A turn counts to the step it
+started in for latency, to the step it ended in for throughput. Per step it writes turns
+per second (successful turns that ended inside the step, over its length) and the
+nearest-rank p50 and p95 of the successful turns started in it, with their count and the
+failures by kind.
 
     LOAD_PASSWORD=... python -m bench.closed_loop --platform opencode --fixture F \\
         --users 1,2,4,8 --step-s 45 --out client.json
